@@ -1,0 +1,78 @@
+/**
+ * The handler's runtime settings, read from environment variables.
+ *
+ * The names are shared with the CDK construct and the local pipeline so that
+ * the deployed function and the local one are configured the same way.
+ */
+export const ENV = {
+  senderAddress: 'SENDER_ADDRESS',
+  configurationSetName: 'SES_CONFIGURATION_SET',
+  tableName: 'IDEMPOTENCY_TABLE_NAME',
+  keyPrefix: 'IDEMPOTENCY_KEY_PREFIX',
+  dedupeWindowSeconds: 'DEDUPE_WINDOW_SECONDS',
+  sourceQueueUrl: 'SOURCE_QUEUE_URL',
+  deadLetterQueueUrl: 'DEAD_LETTER_QUEUE_URL',
+  maxReceiveCount: 'MAX_RECEIVE_COUNT',
+  visibilityTimeoutSeconds: 'VISIBILITY_TIMEOUT_SECONDS',
+  failOpen: 'FAIL_OPEN',
+  sesTimeoutMs: 'SES_TIMEOUT_MS',
+} as const;
+
+export interface HandlerSettings {
+  readonly senderAddress: string;
+  readonly configurationSetName?: string;
+  readonly tableName: string;
+  readonly keyPrefix: string;
+  readonly dedupeWindowSeconds: number;
+  readonly sourceQueueUrl: string;
+  readonly deadLetterQueueUrl: string;
+  readonly maxReceiveCount: number;
+  readonly visibilityTimeoutSeconds: number;
+  readonly failOpen: boolean;
+  readonly sesTimeoutMs: number;
+}
+
+type Env = Readonly<Record<string, string | undefined>>;
+
+function required(env: Env, name: string): string {
+  const value = env[name];
+  if (value === undefined || value.trim() === '') {
+    throw new Error(`Missing required environment variable ${name}`);
+  }
+  return value;
+}
+
+function positiveInt(env: Env, name: string, fallback?: number): number {
+  const raw = env[name];
+  if (raw === undefined || raw === '') {
+    if (fallback !== undefined) return fallback;
+    throw new Error(`Missing required environment variable ${name}`);
+  }
+  const value = Number(raw);
+  if (!Number.isInteger(value) || value <= 0) {
+    throw new Error(`Environment variable ${name} must be a positive integer, got "${raw}"`);
+  }
+  return value;
+}
+
+/** Reads and checks the handler settings; throws naming the variable at fault. */
+export function readSettings(env: Env = process.env): HandlerSettings {
+  const failOpenRaw = (env[ENV.failOpen] ?? 'false').toLowerCase();
+  if (failOpenRaw !== 'true' && failOpenRaw !== 'false') {
+    throw new Error(`Environment variable ${ENV.failOpen} must be "true" or "false", got "${failOpenRaw}"`);
+  }
+  const configurationSetName = env[ENV.configurationSetName];
+  return {
+    senderAddress: required(env, ENV.senderAddress),
+    ...(configurationSetName ? { configurationSetName } : {}),
+    tableName: required(env, ENV.tableName),
+    keyPrefix: required(env, ENV.keyPrefix),
+    dedupeWindowSeconds: positiveInt(env, ENV.dedupeWindowSeconds),
+    sourceQueueUrl: required(env, ENV.sourceQueueUrl),
+    deadLetterQueueUrl: required(env, ENV.deadLetterQueueUrl),
+    maxReceiveCount: positiveInt(env, ENV.maxReceiveCount),
+    visibilityTimeoutSeconds: positiveInt(env, ENV.visibilityTimeoutSeconds),
+    failOpen: failOpenRaw === 'true',
+    sesTimeoutMs: positiveInt(env, ENV.sesTimeoutMs, 5000),
+  };
+}

@@ -1,0 +1,304 @@
+/**
+ * One place that turns settings (construct props, or cdk.json / `-c key=value`
+ * context) into validated, fully resolved values. The CDK construct and the
+ * local pipeline both use {@link resolveSettings}, so they cannot drift apart.
+ *
+ * This module is plain TypeScript with no aws-cdk-lib import: the local
+ * pipeline and the tools load it without paying for the CDK.
+ */
+
+/** Log levels understood by Powertools Logger. */
+export const LOG_LEVELS = ['DEBUG', 'INFO', 'WARN', 'ERROR'] as const;
+export type LogLevel = (typeof LOG_LEVELS)[number];
+
+const DAY = 24 * 60 * 60;
+
+/**
+ * Settings of the pipeline, in plain numbers (seconds, megabytes).
+ * Every optional field documents its default.
+ */
+export interface PipelineSettings {
+  /** The From address of every email. Required; never taken from a message. */
+  readonly senderAddress: string;
+  /**
+   * The verified SES identity that sends (a domain such as `example.com`, or an
+   * email address). Required; IAM is scoped to it.
+   */
+  readonly sesIdentity: string;
+  /** SES configuration set for sends. @default none */
+  readonly configurationSetName?: string;
+  /** How long SQS keeps an unprocessed message. @default 345600 (4 days, the SQS default) */
+  readonly retentionPeriodSeconds?: number;
+  /**
+   * How long an idempotency record keeps a key claimed. Must be at least the
+   * retention period, so that no duplicate can outlive its record.
+   * @default retention period + 1 day
+   */
+  readonly dedupeWindowSeconds?: number;
+  /** Lambda timeout. @default 30 */
+  readonly functionTimeoutSeconds?: number;
+  /** Lambda memory. @default 256 */
+  readonly memorySizeMb?: number;
+  /**
+   * Queue visibility timeout. Must be at least 6 x the function timeout.
+   * @default 6 x function timeout
+   */
+  readonly visibilityTimeoutSeconds?: number;
+  /** Records per Lambda invocation. @default 10 */
+  readonly batchSize?: number;
+  /** How long the event source waits to fill a batch. @default 1 */
+  readonly maxBatchingWindowSeconds?: number;
+  /** Most concurrent invocations the event source starts (2 to 1000). @default 10 */
+  readonly maxConcurrency?: number;
+  /** Receives before a message moves to the DLQ (at least 5). @default 5 */
+  readonly maxReceiveCount?: number;
+  /**
+   * Prefix of every idempotency record. Stable on purpose: the default in
+   * Powertools is the function name, which changes when a function is replaced.
+   * @default "email-pipeline"
+   */
+  readonly idempotencyKeyPrefix?: string;
+  /**
+   * When the idempotency store is unavailable, send anyway (counted) instead of
+   * leaving the message in the queue. @default false (fail closed)
+   */
+  readonly failOpen?: boolean;
+  /** Lambda log level. @default "INFO" */
+  readonly logLevel?: LogLevel;
+  /** CloudWatch namespace of the custom metrics. @default "EmailPipeline" */
+  readonly metricsNamespace?: string;
+  /** How long the function's logs are kept, in days. @default 30 */
+  readonly logRetentionDays?: number;
+}
+
+/** {@link PipelineSettings} with every default applied. */
+export type ResolvedSettings = Required<Omit<PipelineSettings, 'configurationSetName'>> &
+  Pick<PipelineSettings, 'configurationSetName'>;
+
+export const DEFAULTS = {
+  retentionPeriodSeconds: 4 * DAY,
+  dedupeWindowMarginSeconds: DAY,
+  functionTimeoutSeconds: 30,
+  memorySizeMb: 256,
+  visibilityFactor: 6,
+  batchSize: 10,
+  maxBatchingWindowSeconds: 1,
+  maxConcurrency: 10,
+  maxReceiveCount: 5,
+  idempotencyKeyPrefix: 'email-pipeline',
+  failOpen: false,
+  logLevel: 'INFO' as LogLevel,
+  metricsNamespace: 'EmailPipeline',
+  logRetentionDays: 30,
+} as const;
+
+/** Lower bound on maxReceiveCount, as AWS advises for Lambda event sources. */
+export const MIN_MAX_RECEIVE_COUNT = 5;
+
+/** A setting that breaks a rule. The message names the setting, its value and the rule. */
+export class SettingsError extends Error {
+  constructor(
+    readonly setting: string,
+    readonly value: unknown,
+    readonly rule: string,
+  ) {
+    super(`Invalid setting ${setting}=${JSON.stringify(value)}: ${rule}`);
+    this.name = 'SettingsError';
+  }
+}
+
+function checkInt(name: string, value: number, min: number, max: number, unit = ''): void {
+  if (!Number.isInteger(value) || value < min || value > max) {
+    throw new SettingsError(name, value, `must be a whole number from ${min} to ${max}${unit}`);
+  }
+}
+
+const EMAIL = /^[^\s@<>()[\],;:"\\]+@[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)+$/;
+const DOMAIN = /^[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)+$/;
+const PREFIX = /^[A-Za-z0-9._-]{1,64}$/;
+const NAMESPACE = /^[A-Za-z0-9._/#:-]{1,255}$/;
+
+/** The part after the @, lower-cased. */
+function domainOf(address: string): string {
+  return address.slice(address.lastIndexOf('@') + 1).toLowerCase();
+}
+
+/**
+ * Applies defaults and checks every rule, including the synth-time invariants
+ * of the design: visibility timeout >= 6 x function timeout, dedupe window >=
+ * retention period, maxReceiveCount >= 5. Throws {@link SettingsError}.
+ */
+export function resolveSettings(input: PipelineSettings): ResolvedSettings {
+  const { senderAddress, sesIdentity } = input;
+  if (typeof senderAddress !== 'string' || !EMAIL.test(senderAddress)) {
+    throw new SettingsError('senderAddress', senderAddress, 'must be a plain email address such as noreply@example.com');
+  }
+  if (typeof sesIdentity !== 'string' || !(EMAIL.test(sesIdentity) || DOMAIN.test(sesIdentity))) {
+    throw new SettingsError('sesIdentity', sesIdentity, 'must be a verified SES identity: a domain or an email address');
+  }
+  const identityMatches = sesIdentity.includes('@')
+    ? sesIdentity.toLowerCase() === senderAddress.toLowerCase()
+    : domainOf(senderAddress) === sesIdentity.toLowerCase();
+  if (!identityMatches) {
+    throw new SettingsError('senderAddress', senderAddress, `must belong to the SES identity ${sesIdentity}`);
+  }
+  if (input.configurationSetName !== undefined && !/^[A-Za-z0-9_-]{1,64}$/.test(input.configurationSetName)) {
+    throw new SettingsError('configurationSetName', input.configurationSetName, 'must be 1 to 64 letters, digits, _ or -');
+  }
+
+  const retentionPeriodSeconds = input.retentionPeriodSeconds ?? DEFAULTS.retentionPeriodSeconds;
+  checkInt('retentionPeriodSeconds', retentionPeriodSeconds, 60, 14 * DAY, ' seconds (1 minute to 14 days, the SQS limits)');
+
+  const dedupeWindowSeconds = input.dedupeWindowSeconds ?? retentionPeriodSeconds + DEFAULTS.dedupeWindowMarginSeconds;
+  checkInt('dedupeWindowSeconds', dedupeWindowSeconds, 1, 366 * DAY, ' seconds');
+  if (dedupeWindowSeconds < retentionPeriodSeconds) {
+    throw new SettingsError(
+      'dedupeWindowSeconds',
+      dedupeWindowSeconds,
+      `must be at least the queue retention period (retentionPeriodSeconds=${retentionPeriodSeconds}); a shorter window forgets keys while duplicates can still arrive`,
+    );
+  }
+
+  const functionTimeoutSeconds = input.functionTimeoutSeconds ?? DEFAULTS.functionTimeoutSeconds;
+  checkInt('functionTimeoutSeconds', functionTimeoutSeconds, 1, 900, ' seconds');
+
+  const visibilityTimeoutSeconds = input.visibilityTimeoutSeconds ?? DEFAULTS.visibilityFactor * functionTimeoutSeconds;
+  checkInt('visibilityTimeoutSeconds', visibilityTimeoutSeconds, 0, 12 * 60 * 60, ' seconds');
+  if (visibilityTimeoutSeconds < DEFAULTS.visibilityFactor * functionTimeoutSeconds) {
+    throw new SettingsError(
+      'visibilityTimeoutSeconds',
+      visibilityTimeoutSeconds,
+      `must be at least ${DEFAULTS.visibilityFactor} x functionTimeoutSeconds (${DEFAULTS.visibilityFactor * functionTimeoutSeconds}), or a message reappears while it is still being sent`,
+    );
+  }
+
+  const memorySizeMb = input.memorySizeMb ?? DEFAULTS.memorySizeMb;
+  checkInt('memorySizeMb', memorySizeMb, 128, 10240, ' MB');
+
+  const maxBatchingWindowSeconds = input.maxBatchingWindowSeconds ?? DEFAULTS.maxBatchingWindowSeconds;
+  checkInt('maxBatchingWindowSeconds', maxBatchingWindowSeconds, 0, 300, ' seconds');
+
+  const batchSize = input.batchSize ?? DEFAULTS.batchSize;
+  checkInt('batchSize', batchSize, 1, maxBatchingWindowSeconds > 0 ? 10000 : 10, maxBatchingWindowSeconds > 0 ? '' : ' (above 10 needs a batching window)');
+
+  const maxConcurrency = input.maxConcurrency ?? DEFAULTS.maxConcurrency;
+  checkInt('maxConcurrency', maxConcurrency, 2, 1000, ' (the Lambda SQS event source limits)');
+
+  const maxReceiveCount = input.maxReceiveCount ?? DEFAULTS.maxReceiveCount;
+  checkInt('maxReceiveCount', maxReceiveCount, 1, 1000, '');
+  if (maxReceiveCount < MIN_MAX_RECEIVE_COUNT) {
+    throw new SettingsError(
+      'maxReceiveCount',
+      maxReceiveCount,
+      `must be at least ${MIN_MAX_RECEIVE_COUNT}, so that throttling and in-progress retries do not dead-letter good messages`,
+    );
+  }
+
+  const idempotencyKeyPrefix = input.idempotencyKeyPrefix ?? DEFAULTS.idempotencyKeyPrefix;
+  if (typeof idempotencyKeyPrefix !== 'string' || !PREFIX.test(idempotencyKeyPrefix)) {
+    throw new SettingsError('idempotencyKeyPrefix', idempotencyKeyPrefix, 'must be 1 to 64 letters, digits, ".", "_" or "-"');
+  }
+
+  const failOpen = input.failOpen ?? DEFAULTS.failOpen;
+  if (typeof failOpen !== 'boolean') {
+    throw new SettingsError('failOpen', failOpen, 'must be true or false');
+  }
+
+  const logLevel = input.logLevel ?? DEFAULTS.logLevel;
+  if (!LOG_LEVELS.includes(logLevel)) {
+    throw new SettingsError('logLevel', logLevel, `must be one of ${LOG_LEVELS.join(', ')}`);
+  }
+
+  const metricsNamespace = input.metricsNamespace ?? DEFAULTS.metricsNamespace;
+  if (typeof metricsNamespace !== 'string' || !NAMESPACE.test(metricsNamespace)) {
+    throw new SettingsError('metricsNamespace', metricsNamespace, 'must be 1 to 255 letters, digits or . _ / # : -');
+  }
+
+  const logRetentionDays = input.logRetentionDays ?? DEFAULTS.logRetentionDays;
+  checkInt('logRetentionDays', logRetentionDays, 1, 3653, ' days');
+
+  return {
+    senderAddress,
+    sesIdentity,
+    ...(input.configurationSetName !== undefined ? { configurationSetName: input.configurationSetName } : {}),
+    retentionPeriodSeconds,
+    dedupeWindowSeconds,
+    functionTimeoutSeconds,
+    memorySizeMb,
+    visibilityTimeoutSeconds,
+    batchSize,
+    maxBatchingWindowSeconds,
+    maxConcurrency,
+    maxReceiveCount,
+    idempotencyKeyPrefix,
+    failOpen,
+    logLevel,
+    metricsNamespace,
+    logRetentionDays,
+  };
+}
+
+type Kind = 'string' | 'integer' | 'boolean';
+
+/** Context keys (cdk.json `context` or `-c key=value`) and their types. */
+export const CONTEXT_KEYS: Readonly<Record<keyof PipelineSettings, Kind>> = {
+  senderAddress: 'string',
+  sesIdentity: 'string',
+  configurationSetName: 'string',
+  retentionPeriodSeconds: 'integer',
+  dedupeWindowSeconds: 'integer',
+  functionTimeoutSeconds: 'integer',
+  memorySizeMb: 'integer',
+  visibilityTimeoutSeconds: 'integer',
+  batchSize: 'integer',
+  maxBatchingWindowSeconds: 'integer',
+  maxConcurrency: 'integer',
+  maxReceiveCount: 'integer',
+  idempotencyKeyPrefix: 'string',
+  failOpen: 'boolean',
+  logLevel: 'string',
+  metricsNamespace: 'string',
+  logRetentionDays: 'integer',
+};
+
+/** Context values are namespaced so they cannot clash with CDK feature flags. */
+export const CONTEXT_PREFIX = 'emailPipeline:';
+
+function coerce(key: string, kind: Kind, raw: unknown): string | number | boolean {
+  // `-c key=value` always gives strings; cdk.json gives JSON types.
+  if (kind === 'string') {
+    if (typeof raw !== 'string') throw new SettingsError(key, raw, 'must be a string');
+    return raw;
+  }
+  if (kind === 'boolean') {
+    if (raw === true || raw === 'true') return true;
+    if (raw === false || raw === 'false') return false;
+    throw new SettingsError(key, raw, 'must be true or false');
+  }
+  const n = typeof raw === 'number' ? raw : typeof raw === 'string' && raw.trim() !== '' ? Number(raw) : NaN;
+  if (!Number.isInteger(n)) throw new SettingsError(key, raw, 'must be a whole number');
+  return n;
+}
+
+/**
+ * Reads settings from CDK context (`emailPipeline:senderAddress` and so on).
+ * `tryGetContext` is the construct node's method, or a lookup in a plain object.
+ */
+export function settingsFromContext(tryGetContext: (key: string) => unknown): PipelineSettings {
+  const out: Record<string, unknown> = {};
+  for (const [key, kind] of Object.entries(CONTEXT_KEYS)) {
+    const raw = tryGetContext(CONTEXT_PREFIX + key);
+    if (raw === undefined || raw === null || raw === '') continue;
+    out[key] = coerce(CONTEXT_PREFIX + key, kind, raw);
+  }
+  for (const required of ['senderAddress', 'sesIdentity'] as const) {
+    if (out[required] === undefined) {
+      throw new SettingsError(
+        CONTEXT_PREFIX + required,
+        undefined,
+        `is required: set it in cdk.json "context" or pass -c ${CONTEXT_PREFIX}${required}=...`,
+      );
+    }
+  }
+  return out as unknown as PipelineSettings;
+}
