@@ -1,0 +1,378 @@
+/**
+ * Pure parsing and validation of one queue record: the SNS envelope, the
+ * dedupe key and the message contract (v1). No I/O, no clients.
+ */
+import { PermanentError } from './errors';
+
+/** The SNS message attribute (or SQS message attribute) that carries the publisher's key. */
+export const IDEMPOTENCY_KEY_ATTRIBUTE = 'idempotency-key';
+
+export const LIMITS = {
+  /** SES accepts at most 50 recipients per message (to + cc + bcc). */
+  maxRecipients: 50,
+  maxReplyTo: 10,
+  /** RFC 5321 caps a path at 254 characters in practice. */
+  maxAddressLength: 254,
+  maxSubjectLength: 998,
+  /** Text + HTML + template data, in UTF-8 bytes. SNS and SQS cap a message at 256 KiB. */
+  maxContentBytes: 200 * 1024,
+  maxTags: 10,
+  maxTagLength: 256,
+  maxKeyLength: 256,
+  maxTemplateNameLength: 64,
+} as const;
+
+/** One email, validated and normalised (lists are always arrays). */
+export interface EmailMessage {
+  readonly to: readonly string[];
+  readonly cc: readonly string[];
+  readonly bcc: readonly string[];
+  readonly replyTo: readonly string[];
+  readonly subject?: string;
+  readonly text?: string;
+  readonly html?: string;
+  readonly template?: { readonly name: string; readonly data: Readonly<Record<string, unknown>> };
+  readonly tags: Readonly<Record<string, string>>;
+}
+
+/** What a queue record means once parsed. */
+export interface ParsedRecord {
+  /** The dedupe key: the publisher's idempotency key, else the SNS MessageId. */
+  readonly key: string;
+  /** Where the key came from, for logs. */
+  readonly keySource: 'attribute' | 'sns-message-id';
+  /** The SNS MessageId, when the body was an SNS envelope. */
+  readonly snsMessageId?: string;
+  readonly email: EmailMessage;
+}
+
+/** The parts of an SQS record this module reads (a subset of aws-lambda's SQSRecord). */
+export interface QueueRecordLike {
+  readonly body: string;
+  readonly messageAttributes?: Readonly<Record<string, { readonly stringValue?: string | undefined } | undefined>>;
+}
+
+export interface ValidationIssue {
+  readonly field: string;
+  readonly reason: string;
+}
+
+/** A message that breaks the contract; lists every field at fault. */
+export class InvalidMessageError extends PermanentError {
+  constructor(
+    code: string,
+    readonly issues: readonly ValidationIssue[],
+  ) {
+    super(code, issues.map((i) => `${i.field}: ${i.reason}`).join('; '));
+  }
+}
+
+function fail(code: string, field: string, reason: string): never {
+  throw new InvalidMessageError(code, [{ field, reason }]);
+}
+
+type Json = Record<string, unknown>;
+
+function isObject(value: unknown): value is Json {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+function describe(value: unknown): string {
+  if (value === null) return 'null';
+  if (Array.isArray(value)) return 'an array';
+  return `a ${typeof value}`;
+}
+
+// ---------------------------------------------------------------- envelope and key
+
+interface Envelope {
+  readonly messageId: string;
+  readonly message: string;
+  readonly attributeKey?: string;
+}
+
+/** True when a parsed body looks like an SNS notification rather than a raw message. */
+function looksLikeEnvelope(body: Json): boolean {
+  return body.Type === 'Notification' || ('TopicArn' in body && 'Message' in body);
+}
+
+function readEnvelope(body: Json): Envelope {
+  if (body.Type !== 'Notification') {
+    fail('InvalidEnvelope', 'envelope.Type', `must be "Notification", got ${JSON.stringify(body.Type)}`);
+  }
+  if (typeof body.MessageId !== 'string' || body.MessageId.trim() === '') {
+    fail('InvalidEnvelope', 'envelope.MessageId', 'is missing: the SNS envelope has no MessageId');
+  }
+  if (typeof body.Message !== 'string') {
+    fail('InvalidEnvelope', 'envelope.Message', `must be a string, got ${describe(body.Message)}`);
+  }
+  let attributeKey: string | undefined;
+  const attributes = body.MessageAttributes;
+  if (attributes !== undefined) {
+    if (!isObject(attributes)) {
+      fail('InvalidEnvelope', 'envelope.MessageAttributes', `must be an object, got ${describe(attributes)}`);
+    }
+    const attribute = attributes[IDEMPOTENCY_KEY_ATTRIBUTE];
+    if (attribute !== undefined) {
+      if (!isObject(attribute) || attribute.Type !== 'String' || typeof attribute.Value !== 'string') {
+        fail('InvalidKey', `attribute ${IDEMPOTENCY_KEY_ATTRIBUTE}`, 'must be a String message attribute');
+      }
+      attributeKey = attribute.Value;
+    }
+  }
+  return { messageId: body.MessageId, message: body.Message, ...(attributeKey !== undefined ? { attributeKey } : {}) };
+}
+
+function checkKey(key: string): string {
+  if (key.length === 0 || key.trim() !== key) {
+    fail('InvalidKey', `attribute ${IDEMPOTENCY_KEY_ATTRIBUTE}`, 'must not be empty or start or end with spaces');
+  }
+  if (key.length > LIMITS.maxKeyLength) {
+    fail('InvalidKey', `attribute ${IDEMPOTENCY_KEY_ATTRIBUTE}`, `must be at most ${LIMITS.maxKeyLength} characters`);
+  }
+  if (/[\u0000-\u001f\u007f]/.test(key) || !key.isWellFormed()) {
+    fail('InvalidKey', `attribute ${IDEMPOTENCY_KEY_ATTRIBUTE}`, 'must not contain control characters');
+  }
+  return key;
+}
+
+function parseJson(text: string, field: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch (error) {
+    fail('InvalidJson', field, `is not valid JSON (${(error as Error).message})`);
+  }
+}
+
+/**
+ * Parses one queue record. The dedupe key is the `idempotency-key` attribute,
+ * else the SNS MessageId. A raw body (not an SNS envelope) needs the attribute
+ * on the SQS message; without it the record is rejected, never sent unprotected.
+ */
+export function parseRecord(record: QueueRecordLike): ParsedRecord {
+  const body = parseJson(record.body, 'body');
+  if (!isObject(body)) {
+    fail('InvalidJson', 'body', `must be a JSON object, got ${describe(body)}`);
+  }
+  if (looksLikeEnvelope(body)) {
+    const envelope = readEnvelope(body);
+    const message = parseJson(envelope.message, 'envelope.Message');
+    const email = validateEmail(message);
+    if (envelope.attributeKey !== undefined) {
+      return { key: checkKey(envelope.attributeKey), keySource: 'attribute', snsMessageId: envelope.messageId, email };
+    }
+    return { key: envelope.messageId, keySource: 'sns-message-id', snsMessageId: envelope.messageId, email };
+  }
+  // A raw message put straight on the queue (or raw delivery turned on by mistake).
+  const attributeKey = record.messageAttributes?.[IDEMPOTENCY_KEY_ATTRIBUTE]?.stringValue;
+  if (attributeKey === undefined) {
+    fail(
+      'MissingIdempotencyKey',
+      `attribute ${IDEMPOTENCY_KEY_ATTRIBUTE}`,
+      'is required on a message that is not an SNS envelope: without it there is no safe dedupe key',
+    );
+  }
+  return { key: checkKey(attributeKey), keySource: 'attribute', email: validateEmail(body) };
+}
+
+// ---------------------------------------------------------------- the contract
+
+const KNOWN_FIELDS = new Set(['to', 'cc', 'bcc', 'replyTo', 'subject', 'text', 'html', 'template', 'tags']);
+
+// A plain address: ASCII local part without quoting, a domain of DNS labels.
+const LOCAL_PART = /^[A-Za-z0-9!#$%&'*+/=?^_`{|}~-]+(?:\.[A-Za-z0-9!#$%&'*+/=?^_`{|}~-]+)*$/;
+const DOMAIN = /^(?:[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?\.)+[A-Za-z](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?$/;
+const TAG = /^[A-Za-z0-9_-]+$/;
+const TEMPLATE_NAME = /^[A-Za-z0-9_-]+$/;
+// Characters that reorder or hide text: a classic way to disguise a subject or an address.
+const BIDI_OR_INVISIBLE = /[\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff]/;
+// Control characters other than tab, CR and LF (allowed in bodies only).
+const CONTROL_IN_BODY = /[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f]/;
+
+function addressProblem(value: string): string | undefined {
+  if (/[\r\n]/.test(value)) return 'must not contain CR or LF (header injection)';
+  if (value.length > LIMITS.maxAddressLength) return `must be at most ${LIMITS.maxAddressLength} characters`;
+  if (/[^\x20-\x7e]/.test(value)) {
+    return 'must be plain ASCII (no display names, invisible or non-ASCII characters; use punycode for the domain)';
+  }
+  const at = value.lastIndexOf('@');
+  if (at <= 0 || at === value.length - 1) return 'must be an email address like name@example.com';
+  const local = value.slice(0, at);
+  const domain = value.slice(at + 1);
+  if (local.length > 64 || !LOCAL_PART.test(local)) return 'has an invalid local part (before the @)';
+  if (!DOMAIN.test(domain)) return 'has an invalid domain (after the @)';
+  return undefined;
+}
+
+class Collector {
+  readonly issues: ValidationIssue[] = [];
+  add(field: string, reason: string): void {
+    this.issues.push({ field, reason });
+  }
+}
+
+function addressList(c: Collector, field: string, value: unknown, required: boolean): string[] {
+  if (value === undefined) {
+    if (required) c.add(field, 'is required');
+    return [];
+  }
+  const list = typeof value === 'string' ? [value] : value;
+  if (!Array.isArray(list)) {
+    c.add(field, `must be an email address or a list of them, got ${describe(value)}`);
+    return [];
+  }
+  if (required && list.length === 0) c.add(field, 'must name at least one recipient');
+  const out: string[] = [];
+  list.forEach((item: unknown, i) => {
+    const path = typeof value === 'string' ? field : `${field}[${i}]`;
+    if (typeof item !== 'string') {
+      c.add(path, `must be a string, got ${describe(item)}`);
+      return;
+    }
+    const problem = addressProblem(item);
+    if (problem) c.add(path, problem);
+    else out.push(item);
+  });
+  return out;
+}
+
+function optionalString(c: Collector, field: string, value: unknown): string | undefined {
+  if (value === undefined) return undefined;
+  if (typeof value !== 'string') {
+    c.add(field, `must be a string, got ${describe(value)}`);
+    return undefined;
+  }
+  return value;
+}
+
+function checkBody(c: Collector, field: string, value: string): void {
+  if (value.trim() === '') c.add(field, 'must not be empty');
+  if (!value.isWellFormed()) c.add(field, 'contains invalid Unicode (a lone surrogate)');
+  if (CONTROL_IN_BODY.test(value)) c.add(field, 'contains control characters');
+}
+
+function checkSubject(c: Collector, subject: string): void {
+  if (subject.trim() === '') c.add('subject', 'must not be empty');
+  if (/[\r\n]/.test(subject)) c.add('subject', 'must not contain CR or LF (header injection)');
+  else if (/[\u0000-\u001f\u007f]/.test(subject)) c.add('subject', 'must not contain control characters');
+  if (BIDI_OR_INVISIBLE.test(subject)) c.add('subject', 'must not contain invisible or text-direction characters');
+  if (!subject.isWellFormed()) c.add('subject', 'contains invalid Unicode (a lone surrogate)');
+  if (subject.length > LIMITS.maxSubjectLength) c.add('subject', `must be at most ${LIMITS.maxSubjectLength} characters`);
+}
+
+function readTemplate(c: Collector, value: unknown): EmailMessage['template'] | undefined {
+  if (value === undefined) return undefined;
+  if (!isObject(value)) {
+    c.add('template', `must be an object { name, data }, got ${describe(value)}`);
+    return undefined;
+  }
+  for (const key of Object.keys(value)) {
+    if (key !== 'name' && key !== 'data') c.add(`template.${key}`, 'is not a known field (allowed: name, data)');
+  }
+  const { name, data } = value;
+  if (typeof name !== 'string' || name === '') {
+    c.add('template.name', 'is required: the name of a stored SES template');
+  } else if (name.length > LIMITS.maxTemplateNameLength || !TEMPLATE_NAME.test(name)) {
+    c.add('template.name', `must be 1 to ${LIMITS.maxTemplateNameLength} letters, digits, _ or -`);
+  }
+  if (data !== undefined && !isObject(data)) c.add('template.data', `must be an object, got ${describe(data)}`);
+  return typeof name === 'string' ? { name, data: isObject(data) ? data : {} } : undefined;
+}
+
+function readTags(c: Collector, value: unknown): Record<string, string> {
+  if (value === undefined) return {};
+  if (!isObject(value)) {
+    c.add('tags', `must be an object of name -> value, got ${describe(value)}`);
+    return {};
+  }
+  const entries = Object.entries(value);
+  if (entries.length > LIMITS.maxTags) c.add('tags', `must have at most ${LIMITS.maxTags} entries`);
+  const out: Record<string, string> = {};
+  for (const [name, tagValue] of entries) {
+    const field = `tags.${name}`;
+    if (!TAG.test(name) || name.length > LIMITS.maxTagLength) {
+      c.add(field, `name must be 1 to ${LIMITS.maxTagLength} letters, digits, _ or -`);
+    } else if (name.startsWith('dedupe')) {
+      c.add(field, 'names starting with "dedupe" are reserved for the pipeline');
+    } else if (typeof tagValue !== 'string' || !TAG.test(tagValue) || tagValue.length > LIMITS.maxTagLength) {
+      c.add(field, `value must be a string of 1 to ${LIMITS.maxTagLength} letters, digits, _ or -`);
+    } else {
+      out[name] = tagValue;
+    }
+  }
+  return out;
+}
+
+function utf8Bytes(value: string | undefined): number {
+  return value === undefined ? 0 : Buffer.byteLength(value, 'utf8');
+}
+
+/**
+ * Validates the message contract v1 and returns the normalised email.
+ * Throws {@link InvalidMessageError} listing every field at fault.
+ */
+export function validateEmail(message: unknown): EmailMessage {
+  if (!isObject(message)) {
+    fail('InvalidMessage', 'message', `must be a JSON object, got ${describe(message)}`);
+  }
+  const c = new Collector();
+  for (const key of Object.keys(message)) {
+    if (!KNOWN_FIELDS.has(key)) c.add(key, `is not a known field (allowed: ${[...KNOWN_FIELDS].join(', ')})`);
+  }
+  const to = addressList(c, 'to', message.to, true);
+  const cc = addressList(c, 'cc', message.cc, false);
+  const bcc = addressList(c, 'bcc', message.bcc, false);
+  const replyTo = addressList(c, 'replyTo', message.replyTo, false);
+  const recipients = to.length + cc.length + bcc.length;
+  if (recipients > LIMITS.maxRecipients) {
+    c.add('to', `to, cc and bcc together must have at most ${LIMITS.maxRecipients} recipients, got ${recipients}`);
+  }
+  if (replyTo.length > LIMITS.maxReplyTo) c.add('replyTo', `must have at most ${LIMITS.maxReplyTo} addresses`);
+
+  const subject = optionalString(c, 'subject', message.subject);
+  const text = optionalString(c, 'text', message.text);
+  const html = optionalString(c, 'html', message.html);
+  const template = readTemplate(c, message.template);
+  const tags = readTags(c, message.tags);
+
+  const hasSimple = text !== undefined || html !== undefined;
+  if (message.template !== undefined && (message.text !== undefined || message.html !== undefined)) {
+    c.add('template', 'cannot be combined with text or html: send either simple content or a template');
+  } else if (message.template === undefined && message.text === undefined && message.html === undefined) {
+    c.add('text', 'content is required: give text and/or html, or a template');
+  }
+  if (message.template !== undefined && message.subject !== undefined) {
+    c.add('subject', 'must not be set with a template: the template defines the subject');
+  }
+  if (hasSimple && message.subject === undefined) c.add('subject', 'is required');
+  if (subject !== undefined) checkSubject(c, subject);
+  if (text !== undefined) checkBody(c, 'text', text);
+  if (html !== undefined) checkBody(c, 'html', html);
+
+  const contentBytes =
+    utf8Bytes(text) + utf8Bytes(html) + (template ? utf8Bytes(JSON.stringify(template.data)) : 0) + utf8Bytes(subject);
+  if (contentBytes > LIMITS.maxContentBytes) {
+    c.add(text !== undefined || html !== undefined ? 'text' : 'template.data',
+      `content is ${contentBytes} bytes, over the limit of ${LIMITS.maxContentBytes}`);
+  }
+
+  if (c.issues.length > 0) throw new InvalidMessageError('InvalidMessage', c.issues);
+  return {
+    to,
+    cc,
+    bcc,
+    replyTo,
+    ...(subject !== undefined ? { subject } : {}),
+    ...(text !== undefined ? { text } : {}),
+    ...(html !== undefined ? { html } : {}),
+    ...(template !== undefined ? { template } : {}),
+    tags,
+  };
+}
+
+/** Masks an address for logs: `j***@example.com`. */
+export function maskAddress(address: string): string {
+  const at = address.lastIndexOf('@');
+  if (at <= 0) return '***';
+  return `${address[0]}***${address.slice(at)}`;
+}

@@ -1,0 +1,338 @@
+/**
+ * What happens to one queue record: parse, claim the key, send, and turn every
+ * failure into one decision (sent, duplicate, dead-lettered, retry). The clients
+ * come in as parameters so tests can run this against real emulators.
+ */
+import type { Context, SQSRecord } from 'aws-lambda';
+import { SendEmailCommand } from '@aws-sdk/client-sesv2';
+import { ChangeMessageVisibilityCommand, SendMessageCommand, type MessageAttributeValue } from '@aws-sdk/client-sqs';
+import { IdempotencyConfig, makeIdempotent } from '@aws-lambda-powertools/idempotency';
+import type { BasePersistenceLayer } from '@aws-lambda-powertools/idempotency/persistence';
+import type { Logger } from '@aws-lambda-powertools/logger';
+import { MetricUnit, type Metrics } from '@aws-lambda-powertools/metrics';
+import { buildSendEmailInput, classifySesError } from './email';
+import { PermanentError, PipelineError, RetryableError, type FailureClass } from './errors';
+import { maskAddress, parseRecord, type EmailMessage, type ParsedRecord } from './message';
+import type { HandlerSettings } from './settings';
+
+/** The metric names the dashboard and alarms read. */
+export const METRIC = {
+  emailsSent: 'EmailsSent',
+  duplicatesSuppressed: 'DuplicatesSuppressed',
+  inProgressConflicts: 'InProgressConflicts',
+  permanentFailures: 'PermanentFailures',
+  permanentFailuresByReason: 'PermanentFailuresByReason',
+  retryableFailures: 'RetryableFailures',
+  ambiguousSends: 'AmbiguousSends',
+  systemicFailures: 'SystemicFailures',
+  failOpenSends: 'FailOpenSends',
+  completionWriteFailures: 'CompletionWriteFailures',
+  sesSendLatency: 'SesSendLatency',
+} as const;
+
+/** The DLQ message attributes a permanent failure carries. */
+export const DLQ_ATTRIBUTE = {
+  errorClass: 'error-class',
+  errorCode: 'error-code',
+  reason: 'error-reason',
+  dedupeKey: 'dedupe-key',
+  snsMessageId: 'sns-message-id',
+  failedAt: 'failed-at',
+  sourceMessageId: 'source-message-id',
+  receiveCount: 'receive-count',
+} as const;
+
+/** What the pipeline decided for one record; logged as `decision` on one line each. */
+export type Decision = 'sent' | 'duplicate' | 'dead-lettered' | 'retry';
+
+/** What SES said for an email, stored with the idempotency record and returned to duplicates. */
+export interface SendResult {
+  readonly sesMessageId: string;
+  readonly sentAt: string;
+}
+
+interface SendRequest {
+  readonly key: string;
+  readonly email: EmailMessage;
+}
+
+interface SendClient {
+  send(command: SendEmailCommand): Promise<{ MessageId?: string | undefined }>;
+}
+interface QueueClient {
+  send(command: SendMessageCommand | ChangeMessageVisibilityCommand): Promise<unknown>;
+}
+
+export interface PipelineDeps {
+  readonly settings: HandlerSettings;
+  readonly ses: SendClient;
+  readonly sqs: QueueClient;
+  readonly persistenceStore: BasePersistenceLayer;
+  readonly logger: Logger;
+  readonly metrics: Metrics;
+  /** For jitter; injectable so tests are repeatable. */
+  readonly random?: () => number;
+  readonly now?: () => number;
+}
+
+/** Backoff (seconds) for a message that will be retried, by class and receive count. */
+export const BACKOFF = {
+  retryable: { baseSeconds: 2, capSeconds: 300 },
+  ambiguous: { baseSeconds: 2, capSeconds: 300 },
+  systemic: { baseSeconds: 300, capSeconds: 3600 },
+} as const;
+
+/**
+ * Jittered exponential backoff: the nominal delay doubles with each receive up
+ * to the cap; the visibility is drawn from its upper half so that retries of a
+ * burst spread out but never come back at once.
+ */
+export function backoffSeconds(
+  failureClass: Exclude<FailureClass, 'permanent'>,
+  receiveCount: number,
+  random: () => number,
+): number {
+  const { baseSeconds, capSeconds } = BACKOFF[failureClass];
+  const nominal = Math.min(capSeconds, baseSeconds * 2 ** Math.max(0, receiveCount - 1));
+  return Math.max(1, Math.round(nominal / 2 + (random() * nominal) / 2));
+}
+
+/** Maps errors from the idempotency layer to our failure classes. */
+function classifyIdempotencyError(error: unknown, key: string | undefined): PipelineError | 'completion-write-failed' {
+  if (error instanceof PipelineError) return error;
+  const name = error instanceof Error ? error.name : 'Error';
+  const message = error instanceof Error ? error.message : String(error);
+  switch (name) {
+    case 'IdempotencyValidationError':
+      return new PermanentError(
+        'KeyReusedWithDifferentContent',
+        `the dedupe key ${JSON.stringify(key)} was already used for a different email; nothing was sent`,
+        { cause: error },
+      );
+    case 'IdempotencyAlreadyInProgressError':
+      return new RetryableError('InProgress', 'another attempt with the same key is in progress', { cause: error });
+    case 'IdempotencyKeyError':
+      return new PermanentError('MissingIdempotencyKey', 'the message has no dedupe key', { cause: error });
+    case 'IdempotencyPersistenceLayerError':
+      if (message.startsWith('Failed to update success record')) return 'completion-write-failed';
+      return new RetryableError('StoreUnavailable', `the idempotency store is unavailable (${causeText(error)})`, {
+        cause: error,
+      });
+    default:
+      return new RetryableError('Unexpected', `unexpected error: ${name}: ${message}`, { cause: error });
+  }
+}
+
+function causeText(error: unknown): string {
+  const cause = error instanceof Error ? error.cause : undefined;
+  return cause instanceof Error ? `${cause.name}: ${cause.message}` : String(cause ?? 'unknown cause');
+}
+
+function attr(value: string): MessageAttributeValue {
+  return { DataType: 'String', StringValue: value };
+}
+
+/** Copies the record's own message attributes (e.g. a raw message's key) so a redrive keeps them. */
+function originalAttributes(record: SQSRecord): Record<string, MessageAttributeValue> {
+  const out: Record<string, MessageAttributeValue> = {};
+  for (const [name, value] of Object.entries(record.messageAttributes ?? {})) {
+    if (value.stringValue !== undefined) out[name] = { DataType: value.dataType || 'String', StringValue: value.stringValue };
+  }
+  return out;
+}
+
+export interface Pipeline {
+  /** Call once per invocation, before the records. */
+  registerContext(context: Context): void;
+  /** Processes one record; resolves when it is done with (sent, duplicate or dead-lettered), throws to retry it. */
+  processRecord(record: SQSRecord): Promise<void>;
+}
+
+export function createPipeline(deps: PipelineDeps): Pipeline {
+  const { settings, ses, sqs, persistenceStore, logger, metrics } = deps;
+  const random = deps.random ?? Math.random;
+  const now = deps.now ?? Date.now;
+
+  const config = new IdempotencyConfig({
+    eventKeyJmesPath: 'key',
+    payloadValidationJmesPath: 'email',
+    throwOnNoIdempotencyKey: true,
+    expiresAfterSeconds: settings.dedupeWindowSeconds,
+    // A replayed result is marked so the caller can tell a duplicate from a send.
+    responseHook: (response) => ({ ...(response as unknown as SendResult), duplicate: true }),
+  });
+
+  async function sendEmail(request: SendRequest): Promise<SendResult> {
+    const started = now();
+    let response: { MessageId?: string | undefined };
+    try {
+      response = await ses.send(
+        new SendEmailCommand(buildSendEmailInput(request.email, settings, request.key)),
+      );
+    } catch (error) {
+      throw classifySesError(error);
+    } finally {
+      metrics.addMetric(METRIC.sesSendLatency, MetricUnit.Milliseconds, now() - started);
+    }
+    return { sesMessageId: response.MessageId ?? 'unknown', sentAt: new Date(now()).toISOString() };
+  }
+
+  const sendOnce = makeIdempotent(sendEmail, {
+    persistenceStore,
+    config,
+    keyPrefix: settings.keyPrefix,
+  }) as (request: SendRequest) => Promise<SendResult & { duplicate?: true }>;
+
+  function recordKeys(record: SQSRecord, parsed: ParsedRecord | undefined) {
+    return {
+      sqsMessageId: record.messageId,
+      receiveCount: Number(record.attributes?.ApproximateReceiveCount ?? '1'),
+      ...(parsed
+        ? {
+            dedupeKey: parsed.key,
+            keySource: parsed.keySource,
+            ...(parsed.snsMessageId ? { snsMessageId: parsed.snsMessageId } : {}),
+            to: parsed.email.to.map(maskAddress),
+          }
+        : {}),
+    };
+  }
+
+  async function deadLetter(record: SQSRecord, failure: PipelineError, parsed: ParsedRecord | undefined) {
+    const keys = recordKeys(record, parsed);
+    const attributes: Record<string, MessageAttributeValue> = {
+      ...originalAttributes(record),
+      [DLQ_ATTRIBUTE.errorClass]: attr(failure.failureClass),
+      [DLQ_ATTRIBUTE.errorCode]: attr(failure.code),
+      [DLQ_ATTRIBUTE.reason]: attr(failure.message.slice(0, 1024) || failure.code),
+      [DLQ_ATTRIBUTE.failedAt]: attr(new Date(now()).toISOString()),
+      [DLQ_ATTRIBUTE.sourceMessageId]: attr(record.messageId),
+      [DLQ_ATTRIBUTE.receiveCount]: attr(String(keys.receiveCount)),
+      ...(parsed ? { [DLQ_ATTRIBUTE.dedupeKey]: attr(parsed.key) } : {}),
+      ...(parsed?.snsMessageId ? { [DLQ_ATTRIBUTE.snsMessageId]: attr(parsed.snsMessageId) } : {}),
+    };
+    await sqs.send(
+      new SendMessageCommand({ QueueUrl: settings.deadLetterQueueUrl, MessageBody: record.body, MessageAttributes: attributes }),
+    );
+    metrics.addMetric(METRIC.permanentFailures, MetricUnit.Count, 1);
+    metrics.singleMetric().addDimension('reason', failure.code).addMetric(METRIC.permanentFailuresByReason, MetricUnit.Count, 1);
+    logger.warn('dead-lettered', { decision: 'dead-lettered', ...keys, errorCode: failure.code, reason: failure.message });
+  }
+
+  async function scheduleRetry(record: SQSRecord, failure: PipelineError, parsed: ParsedRecord | undefined) {
+    const keys = recordKeys(record, parsed);
+    const failureClass = failure.failureClass === 'permanent' ? 'retryable' : failure.failureClass;
+    const visibilitySeconds = backoffSeconds(failureClass, keys.receiveCount, random);
+    try {
+      await sqs.send(
+        new ChangeMessageVisibilityCommand({
+          QueueUrl: settings.sourceQueueUrl,
+          ReceiptHandle: record.receiptHandle,
+          VisibilityTimeout: visibilitySeconds,
+        }),
+      );
+    } catch (error) {
+      logger.warn('could not set the retry backoff; the queue visibility timeout applies', {
+        ...keys,
+        error: error instanceof Error ? error.message : String(error),
+      });
+    }
+    if (failureClass === 'ambiguous') metrics.addMetric(METRIC.ambiguousSends, MetricUnit.Count, 1);
+    else if (failureClass === 'systemic') metrics.addMetric(METRIC.systemicFailures, MetricUnit.Count, 1);
+    else metrics.addMetric(METRIC.retryableFailures, MetricUnit.Count, 1);
+    if (failure.code === 'InProgress') metrics.addMetric(METRIC.inProgressConflicts, MetricUnit.Count, 1);
+    const finalAttempt = keys.receiveCount >= settings.maxReceiveCount;
+    const line = {
+      decision: 'retry' as const,
+      ...keys,
+      errorClass: failureClass,
+      errorCode: failure.code,
+      reason: failure.message,
+      retryInSeconds: visibilitySeconds,
+      ...(finalAttempt ? { note: 'last receive: the redrive policy moves it to the DLQ' } : {}),
+      ...(failureClass === 'ambiguous'
+        ? { note: 'SES may have accepted this email; the retry can deliver it twice (counted as AmbiguousSends)' }
+        : {}),
+    };
+    if (failureClass === 'retryable' && failure.code === 'InProgress') logger.info('retry', line);
+    else logger.warn('retry', line);
+  }
+
+  /** Sends without the idempotency check (fail-open), counted. */
+  async function sendUnprotected(record: SQSRecord, parsed: ParsedRecord, storeError: PipelineError) {
+    const result = await sendEmail({ key: parsed.key, email: parsed.email });
+    metrics.addMetric(METRIC.failOpenSends, MetricUnit.Count, 1);
+    metrics.addMetric(METRIC.emailsSent, MetricUnit.Count, 1);
+    logger.warn('sent', {
+      decision: 'sent',
+      ...recordKeys(record, parsed),
+      sesMessageId: result.sesMessageId,
+      failOpen: true,
+      reason: `idempotency store unavailable, sent without the check: ${storeError.message}`,
+    });
+  }
+
+  // Records of one batch that share a key run one after another: the second then finds the
+  // first one's completed record (a duplicate, one conditional write) instead of an
+  // "in progress" conflict that would cost it a trip back through the queue.
+  const inFlight = new Map<string, Promise<unknown>>();
+
+  async function claimAndSend(parsed: ParsedRecord): Promise<SendResult & { duplicate?: true }> {
+    const previous = inFlight.get(parsed.key);
+    const attempt = (previous ?? Promise.resolve())
+      .catch(() => undefined)
+      .then(() => sendOnce({ key: parsed.key, email: parsed.email }));
+    inFlight.set(parsed.key, attempt);
+    try {
+      return await attempt;
+    } finally {
+      if (inFlight.get(parsed.key) === attempt) inFlight.delete(parsed.key);
+    }
+  }
+
+  async function processRecord(record: SQSRecord): Promise<void> {
+    let parsed: ParsedRecord | undefined;
+    try {
+      parsed = parseRecord(record);
+      const result = await claimAndSend(parsed);
+      const keys = recordKeys(record, parsed);
+      if (result.duplicate) {
+        metrics.addMetric(METRIC.duplicatesSuppressed, MetricUnit.Count, 1);
+        logger.info('duplicate suppressed', { decision: 'duplicate', ...keys, sesMessageId: result.sesMessageId, firstSentAt: result.sentAt });
+      } else {
+        metrics.addMetric(METRIC.emailsSent, MetricUnit.Count, 1);
+        logger.info('sent', { decision: 'sent', ...keys, sesMessageId: result.sesMessageId });
+      }
+      return;
+    } catch (error) {
+      const failure = classifyIdempotencyError(error, parsed?.key);
+      if (failure === 'completion-write-failed') {
+        // SES accepted the email; only the completion write failed. Retrying would send it again.
+        metrics.addMetric(METRIC.emailsSent, MetricUnit.Count, 1);
+        metrics.addMetric(METRIC.completionWriteFailures, MetricUnit.Count, 1);
+        logger.warn('sent', {
+          decision: 'sent',
+          ...recordKeys(record, parsed),
+          note: 'the completion write failed; the in-progress record expires with this invocation',
+          error: causeText(error),
+        });
+        return;
+      }
+      if (failure.failureClass === 'permanent') {
+        await deadLetter(record, failure, parsed);
+        return;
+      }
+      if (failure.code === 'StoreUnavailable' && settings.failOpen && parsed) {
+        await sendUnprotected(record, parsed, failure);
+        return;
+      }
+      await scheduleRetry(record, failure, parsed);
+      throw failure;
+    }
+  }
+
+  return {
+    registerContext: (context) => config.registerLambdaContext(context),
+    processRecord,
+  };
+}

@@ -1,0 +1,19 @@
+import * as path from 'node:path';
+
+/**
+ * How the send-email handler is bundled. The CDK construct (NodejsFunction)
+ * and the local pipeline (esbuild API) both read these values, so the code a
+ * developer runs locally is built the way `cdk deploy` builds it.
+ */
+export const HANDLER_ENTRY = path.join(__dirname, '..', 'lambdas', 'send-email', 'handler.ts');
+
+export const BUNDLING = {
+  /** esbuild target; matches the Lambda runtime (nodejs22.x). */
+  target: 'node22',
+  minify: true,
+  sourceMap: true,
+  /** Nothing is left to the runtime's SDK copy: the bundle carries the SDK versions we tested. */
+  externalModules: [] as string[],
+  /** Prefer ES module builds of dependencies so esbuild can drop unused code. */
+  mainFields: ['module', 'main'],
+} as const;

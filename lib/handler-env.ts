@@ -1,0 +1,35 @@
+import { ENV } from '../lambdas/send-email/settings';
+import type { ResolvedSettings } from './config';
+
+/** The service name in logs and the `service` metric dimension. */
+export const SERVICE_NAME = 'email-pipeline';
+
+/** Names of the resources the handler talks to (CDK tokens in a stack, real values locally). */
+export interface HandlerResourceRefs {
+  readonly tableName: string;
+  readonly sourceQueueUrl: string;
+  readonly deadLetterQueueUrl: string;
+}
+
+/**
+ * The handler's environment, built from the resolved settings. The CDK
+ * construct and the local pipeline both call this, so a setting cannot reach
+ * one and miss the other.
+ */
+export function handlerEnvironment(settings: ResolvedSettings, refs: HandlerResourceRefs): Record<string, string> {
+  return {
+    [ENV.senderAddress]: settings.senderAddress,
+    ...(settings.configurationSetName ? { [ENV.configurationSetName]: settings.configurationSetName } : {}),
+    [ENV.tableName]: refs.tableName,
+    [ENV.keyPrefix]: settings.idempotencyKeyPrefix,
+    [ENV.dedupeWindowSeconds]: String(settings.dedupeWindowSeconds),
+    [ENV.sourceQueueUrl]: refs.sourceQueueUrl,
+    [ENV.deadLetterQueueUrl]: refs.deadLetterQueueUrl,
+    [ENV.maxReceiveCount]: String(settings.maxReceiveCount),
+    [ENV.visibilityTimeoutSeconds]: String(settings.visibilityTimeoutSeconds),
+    [ENV.failOpen]: String(settings.failOpen),
+    POWERTOOLS_SERVICE_NAME: SERVICE_NAME,
+    POWERTOOLS_LOG_LEVEL: settings.logLevel,
+    POWERTOOLS_METRICS_NAMESPACE: settings.metricsNamespace,
+  };
+}
