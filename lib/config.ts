@@ -275,7 +275,7 @@ function coerce(key: string, kind: Kind, raw: unknown): string | number | boolea
     if (raw === false || raw === 'false') return false;
     throw new SettingsError(key, raw, 'must be true or false');
   }
-  const n = typeof raw === 'number' ? raw : typeof raw === 'string' && raw.trim() !== '' ? Number(raw) : NaN;
+  const n = typeof raw === 'number' ? raw : typeof raw === 'string' && /^-?[0-9]+$/.test(raw) ? Number(raw) : NaN;
   if (!Number.isInteger(n)) throw new SettingsError(key, raw, 'must be a whole number');
   return n;
 }

@@ -125,6 +125,14 @@ export function classifySesError(error: unknown): PipelineError {
       cause: error,
     });
   }
+  // SES v2 answers 404 for a missing template or identity and 400 for a bad request, whatever
+  // name the error carries (emulators and proxies may send none).
+  if (status === 404) {
+    return new PermanentError('NotFoundException', `SES refused the email (${detail})`, { cause: error });
+  }
+  if (status === 400) {
+    return new PermanentError('BadRequestException', `SES refused the email (${detail})`, { cause: error });
+  }
   if (e.$fault === 'client' && status !== undefined && status < 500) {
     // Access denied, a bad signature and the like: a configuration problem an operator can fix.
     return new RetryableError(name, `SES refused the request (${detail})`, { cause: error });

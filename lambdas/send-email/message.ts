@@ -59,11 +59,27 @@ export interface ValidationIssue {
 
 /** A message that breaks the contract; lists every field at fault. */
 export class InvalidMessageError extends PermanentError {
+  /** What is known of the record despite the error (for the DLQ attributes). */
+  dedupeKey?: string;
+  snsMessageId?: string;
   constructor(
     code: string,
     readonly issues: readonly ValidationIssue[],
   ) {
     super(code, issues.map((i) => `${i.field}: ${i.reason}`).join('; '));
+  }
+}
+
+/** Runs `body`, and tags an InvalidMessageError it throws with the key and MessageId. */
+function tagged<T>(known: { key?: string; snsMessageId: string }, body: () => T): T {
+  try {
+    return body();
+  } catch (error) {
+    if (error instanceof InvalidMessageError) {
+      error.snsMessageId = known.snsMessageId;
+      if (known.key !== undefined) error.dedupeKey = known.key;
+    }
+    throw error;
   }
 }
 
@@ -79,8 +95,9 @@ function isObject(value: unknown): value is Json {
 
 function describe(value: unknown): string {
   if (value === null) return 'null';
+  if (value === undefined) return 'nothing';
   if (Array.isArray(value)) return 'an array';
-  return `a ${typeof value}`;
+  return typeof value === 'object' ? 'an object' : `a ${typeof value}`;
 }
 
 // ---------------------------------------------------------------- envelope and key
@@ -156,12 +173,16 @@ export function parseRecord(record: QueueRecordLike): ParsedRecord {
   }
   if (looksLikeEnvelope(body)) {
     const envelope = readEnvelope(body);
-    const message = parseJson(envelope.message, 'envelope.Message');
-    const email = validateEmail(message);
+    const snsMessageId = envelope.messageId;
     if (envelope.attributeKey !== undefined) {
-      return { key: checkKey(envelope.attributeKey), keySource: 'attribute', snsMessageId: envelope.messageId, email };
+      const key = tagged({ snsMessageId }, () => checkKey(envelope.attributeKey ?? ''));
+      const email = tagged({ key, snsMessageId }, () => validateEmail(parseJson(envelope.message, 'envelope.Message')));
+      return { key, keySource: 'attribute', snsMessageId, email };
     }
-    return { key: envelope.messageId, keySource: 'sns-message-id', snsMessageId: envelope.messageId, email };
+    const email = tagged({ key: snsMessageId, snsMessageId }, () =>
+      validateEmail(parseJson(envelope.message, 'envelope.Message')),
+    );
+    return { key: snsMessageId, keySource: 'sns-message-id', snsMessageId, email };
   }
   // A raw message put straight on the queue (or raw delivery turned on by mistake).
   const attributeKey = record.messageAttributes?.[IDEMPOTENCY_KEY_ATTRIBUTE]?.stringValue;
@@ -184,8 +205,9 @@ const LOCAL_PART = /^[A-Za-z0-9!#$%&'*+/=?^_`{|}~-]+(?:\.[A-Za-z0-9!#$%&'*+/=?^_
 const DOMAIN = /^(?:[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?\.)+[A-Za-z](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?$/;
 const TAG = /^[A-Za-z0-9_-]+$/;
 const TEMPLATE_NAME = /^[A-Za-z0-9_-]+$/;
-// Characters that reorder or hide text: a classic way to disguise a subject or an address.
-const BIDI_OR_INVISIBLE = /[\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff]/;
+// Characters that reorder or hide text: a classic way to disguise a subject (U+202E turns
+// "Invoice gnp.exe" around). Joiners (U+200C/D) stay allowed: scripts and emoji need them.
+const BIDI_OR_INVISIBLE = /[\u200b\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff]/;
 // Control characters other than tab, CR and LF (allowed in bodies only).
 const CONTROL_IN_BODY = /[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f]/;
 
@@ -287,20 +309,21 @@ function readTags(c: Collector, value: unknown): Record<string, string> {
   }
   const entries = Object.entries(value);
   if (entries.length > LIMITS.maxTags) c.add('tags', `must have at most ${LIMITS.maxTags} entries`);
-  const out: Record<string, string> = {};
+  const out: [string, string][] = [];
   for (const [name, tagValue] of entries) {
     const field = `tags.${name}`;
     if (!TAG.test(name) || name.length > LIMITS.maxTagLength) {
       c.add(field, `name must be 1 to ${LIMITS.maxTagLength} letters, digits, _ or -`);
-    } else if (name.startsWith('dedupe')) {
+    } else if (name.toLowerCase().startsWith('dedupe')) {
       c.add(field, 'names starting with "dedupe" are reserved for the pipeline');
     } else if (typeof tagValue !== 'string' || !TAG.test(tagValue) || tagValue.length > LIMITS.maxTagLength) {
       c.add(field, `value must be a string of 1 to ${LIMITS.maxTagLength} letters, digits, _ or -`);
     } else {
-      out[name] = tagValue;
+      out.push([name, tagValue]);
     }
   }
-  return out;
+  // fromEntries defines own properties, so a tag named "__proto__" stays a tag.
+  return Object.fromEntries(out);
 }
 
 function utf8Bytes(value: string | undefined): number {

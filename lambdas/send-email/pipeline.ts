@@ -3,7 +3,8 @@
  * failure into one decision (sent, duplicate, dead-lettered, retry). The clients
  * come in as parameters so tests can run this against real emulators.
  */
-import type { Context, SQSRecord } from 'aws-lambda';
+import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
+import { BatchProcessor, EventType, processPartialResponse } from '@aws-lambda-powertools/batch';
 import { SendEmailCommand } from '@aws-sdk/client-sesv2';
 import { ChangeMessageVisibilityCommand, SendMessageCommand, type MessageAttributeValue } from '@aws-sdk/client-sqs';
 import { IdempotencyConfig, makeIdempotent } from '@aws-lambda-powertools/idempotency';
@@ -11,8 +12,8 @@ import type { BasePersistenceLayer } from '@aws-lambda-powertools/idempotency/pe
 import type { Logger } from '@aws-lambda-powertools/logger';
 import { MetricUnit, type Metrics } from '@aws-lambda-powertools/metrics';
 import { buildSendEmailInput, classifySesError } from './email';
-import { PermanentError, PipelineError, RetryableError, type FailureClass } from './errors';
-import { maskAddress, parseRecord, type EmailMessage, type ParsedRecord } from './message';
+import { PermanentError, PipelineError, RetryableError } from './errors';
+import { InvalidMessageError, maskAddress, parseRecord, type EmailMessage, type ParsedRecord } from './message';
 import type { HandlerSettings } from './settings';
 
 /** The metric names the dashboard and alarms read. */
@@ -75,12 +76,8 @@ export interface PipelineDeps {
   readonly now?: () => number;
 }
 
-/** Backoff (seconds) for a message that will be retried, by class and receive count. */
-export const BACKOFF = {
-  retryable: { baseSeconds: 2, capSeconds: 300 },
-  ambiguous: { baseSeconds: 2, capSeconds: 300 },
-  systemic: { baseSeconds: 300, capSeconds: 3600 },
-} as const;
+/** Backoff caps, in seconds: the base comes from the settings. */
+export const BACKOFF_CAP_SECONDS = { retryable: 300, ambiguous: 300, systemic: 3600 } as const;
 
 /**
  * Jittered exponential backoff: the nominal delay doubles with each receive up
@@ -88,11 +85,11 @@ export const BACKOFF = {
  * burst spread out but never come back at once.
  */
 export function backoffSeconds(
-  failureClass: Exclude<FailureClass, 'permanent'>,
+  baseSeconds: number,
+  capSeconds: number,
   receiveCount: number,
   random: () => number,
 ): number {
-  const { baseSeconds, capSeconds } = BACKOFF[failureClass];
   const nominal = Math.min(capSeconds, baseSeconds * 2 ** Math.max(0, receiveCount - 1));
   return Math.max(1, Math.round(nominal / 2 + (random() * nominal) / 2));
 }
@@ -200,6 +197,10 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
 
   async function deadLetter(record: SQSRecord, failure: PipelineError, parsed: ParsedRecord | undefined) {
     const keys = recordKeys(record, parsed);
+    // What is known of a record that failed to parse comes with its error.
+    const known = failure instanceof InvalidMessageError ? failure : undefined;
+    const dedupeKey = parsed?.key ?? known?.dedupeKey;
+    const snsMessageId = parsed?.snsMessageId ?? known?.snsMessageId;
     const attributes: Record<string, MessageAttributeValue> = {
       ...originalAttributes(record),
       [DLQ_ATTRIBUTE.errorClass]: attr(failure.failureClass),
@@ -208,21 +209,29 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
       [DLQ_ATTRIBUTE.failedAt]: attr(new Date(now()).toISOString()),
       [DLQ_ATTRIBUTE.sourceMessageId]: attr(record.messageId),
       [DLQ_ATTRIBUTE.receiveCount]: attr(String(keys.receiveCount)),
-      ...(parsed ? { [DLQ_ATTRIBUTE.dedupeKey]: attr(parsed.key) } : {}),
-      ...(parsed?.snsMessageId ? { [DLQ_ATTRIBUTE.snsMessageId]: attr(parsed.snsMessageId) } : {}),
+      ...(dedupeKey ? { [DLQ_ATTRIBUTE.dedupeKey]: attr(dedupeKey) } : {}),
+      ...(snsMessageId ? { [DLQ_ATTRIBUTE.snsMessageId]: attr(snsMessageId) } : {}),
     };
     await sqs.send(
       new SendMessageCommand({ QueueUrl: settings.deadLetterQueueUrl, MessageBody: record.body, MessageAttributes: attributes }),
     );
     metrics.addMetric(METRIC.permanentFailures, MetricUnit.Count, 1);
     metrics.singleMetric().addDimension('reason', failure.code).addMetric(METRIC.permanentFailuresByReason, MetricUnit.Count, 1);
-    logger.warn('dead-lettered', { decision: 'dead-lettered', ...keys, errorCode: failure.code, reason: failure.message });
+    logger.warn('dead-lettered', {
+      decision: 'dead-lettered',
+      ...keys,
+      ...(dedupeKey ? { dedupeKey } : {}),
+      ...(snsMessageId ? { snsMessageId } : {}),
+      errorCode: failure.code,
+      reason: failure.message,
+    });
   }
 
   async function scheduleRetry(record: SQSRecord, failure: PipelineError, parsed: ParsedRecord | undefined) {
     const keys = recordKeys(record, parsed);
     const failureClass = failure.failureClass === 'permanent' ? 'retryable' : failure.failureClass;
-    const visibilitySeconds = backoffSeconds(failureClass, keys.receiveCount, random);
+    const base = failureClass === 'systemic' ? settings.systemicRetrySeconds : settings.retryBaseSeconds;
+    const visibilitySeconds = backoffSeconds(base, BACKOFF_CAP_SECONDS[failureClass], keys.receiveCount, random);
     try {
       await sqs.send(
         new ChangeMessageVisibilityCommand({
@@ -334,5 +343,24 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
   return {
     registerContext: (context) => config.registerLambdaContext(context),
     processRecord,
+  };
+}
+
+/**
+ * The Lambda handler over a pipeline: records in parallel, a partial batch
+ * response for the ones to retry, metrics flushed after each invocation.
+ * One handler serves one invocation at a time, as a Lambda container does.
+ */
+export function createHandler(deps: PipelineDeps): (event: SQSEvent, context: Context) => Promise<SQSBatchResponse> {
+  const pipeline = createPipeline(deps);
+  const processor = new BatchProcessor(EventType.SQS);
+  return async (event, context) => {
+    deps.logger.addContext(context);
+    pipeline.registerContext(context);
+    try {
+      return await processPartialResponse(event, pipeline.processRecord, processor, { context });
+    } finally {
+      deps.metrics.publishStoredMetrics();
+    }
   };
 }

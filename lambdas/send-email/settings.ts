@@ -16,6 +16,8 @@ export const ENV = {
   visibilityTimeoutSeconds: 'VISIBILITY_TIMEOUT_SECONDS',
   failOpen: 'FAIL_OPEN',
   sesTimeoutMs: 'SES_TIMEOUT_MS',
+  retryBaseSeconds: 'RETRY_BASE_SECONDS',
+  systemicRetrySeconds: 'SYSTEMIC_RETRY_SECONDS',
 } as const;
 
 export interface HandlerSettings {
@@ -30,6 +32,10 @@ export interface HandlerSettings {
   readonly visibilityTimeoutSeconds: number;
   readonly failOpen: boolean;
   readonly sesTimeoutMs: number;
+  /** First backoff of a retryable or ambiguous failure; doubles per receive. Default 2. */
+  readonly retryBaseSeconds: number;
+  /** First backoff of a systemic failure (account paused, quota). Default 300. */
+  readonly systemicRetrySeconds: number;
 }
 
 type Env = Readonly<Record<string, string | undefined>>;
@@ -48,8 +54,8 @@ function positiveInt(env: Env, name: string, fallback?: number): number {
     if (fallback !== undefined) return fallback;
     throw new Error(`Missing required environment variable ${name}`);
   }
-  const value = Number(raw);
-  if (!Number.isInteger(value) || value <= 0) {
+  const value = /^[0-9]+$/.test(raw) ? Number(raw) : NaN;
+  if (!Number.isSafeInteger(value) || value <= 0) {
     throw new Error(`Environment variable ${name} must be a positive integer, got "${raw}"`);
   }
   return value;
@@ -57,8 +63,8 @@ function positiveInt(env: Env, name: string, fallback?: number): number {
 
 /** Reads and checks the handler settings; throws naming the variable at fault. */
 export function readSettings(env: Env = process.env): HandlerSettings {
-  const failOpenRaw = (env[ENV.failOpen] ?? 'false').toLowerCase();
-  if (failOpenRaw !== 'true' && failOpenRaw !== 'false') {
+  const failOpenRaw = env[ENV.failOpen] ?? 'false';
+  if (failOpenRaw.toLowerCase() !== 'true' && failOpenRaw.toLowerCase() !== 'false') {
     throw new Error(`Environment variable ${ENV.failOpen} must be "true" or "false", got "${failOpenRaw}"`);
   }
   const configurationSetName = env[ENV.configurationSetName];
@@ -72,7 +78,9 @@ export function readSettings(env: Env = process.env): HandlerSettings {
     deadLetterQueueUrl: required(env, ENV.deadLetterQueueUrl),
     maxReceiveCount: positiveInt(env, ENV.maxReceiveCount),
     visibilityTimeoutSeconds: positiveInt(env, ENV.visibilityTimeoutSeconds),
-    failOpen: failOpenRaw === 'true',
+    failOpen: failOpenRaw.toLowerCase() === 'true',
     sesTimeoutMs: positiveInt(env, ENV.sesTimeoutMs, 5000),
+    retryBaseSeconds: positiveInt(env, ENV.retryBaseSeconds, 2),
+    systemicRetrySeconds: positiveInt(env, ENV.systemicRetrySeconds, 300),
   };
 }

@@ -1,0 +1,66 @@
+/**
+ * Builders for queue records, so that each test states only what it is about.
+ * The shapes follow what SQS hands the function for an SNS subscription with
+ * raw message delivery off (the envelope), and for a message put straight on
+ * the queue (raw).
+ */
+import type { QueueRecordLike } from '../../lambdas/send-email/message';
+
+export const SNS_MESSAGE_ID = '5f3c2b1a-0d9e-4c8b-a7f6-e5d4c3b2a190';
+
+/** A message that meets the contract; spread it and override one field. */
+export const validMessage = {
+  to: ['ada@example.com'],
+  subject: 'Your order has shipped',
+  text: 'Order 42 is on its way.',
+} as const;
+
+export interface EnvelopeOptions {
+  /** Sets the SNS message attribute `idempotency-key` (a String). */
+  readonly key?: string;
+  /** Replaces or removes (undefined) fields of the envelope itself. */
+  readonly fields?: Readonly<Record<string, unknown>>;
+}
+
+/** The SNS notification envelope around a message, as the SQS body. */
+export function envelopeBody(message: unknown, options: EnvelopeOptions = {}): Record<string, unknown> {
+  return {
+    Type: 'Notification',
+    MessageId: SNS_MESSAGE_ID,
+    TopicArn: 'arn:aws:sns:eu-west-1:123456789012:emails',
+    // The envelope carries the message as a JSON string; a string passes through unchanged.
+    Message: typeof message === 'string' ? message : JSON.stringify(message),
+    Timestamp: '2024-05-01T12:00:00.000Z',
+    SignatureVersion: '1',
+    Signature: 'c2lnbmF0dXJl',
+    SigningCertURL: 'https://sns.eu-west-1.amazonaws.com/cert.pem',
+    UnsubscribeURL: 'https://sns.eu-west-1.amazonaws.com/?Action=Unsubscribe',
+    ...(options.key !== undefined
+      ? { MessageAttributes: { 'idempotency-key': { Type: 'String', Value: options.key } } }
+      : {}),
+    ...options.fields,
+  };
+}
+
+/** An SQS record whose body is the SNS envelope around `message`. */
+export function envelope(message: unknown, options: EnvelopeOptions = {}): QueueRecordLike {
+  return { body: JSON.stringify(envelopeBody(message, options)), messageAttributes: {} };
+}
+
+/** An SQS record whose body is the message itself, with an optional SQS `idempotency-key` attribute. */
+export function raw(message: unknown, options: { readonly key?: string } = {}): QueueRecordLike {
+  return {
+    body: JSON.stringify(message),
+    messageAttributes: options.key !== undefined ? { 'idempotency-key': { stringValue: options.key } } : {},
+  };
+}
+
+/** An SQS record with a body given verbatim. */
+export function body(text: string): QueueRecordLike {
+  return { body: text, messageAttributes: {} };
+}
+
+/** `count` distinct valid addresses. */
+export function addresses(count: number, prefix = 'user'): string[] {
+  return Array.from({ length: count }, (_, i) => `${prefix}${i}@example.com`);
+}
