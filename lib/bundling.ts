@@ -8,8 +8,8 @@ import * as path from 'node:path';
 export const HANDLER_ENTRY = path.join(__dirname, '..', 'lambdas', 'send-email', 'handler.ts');
 
 export const BUNDLING = {
-  /** esbuild target; matches the Lambda runtime (nodejs22.x). */
-  target: 'node22',
+  /** esbuild target; matches the Lambda runtime (nodejs24.x, RUNTIME in email-pipeline.ts). */
+  target: 'node24',
   minify: true,
   sourceMap: true,
   /** Nothing is left to the runtime's SDK copy: the bundle carries the SDK versions we tested. */

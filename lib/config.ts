@@ -31,8 +31,11 @@ export interface PipelineSettings {
   readonly retentionPeriodSeconds?: number;
   /**
    * How long an idempotency record keeps a key claimed. Must be at least the
-   * retention period, so that no duplicate can outlive its record.
-   * @default retention period + 1 day
+   * retention period, so that no duplicate can outlive its record. The default
+   * also covers the DLQ's 14 days: a message redriven from the DLQ late in its
+   * life still meets its record (SQS keeps the first enqueue time across a
+   * redrive, so 14 days bounds every copy's age).
+   * @default the longer of the retention period and the DLQ retention (14 days), + 1 day
    */
   readonly dedupeWindowSeconds?: number;
   /** Lambda timeout. @default 30 */
@@ -92,6 +95,9 @@ export const DEFAULTS = {
   logRetentionDays: 30,
 } as const;
 
+/** The DLQ keeps messages for the SQS maximum, so operators have time to look. */
+export const DLQ_RETENTION_SECONDS = 14 * DAY;
+
 /** Lower bound on maxReceiveCount, as AWS advises for Lambda event sources. */
 export const MIN_MAX_RECEIVE_COUNT = 5;
 
@@ -149,7 +155,9 @@ export function resolveSettings(input: PipelineSettings): ResolvedSettings {
   const retentionPeriodSeconds = input.retentionPeriodSeconds ?? DEFAULTS.retentionPeriodSeconds;
   checkInt('retentionPeriodSeconds', retentionPeriodSeconds, 60, 14 * DAY, ' seconds (1 minute to 14 days, the SQS limits)');
 
-  const dedupeWindowSeconds = input.dedupeWindowSeconds ?? retentionPeriodSeconds + DEFAULTS.dedupeWindowMarginSeconds;
+  const dedupeWindowSeconds =
+    input.dedupeWindowSeconds ??
+    Math.max(retentionPeriodSeconds, DLQ_RETENTION_SECONDS) + DEFAULTS.dedupeWindowMarginSeconds;
   checkInt('dedupeWindowSeconds', dedupeWindowSeconds, 1, 366 * DAY, ' seconds');
   if (dedupeWindowSeconds < retentionPeriodSeconds) {
     throw new SettingsError(

@@ -15,21 +15,9 @@ import { buildSendEmailInput, classifySesError } from './email';
 import { PermanentError, PipelineError, RetryableError } from './errors';
 import { InvalidMessageError, maskAddress, parseRecord, type EmailMessage, type ParsedRecord } from './message';
 import type { HandlerSettings } from './settings';
+import { METRIC } from './metric-names';
 
-/** The metric names the dashboard and alarms read. */
-export const METRIC = {
-  emailsSent: 'EmailsSent',
-  duplicatesSuppressed: 'DuplicatesSuppressed',
-  inProgressConflicts: 'InProgressConflicts',
-  permanentFailures: 'PermanentFailures',
-  permanentFailuresByReason: 'PermanentFailuresByReason',
-  retryableFailures: 'RetryableFailures',
-  ambiguousSends: 'AmbiguousSends',
-  systemicFailures: 'SystemicFailures',
-  failOpenSends: 'FailOpenSends',
-  completionWriteFailures: 'CompletionWriteFailures',
-  sesSendLatency: 'SesSendLatency',
-} as const;
+export { METRIC };
 
 /** The DLQ message attributes a permanent failure carries. */
 export const DLQ_ATTRIBUTE = {
@@ -351,14 +339,18 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
  * response for the ones to retry, metrics flushed after each invocation.
  * One handler serves one invocation at a time, as a Lambda container does.
  */
-export function createHandler(deps: PipelineDeps): (event: SQSEvent, context: Context) => Promise<SQSBatchResponse> {
+export function createHandler(
+  deps: PipelineDeps,
+  options: { readonly processInParallel?: boolean } = {},
+): (event: SQSEvent, context: Context) => Promise<SQSBatchResponse> {
   const pipeline = createPipeline(deps);
   const processor = new BatchProcessor(EventType.SQS);
+  const processInParallel = options.processInParallel ?? true;
   return async (event, context) => {
     deps.logger.addContext(context);
     pipeline.registerContext(context);
     try {
-      return await processPartialResponse(event, pipeline.processRecord, processor, { context });
+      return await processPartialResponse(event, pipeline.processRecord, processor, { context, processInParallel });
     } finally {
       deps.metrics.publishStoredMetrics();
     }

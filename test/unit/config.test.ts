@@ -34,7 +34,7 @@ describe('resolveSettings: defaults', () => {
       senderAddress: 'noreply@example.com',
       sesIdentity: 'example.com',
       retentionPeriodSeconds: 4 * DAY,
-      dedupeWindowSeconds: 5 * DAY,
+      dedupeWindowSeconds: 15 * DAY,
       functionTimeoutSeconds: 30,
       memorySizeMb: 256,
       visibilityTimeoutSeconds: 180,
@@ -50,11 +50,11 @@ describe('resolveSettings: defaults', () => {
     });
   });
 
-  test('the default dedupe window is the retention period plus one day', () => {
-    expect(resolveSettings({ ...base, retentionPeriodSeconds: 2 * DAY }).dedupeWindowSeconds).toBe(3 * DAY);
+  test('the default dedupe window covers the DLQ retention plus one day, so a late redrive is still deduplicated', () => {
+    expect(resolveSettings({ ...base, retentionPeriodSeconds: 2 * DAY }).dedupeWindowSeconds).toBe(15 * DAY);
   });
 
-  test('the default dedupe window follows the longest retention', () => {
+  test('the default dedupe window is never shorter than the retention period plus one day', () => {
     expect(resolveSettings({ ...base, retentionPeriodSeconds: 14 * DAY }).dedupeWindowSeconds).toBe(15 * DAY);
   });
 

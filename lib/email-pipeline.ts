@@ -1,0 +1,487 @@
+import { ArnFormat, CfnResource, Duration, RemovalPolicy, Stack, Validations } from 'aws-cdk-lib';
+import * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
+import * as iam from 'aws-cdk-lib/aws-iam';
+import * as kms from 'aws-cdk-lib/aws-kms';
+import * as lambda from 'aws-cdk-lib/aws-lambda';
+import { SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
+import * as nodejs from 'aws-cdk-lib/aws-lambda-nodejs';
+import * as logs from 'aws-cdk-lib/aws-logs';
+import * as sns from 'aws-cdk-lib/aws-sns';
+import { SqsSubscription } from 'aws-cdk-lib/aws-sns-subscriptions';
+import * as sqs from 'aws-cdk-lib/aws-sqs';
+import { Construct, IConstruct, IValidation } from 'constructs';
+import { ENV } from '../lambdas/send-email/settings';
+import { BUNDLING, HANDLER_ENTRY } from './bundling';
+import { DLQ_RETENTION_SECONDS, PipelineSettings, ResolvedSettings, SettingsError, resolveSettings } from './config';
+import { SERVICE_NAME, handlerEnvironment } from './handler-env';
+
+/** How long the dead-letter queue keeps a message: the SQS maximum, so operators have time to look. */
+export const DLQ_RETENTION = Duration.seconds(DLQ_RETENTION_SECONDS);
+
+/** The Lambda runtime; {@link BUNDLING}.target must name the same Node.js major version. */
+export const RUNTIME = lambda.Runtime.NODEJS_24_X;
+
+/** Powertools' default attribute for the record expiry; DynamoDB TTL cleans up on it. */
+export const TTL_ATTRIBUTE = 'expiration';
+
+/** Default of {@link EmailPipelineProps.serviceName} (the local pipeline's too). */
+export const DEFAULT_SERVICE_NAME = SERVICE_NAME;
+
+/** Default of {@link EmailPipelineProps.sesTimeoutMs}. */
+export const DEFAULT_SES_TIMEOUT_MS = 5000;
+
+/** Default of {@link EmailPipelineProps.retryBaseSeconds} (the handler's own default). */
+export const DEFAULT_RETRY_BASE_SECONDS = 2;
+
+/** Default of {@link EmailPipelineProps.systemicRetrySeconds} (the handler's own default). */
+export const DEFAULT_SYSTEMIC_RETRY_SECONDS = 300;
+
+/** The longest visibility timeout SQS allows (ChangeMessageVisibility), in seconds. */
+const MAX_VISIBILITY_SECONDS = 12 * 60 * 60;
+
+/** Retention values CloudWatch Logs accepts, in days. */
+const LOG_RETENTION_DAYS: readonly number[] = Object.values(logs.RetentionDays).filter(
+  (v): v is number => typeof v === 'number' && v > 0 && v !== logs.RetentionDays.INFINITE,
+);
+
+/**
+ * Settings of the pipeline ({@link PipelineSettings}, shared with the local
+ * pipeline) plus options that only the CDK construct has.
+ */
+export interface EmailPipelineProps extends PipelineSettings {
+  /**
+   * What happens to the stateful resources (idempotency table, function log
+   * group, KMS keys) when they leave the stack. With anything but RETAIN the
+   * table also loses its deletion protection.
+   * @default RemovalPolicy.RETAIN
+   */
+  readonly removalPolicy?: RemovalPolicy;
+  /**
+   * SES stored templates the function may send with. Messages name their
+   * template, so the default allows every template of the account in the
+   * stack's region; list the names to narrow it.
+   * @default all templates in the account and region (`template/*`)
+   */
+  readonly sesTemplateNames?: readonly string[];
+  /**
+   * Timeout of one SES SendEmail call, in milliseconds (SES_TIMEOUT_MS). Must
+   * leave room inside the function timeout.
+   * @default 5000
+   */
+  readonly sesTimeoutMs?: number;
+  /**
+   * Powertools service name (POWERTOOLS_SERVICE_NAME); also the `service`
+   * dimension of the custom metrics.
+   * @default "email-pipeline"
+   */
+  readonly serviceName?: string;
+  /**
+   * First backoff of a retryable or ambiguous failure, in seconds
+   * (RETRY_BASE_SECONDS); the handler doubles it per receive, with jitter.
+   * @default 2
+   */
+  readonly retryBaseSeconds?: number;
+  /**
+   * First backoff of a systemic failure (account paused, daily quota), in
+   * seconds (SYSTEMIC_RETRY_SECONDS).
+   * @default 300
+   */
+  readonly systemicRetrySeconds?: number;
+  /**
+   * Who may publish to the topic. The topic policy allows these principals and
+   * denies sns:Publish to everyone else, including other principals of the
+   * deploying account. Accounts (`AccountPrincipal`, `AccountRootPrincipal`),
+   * roles and `ArnPrincipal`s are accepted.
+   * @default the deploying account (`new iam.AccountRootPrincipal()`)
+   */
+  readonly publisherPrincipals?: readonly iam.IPrincipal[];
+}
+
+/**
+ * SNS topic -> SQS queue (SNS envelope) -> Lambda (batches, partial batch
+ * response) -> DynamoDB idempotency record + SES v2 SendEmail, with a DLQ.
+ *
+ * Every setting is resolved and checked by {@link resolveSettings}; the
+ * invariants that an escape hatch could still break (raw message delivery,
+ * batch item failure reporting) are checked again on the synthesized
+ * resources.
+ */
+export class EmailPipeline extends Construct {
+  /** Publishers send here. */
+  public readonly topic: sns.Topic;
+  /** The work queue, subscribed to {@link topic} with the SNS envelope. */
+  public readonly queue: sqs.Queue;
+  /** Permanent failures (sent by the handler) and messages past maxReceiveCount. */
+  public readonly deadLetterQueue: sqs.Queue;
+  /** Powertools idempotency records, one per dedupe key. */
+  public readonly table: dynamodb.Table;
+  /** The send-email function. */
+  public readonly sendFunction: nodejs.NodejsFunction;
+  /** The function's log group. */
+  public readonly logGroup: logs.LogGroup;
+  /** The function's execution role (no managed policies). */
+  public readonly role: iam.Role;
+  /** Customer-managed key (rotation on) of the topic. */
+  public readonly topicKey: kms.Key;
+  /**
+   * Customer-managed key (rotation on) of the queue and the DLQ. Separate from
+   * {@link topicKey}: its policy names the topic (SNS may use it only for this
+   * topic), and one key for both would make the topic and the key depend on
+   * each other.
+   */
+  public readonly queueKey: kms.Key;
+  /** The settings with every default applied. */
+  public readonly settings: ResolvedSettings;
+  /** The Powertools service name (`service` dimension of the custom metrics). */
+  public readonly serviceName: string;
+
+  constructor(scope: Construct, id: string, props: EmailPipelineProps) {
+    super(scope, id);
+    const settings = resolveSettings(props);
+    this.settings = settings;
+    const removalPolicy = props.removalPolicy ?? RemovalPolicy.RETAIN;
+    this.serviceName = props.serviceName ?? DEFAULT_SERVICE_NAME;
+    const sesTimeoutMs = props.sesTimeoutMs ?? DEFAULT_SES_TIMEOUT_MS;
+    checkConstructOptions(settings, props, sesTimeoutMs);
+
+    // --- encryption, queues and topic ------------------------------------
+    this.topicKey = new kms.Key(this, 'TopicKey', {
+      description: 'Encrypts the email pipeline topic',
+      enableKeyRotation: true,
+      removalPolicy,
+    });
+    this.queueKey = new kms.Key(this, 'QueueKey', {
+      description: 'Encrypts the email pipeline queue and dead-letter queue',
+      enableKeyRotation: true,
+      removalPolicy,
+    });
+
+    this.deadLetterQueue = new sqs.Queue(this, 'DeadLetterQueue', {
+      retentionPeriod: DLQ_RETENTION,
+      encryption: sqs.QueueEncryption.KMS,
+      encryptionMasterKey: this.queueKey,
+      enforceSSL: true,
+    });
+
+    this.queue = new sqs.Queue(this, 'Queue', {
+      visibilityTimeout: Duration.seconds(settings.visibilityTimeoutSeconds),
+      retentionPeriod: Duration.seconds(settings.retentionPeriodSeconds),
+      deadLetterQueue: { queue: this.deadLetterQueue, maxReceiveCount: settings.maxReceiveCount },
+      encryption: sqs.QueueEncryption.KMS,
+      encryptionMasterKey: this.queueKey,
+      enforceSSL: true,
+    });
+
+    this.topic = new sns.Topic(this, 'Topic', { masterKey: this.topicKey, enforceSSL: true });
+    // The handler reads the SNS MessageId from the envelope: raw delivery stays off.
+    // The subscription also gives SNS (this topic only) use of the key to write to the queue.
+    this.topic.addSubscription(new SqsSubscription(this.queue, { rawMessageDelivery: false }));
+    this.restrictPublishers(props.publisherPrincipals ?? [new iam.AccountRootPrincipal()]);
+
+    // --- idempotency store ------------------------------------------------
+    this.table = new dynamodb.Table(this, 'IdempotencyTable', {
+      partitionKey: { name: 'id', type: dynamodb.AttributeType.STRING },
+      timeToLiveAttribute: TTL_ATTRIBUTE,
+      billingMode: dynamodb.BillingMode.PAY_PER_REQUEST,
+      pointInTimeRecoverySpecification: { pointInTimeRecoveryEnabled: true },
+      encryption: dynamodb.TableEncryption.AWS_MANAGED,
+      deletionProtection: removalPolicy === RemovalPolicy.RETAIN,
+      removalPolicy,
+    });
+
+    // --- function ----------------------------------------------------------
+    this.logGroup = new logs.LogGroup(this, 'FunctionLogs', {
+      retention: settings.logRetentionDays as logs.RetentionDays,
+      removalPolicy,
+    });
+
+    // The shared mapping (also used by the local pipeline), plus what only the
+    // deployed function sets.
+    const environment: Record<string, string> = {
+      ...handlerEnvironment(settings, {
+        tableName: this.table.tableName,
+        sourceQueueUrl: this.queue.queueUrl,
+        deadLetterQueueUrl: this.deadLetterQueue.queueUrl,
+      }),
+      POWERTOOLS_SERVICE_NAME: this.serviceName,
+      [ENV.sesTimeoutMs]: String(sesTimeoutMs),
+      [ENV.retryBaseSeconds]: String(props.retryBaseSeconds ?? DEFAULT_RETRY_BASE_SECONDS),
+      [ENV.systemicRetrySeconds]: String(props.systemicRetrySeconds ?? DEFAULT_SYSTEMIC_RETRY_SECONDS),
+      NODE_OPTIONS: '--enable-source-maps',
+    };
+
+    // Own role, no AWSLambdaBasicExecutionRole: logs go to this log group only.
+    this.role = new iam.Role(this, 'SendFunctionRole', {
+      assumedBy: new iam.ServicePrincipal('lambda.amazonaws.com'),
+      description: 'Execution role of the email pipeline send function',
+    });
+    this.logGroup.grantWrite(this.role);
+
+    this.sendFunction = new nodejs.NodejsFunction(this, 'SendFunction', {
+      role: this.role,
+      entry: HANDLER_ENTRY,
+      handler: 'handler',
+      runtime: RUNTIME,
+      architecture: lambda.Architecture.ARM_64,
+      timeout: Duration.seconds(settings.functionTimeoutSeconds),
+      memorySize: settings.memorySizeMb,
+      logGroup: this.logGroup,
+      environment,
+      description: 'Sends each queued email once: idempotency record in DynamoDB, then SES v2 SendEmail',
+      bundling: {
+        target: BUNDLING.target,
+        minify: BUNDLING.minify,
+        sourceMap: BUNDLING.sourceMap,
+        externalModules: [...BUNDLING.externalModules],
+        mainFields: [...BUNDLING.mainFields],
+        // Warnings and errors only: keeps `cdk synth --quiet` quiet.
+        logLevel: nodejs.LogLevel.WARNING,
+      },
+    });
+
+    this.sendFunction.addEventSource(
+      new SqsEventSource(this.queue, {
+        batchSize: settings.batchSize,
+        maxBatchingWindow: Duration.seconds(settings.maxBatchingWindowSeconds),
+        maxConcurrency: settings.maxConcurrency,
+        reportBatchItemFailures: true,
+      }),
+    );
+
+    this.grantLeastPrivilege(props);
+
+    this.node.addValidation(new DeliveryContractValidation(this));
+  }
+
+  /** The function's own permissions; the event source adds receive/delete on the queue. */
+  private grantLeastPrivilege(props: EmailPipelineProps): void {
+    const stack = Stack.of(this);
+    const fn = this.sendFunction;
+
+    fn.addToRolePolicy(
+      new iam.PolicyStatement({
+        sid: 'IdempotencyRecords',
+        actions: ['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem'],
+        resources: [this.table.tableArn],
+      }),
+    );
+
+    // SES v2 SendEmail: identity is required; a configuration set and a stored
+    // template are checked too when the request uses them.
+    const sesArn = (resource: string, name: string) =>
+      stack.formatArn({ service: 'ses', resource, resourceName: name, arnFormat: ArnFormat.SLASH_RESOURCE_NAME });
+    const sesResources = [sesArn('identity', this.settings.sesIdentity)];
+    if (this.settings.configurationSetName !== undefined) {
+      sesResources.push(sesArn('configuration-set', this.settings.configurationSetName));
+    }
+    for (const template of props.sesTemplateNames ?? ['*']) {
+      sesResources.push(sesArn('template', template));
+    }
+    fn.addToRolePolicy(
+      new iam.PolicyStatement({
+        sid: 'SendAsConfiguredSender',
+        actions: ['ses:SendEmail'],
+        resources: sesResources,
+        conditions: { StringEquals: { 'ses:FromAddress': this.settings.senderAddress } },
+      }),
+    );
+
+    fn.addToRolePolicy(
+      new iam.PolicyStatement({
+        sid: 'DeadLetterPermanentFailures',
+        actions: ['sqs:SendMessage'],
+        resources: [this.deadLetterQueue.queueArn],
+      }),
+    );
+    fn.addToRolePolicy(
+      new iam.PolicyStatement({
+        sid: 'BackOffRetries',
+        actions: ['sqs:ChangeMessageVisibility'],
+        resources: [this.queue.queueArn],
+      }),
+    );
+    // SendMessage to the KMS-encrypted DLQ needs a data key.
+    fn.addToRolePolicy(
+      new iam.PolicyStatement({
+        sid: 'EncryptDeadLetters',
+        actions: ['kms:GenerateDataKey', 'kms:Decrypt'],
+        resources: [this.queueKey.keyArn],
+      }),
+    );
+
+    if (props.sesTemplateNames === undefined) {
+      Validations.of(this.role).acknowledge({
+        id: `AwsSolutions::AwsSolutions-IAM5[Resource::${sesArnPattern('template/*')}]`,
+        reason:
+          'Each message names its SES template, so ses:SendEmail is allowed on every template of this account and region; ' +
+          'the identity is fixed and ses:FromAddress pins the sender. Set sesTemplateNames to list the templates instead.',
+      });
+    }
+  }
+
+  /**
+   * Topic policy: the listed publishers may publish (and use the key to do
+   * so); everyone else is denied, whatever their IAM policies say.
+   */
+  private restrictPublishers(principals: readonly iam.IPrincipal[]): void {
+    if (principals.length === 0) {
+      throw new SettingsError('publisherPrincipals', [], 'must name at least one publisher');
+    }
+    const accounts: string[] = [];
+    const arns: string[] = [];
+    for (const principal of principals) {
+      if (principal instanceof iam.AccountPrincipal) accounts.push(principal.accountId);
+      else if (principal instanceof iam.ArnPrincipal) arns.push(principal.arn);
+      else if (isRole(principal)) arns.push(principal.roleArn);
+      else {
+        throw new SettingsError(
+          'publisherPrincipals',
+          principal.toString(),
+          'each must be an account (AccountPrincipal, AccountRootPrincipal), a role or an ArnPrincipal',
+        );
+      }
+      this.topic.grantPublish(principal);
+    }
+    const conditions: Record<string, Record<string, string[]>> = {};
+    if (accounts.length > 0) conditions.StringNotEquals = { 'aws:PrincipalAccount': accounts };
+    if (arns.length > 0) conditions.ArnNotEquals = { 'aws:PrincipalArn': arns };
+    this.topic.addToResourcePolicy(
+      new iam.PolicyStatement({
+        sid: 'OnlyConfiguredPublishers',
+        effect: iam.Effect.DENY,
+        principals: [new iam.AnyPrincipal()],
+        actions: ['sns:Publish'],
+        resources: [this.topic.topicArn],
+        conditions,
+      }),
+    );
+  }
+}
+
+function checkConstructOptions(settings: ResolvedSettings, props: EmailPipelineProps, sesTimeoutMs: number): void {
+  const runtimeMajor = /^nodejs(\d+)\.x$/.exec(RUNTIME.name)?.[1];
+  if (BUNDLING.target !== `node${runtimeMajor}`) {
+    // A programming error, not a setting: lib/bundling.ts and RUNTIME must move together.
+    throw new Error(`esbuild target ${BUNDLING.target} does not match the Lambda runtime ${RUNTIME.name}`);
+  }
+  if (!LOG_RETENTION_DAYS.includes(settings.logRetentionDays)) {
+    throw new SettingsError(
+      'logRetentionDays',
+      settings.logRetentionDays,
+      `must be a retention CloudWatch Logs accepts: ${LOG_RETENTION_DAYS.join(', ')}`,
+    );
+  }
+  const budgetMs = settings.functionTimeoutSeconds * 1000;
+  if (!Number.isInteger(sesTimeoutMs) || sesTimeoutMs < 100 || sesTimeoutMs > budgetMs / 2) {
+    throw new SettingsError(
+      'sesTimeoutMs',
+      sesTimeoutMs,
+      `must be a whole number from 100 to half the function timeout (${budgetMs / 2} ms), so a slow send cannot use up the invocation`,
+    );
+  }
+  for (const [name, value] of [
+    ['retryBaseSeconds', props.retryBaseSeconds ?? DEFAULT_RETRY_BASE_SECONDS],
+    ['systemicRetrySeconds', props.systemicRetrySeconds ?? DEFAULT_SYSTEMIC_RETRY_SECONDS],
+  ] as const) {
+    if (!Number.isInteger(value) || value < 1 || value > MAX_VISIBILITY_SECONDS) {
+      throw new SettingsError(
+        name,
+        value,
+        `must be a whole number from 1 to ${MAX_VISIBILITY_SECONDS} seconds (the SQS visibility limit)`,
+      );
+    }
+  }
+  const serviceName = props.serviceName ?? DEFAULT_SERVICE_NAME;
+  if (!/^[A-Za-z0-9._-]{1,128}$/.test(serviceName)) {
+    throw new SettingsError('serviceName', serviceName, 'must be 1 to 128 letters, digits, ".", "_" or "-"');
+  }
+  for (const name of props.sesTemplateNames ?? []) {
+    if (!/^[A-Za-z0-9_-]{1,64}$/.test(name)) {
+      throw new SettingsError('sesTemplateNames', name, 'each must be 1 to 64 letters, digits, _ or -');
+    }
+  }
+  if (props.sesTemplateNames !== undefined && props.sesTemplateNames.length === 0) {
+    throw new SettingsError('sesTemplateNames', [], 'must name at least one template, or be left out to allow all');
+  }
+}
+
+/** A CloudFormation resource as synthesized, overrides included. */
+interface SynthesizedResource {
+  readonly Type: string;
+  readonly Properties?: Record<string, unknown>;
+}
+
+/**
+ * Re-checks the delivery contract on what will actually be deployed: an
+ * escape hatch (addPropertyOverride and friends) could turn raw message
+ * delivery on or batch item failure reporting off after the L2 set them.
+ */
+class DeliveryContractValidation implements IValidation {
+  constructor(private readonly pipeline: EmailPipeline) {}
+
+  public validate(): string[] {
+    const stack = Stack.of(this.pipeline);
+    const queueArn = JSON.stringify(stack.resolve(this.pipeline.queue.queueArn));
+    const errors: string[] = [];
+    let subscriptions = 0;
+    let mappings = 0;
+
+    for (const child of stack.node.findAll()) {
+      const resource = synthesized(stack, child);
+      if (resource === undefined) continue;
+      const p = resource.Properties ?? {};
+      if (resource.Type === 'AWS::SNS::Subscription' && JSON.stringify(p.Endpoint) === queueArn) {
+        subscriptions++;
+        if (isTrue(p.RawMessageDelivery)) {
+          errors.push(
+            `rawMessageDelivery=${JSON.stringify(p.RawMessageDelivery)} on the subscription ${child.node.path}: ` +
+              'raw message delivery must stay off, the handler needs the SNS envelope (its MessageId is the dedupe key)',
+          );
+        }
+      }
+      if (resource.Type === 'AWS::Lambda::EventSourceMapping' && JSON.stringify(p.EventSourceArn) === queueArn) {
+        mappings++;
+        const types = p.FunctionResponseTypes;
+        if (!Array.isArray(types) || !types.includes('ReportBatchItemFailures')) {
+          errors.push(
+            `reportBatchItemFailures is off (FunctionResponseTypes=${JSON.stringify(types ?? null)}) on ${child.node.path}: ` +
+              'batch item failure reporting must be on, or one failed message retries (and may resend) the whole batch',
+          );
+        }
+      }
+    }
+    if (subscriptions === 0) {
+      errors.push('the queue has no SNS subscription: the pipeline needs its topic subscribed to the queue');
+    }
+    if (mappings === 0) {
+      errors.push(
+        'the queue has no event source mapping: reportBatchItemFailures must be on a mapping to the function',
+      );
+    }
+    return errors;
+  }
+}
+
+/** How cdk-nag renders an SES ARN of this stack in a finding id. */
+function sesArnPattern(resource: string): string {
+  return `arn:<AWS::Partition>:ses:<AWS::Region>:<AWS::AccountId>:${resource}`;
+}
+
+function isRole(p: iam.IPrincipal): p is iam.IRole {
+  return (
+    typeof (p as Partial<iam.IRole>).roleArn === 'string' && typeof (p as Partial<iam.IRole>).roleName === 'string'
+  );
+}
+
+const CHECKED_TYPES = new Set(['AWS::SNS::Subscription', 'AWS::Lambda::EventSourceMapping']);
+
+/** The resource as it will be synthesized (raw overrides applied), or undefined if it is not one we check. */
+function synthesized(stack: Stack, c: IConstruct): SynthesizedResource | undefined {
+  if (!CfnResource.isCfnResource(c) || !CHECKED_TYPES.has(c.cfnResourceType)) return undefined;
+  const rendered = stack.resolve(c._toCloudFormation()) as { Resources?: Record<string, SynthesizedResource> };
+  return Object.values(rendered.Resources ?? {})[0];
+}
+
+function isTrue(v: unknown): boolean {
+  return v === true || (typeof v === 'string' && v.toLowerCase() === 'true');
+}

@@ -1,0 +1,192 @@
+import { ENV } from '../../lambdas/send-email/settings';
+import { BUNDLING } from '../../lib/bundling';
+import { DLQ_RETENTION, RUNTIME, TTL_ATTRIBUTE } from '../../lib/email-pipeline';
+import { resource, synthDefault, synthesize } from './helpers';
+
+const arnOf = (logicalId: string) => ({ 'Fn::GetAtt': [logicalId, 'Arn'] });
+
+describe('topic and queues', () => {
+  test('the topic delivers to the queue with raw message delivery off', () => {
+    const { template, ids } = synthDefault();
+    template.hasResourceProperties('AWS::SNS::Subscription', {
+      Protocol: 'sqs',
+      TopicArn: { Ref: ids.topic },
+      Endpoint: arnOf(ids.queue),
+      RawMessageDelivery: false,
+    });
+  });
+
+  test('the queue redrives to the DLQ after maxReceiveCount receives', () => {
+    const { template, ids } = synthesize({ maxReceiveCount: 7 });
+    expect(resource(template, ids.queue).Properties.RedrivePolicy).toEqual({
+      deadLetterTargetArn: arnOf(ids.deadLetterQueue),
+      maxReceiveCount: 7,
+    });
+  });
+
+  test('the queue takes visibility timeout and retention from the settings', () => {
+    const { template, ids } = synthesize({ visibilityTimeoutSeconds: 400, retentionPeriodSeconds: 86_400 });
+    expect(resource(template, ids.queue).Properties).toMatchObject({
+      VisibilityTimeout: 400,
+      MessageRetentionPeriod: 86_400,
+    });
+  });
+
+  test('the DLQ keeps messages for 14 days', () => {
+    const { template, ids } = synthDefault();
+    expect(resource(template, ids.deadLetterQueue).Properties.MessageRetentionPeriod).toBe(DLQ_RETENTION.toSeconds());
+    expect(DLQ_RETENTION.toSeconds()).toBe(14 * 24 * 60 * 60);
+  });
+
+  test('the queue visibility timeout is at least 6 x the function timeout', () => {
+    const { template, ids } = synthesize({ functionTimeoutSeconds: 45 });
+    const visibility = resource(template, ids.queue).Properties.VisibilityTimeout;
+    const timeout = resource(template, ids.function).Properties.Timeout;
+    expect(timeout).toBe(45);
+    expect(visibility).toBeGreaterThanOrEqual(6 * timeout);
+  });
+});
+
+describe('idempotency table', () => {
+  test('has partition key id (string) and TTL on the Powertools expiry attribute', () => {
+    const { template, ids } = synthDefault();
+    expect(TTL_ATTRIBUTE).toBe('expiration');
+    expect(resource(template, ids.table).Properties).toMatchObject({
+      KeySchema: [{ AttributeName: 'id', KeyType: 'HASH' }],
+      AttributeDefinitions: [{ AttributeName: 'id', AttributeType: 'S' }],
+      TimeToLiveSpecification: { AttributeName: 'expiration', Enabled: true },
+    });
+  });
+
+  test('bills on demand', () => {
+    const { template, ids } = synthDefault();
+    const props = resource(template, ids.table).Properties;
+    expect(props.BillingMode).toBe('PAY_PER_REQUEST');
+    expect(props.ProvisionedThroughput).toBeUndefined();
+  });
+
+  test('has point-in-time recovery and server-side encryption', () => {
+    const { template, ids } = synthDefault();
+    expect(resource(template, ids.table).Properties).toMatchObject({
+      PointInTimeRecoverySpecification: { PointInTimeRecoveryEnabled: true },
+      SSESpecification: { SSEEnabled: true },
+    });
+  });
+
+  test('is retained and deletion-protected by default', () => {
+    const { template, ids } = synthDefault();
+    const table = resource(template, ids.table);
+    expect(table.DeletionPolicy).toBe('Retain');
+    expect(table.Properties.DeletionProtectionEnabled).toBe(true);
+  });
+});
+
+describe('function', () => {
+  test('runs nodejs24.x on arm64, and the esbuild target matches the runtime', () => {
+    const { template, ids } = synthDefault();
+    expect(resource(template, ids.function).Properties).toMatchObject({
+      Runtime: 'nodejs24.x',
+      Architectures: ['arm64'],
+      Handler: 'index.handler',
+    });
+    expect(RUNTIME.name).toBe('nodejs24.x');
+    expect(BUNDLING.target).toBe('node24');
+  });
+
+  test('takes timeout and memory from the settings', () => {
+    const { template, ids } = synthesize({ functionTimeoutSeconds: 20, memorySizeMb: 512 });
+    expect(resource(template, ids.function).Properties).toMatchObject({ Timeout: 20, MemorySize: 512 });
+  });
+
+  test('gets every handler setting and the Powertools settings as environment variables', () => {
+    const { template, ids } = synthesize({
+      failOpen: true,
+      logLevel: 'DEBUG',
+      metricsNamespace: 'Mail',
+      dedupeWindowSeconds: 500_000,
+      maxReceiveCount: 6,
+    });
+    const vars = resource(template, ids.function).Properties.Environment.Variables;
+    expect(vars).toEqual({
+      [ENV.senderAddress]: 'noreply@example.com',
+      [ENV.tableName]: { Ref: ids.table },
+      [ENV.keyPrefix]: 'email-pipeline',
+      [ENV.dedupeWindowSeconds]: '500000',
+      [ENV.sourceQueueUrl]: { Ref: ids.queue },
+      [ENV.deadLetterQueueUrl]: { Ref: ids.deadLetterQueue },
+      [ENV.maxReceiveCount]: '6',
+      [ENV.visibilityTimeoutSeconds]: '180',
+      [ENV.failOpen]: 'true',
+      [ENV.sesTimeoutMs]: '5000',
+      [ENV.retryBaseSeconds]: '2',
+      [ENV.systemicRetrySeconds]: '300',
+      POWERTOOLS_SERVICE_NAME: 'email-pipeline',
+      POWERTOOLS_LOG_LEVEL: 'DEBUG',
+      POWERTOOLS_METRICS_NAMESPACE: 'Mail',
+      NODE_OPTIONS: '--enable-source-maps',
+    });
+    // Every name the handler reads is set, except the optional configuration set.
+    const missing = Object.values(ENV).filter((name) => !(name in vars));
+    expect(missing).toEqual([ENV.configurationSetName]);
+  });
+
+  test('passes the backoff options to the handler', () => {
+    const { template, ids } = synthesize({ retryBaseSeconds: 5, systemicRetrySeconds: 900 });
+    expect(resource(template, ids.function).Properties.Environment.Variables).toMatchObject({
+      [ENV.retryBaseSeconds]: '5',
+      [ENV.systemicRetrySeconds]: '900',
+    });
+  });
+
+  test('sets SES_CONFIGURATION_SET only when a configuration set is configured', () => {
+    const { template, ids } = synthesize({ configurationSetName: 'transactional' });
+    const vars = resource(template, ids.function).Properties.Environment.Variables;
+    expect(vars[ENV.configurationSetName]).toBe('transactional');
+  });
+
+  test('logs to its own log group with the configured retention', () => {
+    const { template, ids } = synthesize({ logRetentionDays: 90 });
+    expect(resource(template, ids.logGroup).Properties.RetentionInDays).toBe(90);
+    expect(resource(template, ids.function).Properties.LoggingConfig).toEqual({ LogGroup: { Ref: ids.logGroup } });
+  });
+});
+
+describe('event source mapping', () => {
+  test('reports batch item failures and takes batch size, window and concurrency from the settings', () => {
+    const { template, ids } = synthesize({ batchSize: 25, maxBatchingWindowSeconds: 3, maxConcurrency: 4 });
+    template.hasResourceProperties('AWS::Lambda::EventSourceMapping', {
+      EventSourceArn: arnOf(ids.queue),
+      FunctionName: { Ref: ids.function },
+      FunctionResponseTypes: ['ReportBatchItemFailures'],
+      BatchSize: 25,
+      MaximumBatchingWindowInSeconds: 3,
+      ScalingConfig: { MaximumConcurrency: 4 },
+    });
+  });
+});
+
+describe('stack outputs', () => {
+  test('exist with the exact names', () => {
+    const { template, ids } = synthDefault();
+    const outputs = template.toJSON().Outputs;
+    expect(Object.keys(outputs).sort()).toEqual(
+      ['AlarmTopicArn', 'DeadLetterQueueUrl', 'FunctionName', 'QueueUrl', 'TableName', 'TopicArn'].sort(),
+    );
+    template.hasOutput('TopicArn', { Value: { Ref: ids.topic } });
+    template.hasOutput('QueueUrl', { Value: { Ref: ids.queue } });
+    template.hasOutput('DeadLetterQueueUrl', { Value: { Ref: ids.deadLetterQueue } });
+    template.hasOutput('TableName', { Value: { Ref: ids.table } });
+    template.hasOutput('FunctionName', { Value: { Ref: ids.function } });
+  });
+
+  test('without monitoring there is no alarm topic output', () => {
+    const outputs = synthesize({}, undefined, { monitoring: false }).template.toJSON().Outputs;
+    expect(Object.keys(outputs).sort()).toEqual([
+      'DeadLetterQueueUrl',
+      'FunctionName',
+      'QueueUrl',
+      'TableName',
+      'TopicArn',
+    ]);
+  });
+});

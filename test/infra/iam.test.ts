@@ -1,0 +1,105 @@
+import { functionPolicyStatements, statementsFor, synthDefault, synthesize } from './helpers';
+
+const arnOf = (logicalId: string) => ({ 'Fn::GetAtt': [logicalId, 'Arn'] });
+const sesArn = (resource: string) => ({
+  'Fn::Join': [
+    '',
+    [
+      'arn:',
+      { Ref: 'AWS::Partition' },
+      ':ses:',
+      { Ref: 'AWS::Region' },
+      ':',
+      { Ref: 'AWS::AccountId' },
+      `:${resource}`,
+    ],
+  ],
+});
+const asList = <T>(v: T | T[]): T[] => ([] as T[]).concat(v);
+/** Order-insensitive view of a Resource list (IAM policy minimization sorts it). */
+const asSet = (v: unknown): string[] =>
+  asList(v)
+    .map((r) => JSON.stringify(r))
+    .sort();
+
+describe('function permissions', () => {
+  test('DynamoDB item actions are allowed on the idempotency table ARN only', () => {
+    const { template, ids } = synthDefault();
+    const statements = functionPolicyStatements(template);
+    for (const action of ['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem']) {
+      const granting = statementsFor(statements, action);
+      expect(granting.length).toBeGreaterThan(0);
+      for (const s of granting) expect(asList(s.Resource)).toEqual([arnOf(ids.table)]);
+    }
+    // Nothing wider than item access: no scans, queries, batch writes or table admin.
+    const dynamoActions = statements.flatMap((s) => asList<string>(s.Action)).filter((a) => a.startsWith('dynamodb:'));
+    expect(new Set(dynamoActions)).toEqual(
+      new Set(['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem']),
+    );
+  });
+
+  test('ses:SendEmail is scoped to the identity and templates, with the From address pinned', () => {
+    const { template } = synthDefault();
+    const granting = statementsFor(functionPolicyStatements(template), 'ses:SendEmail');
+    expect(granting).toHaveLength(1);
+    const [s] = granting;
+    expect(asList(s.Action)).toEqual(['ses:SendEmail']);
+    expect(asSet(s.Resource)).toEqual(asSet([sesArn('identity/example.com'), sesArn('template/*')]));
+    expect(s.Condition).toEqual({ StringEquals: { 'ses:FromAddress': 'noreply@example.com' } });
+  });
+
+  test('ses:SendEmail covers the configuration set and only the listed templates when they are set', () => {
+    const { template } = synthesize({ configurationSetName: 'transactional', sesTemplateNames: ['welcome', 'reset'] });
+    const [s] = statementsFor(functionPolicyStatements(template), 'ses:SendEmail');
+    expect(asSet(s.Resource)).toEqual(
+      asSet([
+        sesArn('identity/example.com'),
+        sesArn('configuration-set/transactional'),
+        sesArn('template/welcome'),
+        sesArn('template/reset'),
+      ]),
+    );
+  });
+
+  test('sqs:SendMessage is allowed on the DLQ only', () => {
+    const { template, ids } = synthDefault();
+    const granting = statementsFor(functionPolicyStatements(template), 'sqs:SendMessage');
+    expect(granting.flatMap((s) => asList(s.Resource))).toEqual([arnOf(ids.deadLetterQueue)]);
+  });
+
+  test('sqs:ChangeMessageVisibility is allowed on the source queue only', () => {
+    const { template, ids } = synthDefault();
+    const granting = statementsFor(functionPolicyStatements(template), 'sqs:ChangeMessageVisibility');
+    expect([...new Set(granting.flatMap((s) => asSet(s.Resource)))]).toEqual(asSet(arnOf(ids.queue)));
+  });
+
+  test('the role has no managed policies and writes logs to its own log group only', () => {
+    const { template, ids } = synthDefault();
+    const role = template.toJSON().Resources[ids.role];
+    expect(role.Properties.ManagedPolicyArns).toBeUndefined();
+    const logs = functionPolicyStatements(template).filter((s) =>
+      asList<string>(s.Action).some((a) => a.startsWith('logs:')),
+    );
+    expect(logs).toHaveLength(1);
+    expect(asSet(logs[0].Action)).toEqual(asSet(['logs:CreateLogStream', 'logs:PutLogEvents']));
+    expect(asList(logs[0].Resource)).toEqual([arnOf(ids.logGroup)]);
+  });
+
+  test('the function may use the queue key (read the queue, write the DLQ) and no other key', () => {
+    const { template, ids } = synthDefault();
+    const kmsStatements = functionPolicyStatements(template).filter((s) =>
+      asList<string>(s.Action).some((a) => a.startsWith('kms:')),
+    );
+    expect(kmsStatements.length).toBeGreaterThan(0);
+    for (const s of kmsStatements) expect(asList(s.Resource)).toEqual([arnOf(ids.queueKey)]);
+    const actions = new Set(kmsStatements.flatMap((s) => asList<string>(s.Action)));
+    expect(actions).toEqual(new Set(['kms:Decrypt', 'kms:GenerateDataKey']));
+  });
+
+  test('no permission of the function uses Resource "*"', () => {
+    const { template } = synthesize({ configurationSetName: 'transactional' });
+    const statements = functionPolicyStatements(template);
+    expect(statements.length).toBeGreaterThan(0);
+    for (const s of statements) expect(asList(s.Resource)).not.toContain('*');
+  });
+});

@@ -1,0 +1,85 @@
+import * as lambda from 'aws-cdk-lib/aws-lambda';
+import * as sns from 'aws-cdk-lib/aws-sns';
+import { SettingsError } from '../../lib/config';
+import { findCfn, synth } from './helpers';
+
+/** The error a synth throws, so a test can assert on its message. */
+function synthError(...args: Parameters<typeof synth>): Error {
+  try {
+    synth(...args);
+  } catch (e) {
+    return e as Error;
+  }
+  throw new Error('expected the synth to fail, but it succeeded');
+}
+
+describe('synth-time invariants', () => {
+  test('a visibility timeout under 6 x the function timeout fails the synth', () => {
+    const error = synthError({ functionTimeoutSeconds: 30, visibilityTimeoutSeconds: 179 });
+    expect(error).toBeInstanceOf(SettingsError);
+    expect(error.message).toContain('visibilityTimeoutSeconds=179');
+    expect(error.message).toContain('6 x functionTimeoutSeconds (180)');
+  });
+
+  test('a dedupe window shorter than the retention period fails the synth', () => {
+    const error = synthError({ retentionPeriodSeconds: 86_400, dedupeWindowSeconds: 86_399 });
+    expect(error).toBeInstanceOf(SettingsError);
+    expect(error.message).toContain('dedupeWindowSeconds=86399');
+    expect(error.message).toContain('retentionPeriodSeconds=86400');
+  });
+
+  test('maxReceiveCount under 5 fails the synth', () => {
+    const error = synthError({ maxReceiveCount: 4 });
+    expect(error).toBeInstanceOf(SettingsError);
+    expect(error.message).toContain('maxReceiveCount=4');
+    expect(error.message).toContain('at least 5');
+  });
+
+  test('raw message delivery turned on through an escape hatch fails the synth', () => {
+    const error = synthError({}, (stack) => {
+      findCfn(stack.pipeline, 'AWS::SNS::Subscription').addPropertyOverride('RawMessageDelivery', true);
+    });
+    expect(error.message).toContain('rawMessageDelivery=true');
+    expect(error.message).toContain('raw message delivery must stay off');
+  });
+
+  test('raw message delivery set on the L1 property fails the synth', () => {
+    const error = synthError({}, (stack) => {
+      (findCfn(stack.pipeline, 'AWS::SNS::Subscription') as sns.CfnSubscription).rawMessageDelivery = true;
+    });
+    expect(error.message).toContain('rawMessageDelivery=true');
+  });
+
+  test('batch item failure reporting turned off through an escape hatch fails the synth', () => {
+    const error = synthError({}, (stack) => {
+      findCfn(stack.pipeline, 'AWS::Lambda::EventSourceMapping').addPropertyOverride('FunctionResponseTypes', []);
+    });
+    expect(error.message).toContain('reportBatchItemFailures is off (FunctionResponseTypes=[])');
+    expect(error.message).toContain('batch item failure reporting must be on');
+  });
+
+  test('batch item failure reporting removed from the L1 property fails the synth', () => {
+    const error = synthError({}, (stack) => {
+      (
+        findCfn(stack.pipeline, 'AWS::Lambda::EventSourceMapping') as lambda.CfnEventSourceMapping
+      ).functionResponseTypes = undefined;
+    });
+    expect(error.message).toContain('reportBatchItemFailures is off (FunctionResponseTypes=null)');
+  });
+
+  test('a log retention CloudWatch Logs does not accept fails the synth', () => {
+    const error = synthError({ logRetentionDays: 2 });
+    expect(error).toBeInstanceOf(SettingsError);
+    expect(error.message).toContain('logRetentionDays=2');
+  });
+
+  test('an SES timeout over half the function timeout fails the synth', () => {
+    const error = synthError({ functionTimeoutSeconds: 10, sesTimeoutMs: 6000 });
+    expect(error).toBeInstanceOf(SettingsError);
+    expect(error.message).toContain('sesTimeoutMs=6000');
+  });
+
+  test('the default settings synthesize', () => {
+    expect(() => synth()).not.toThrow();
+  });
+});

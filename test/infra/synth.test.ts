@@ -1,0 +1,73 @@
+import { spawnSync } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { CfnResource } from 'aws-cdk-lib';
+import { Template } from 'aws-cdk-lib/assertions';
+import { build, resource } from './helpers';
+
+/** The slow end-to-end checks: real esbuild bundling and the built-in CloudFormation validation. */
+
+describe('bundling (real esbuild, no Docker)', () => {
+  let bundleDir: string;
+  let environment: Record<string, unknown>;
+
+  beforeAll(() => {
+    const { app, stack } = build({}, undefined, { bundling: true });
+    const template = Template.fromStack(stack);
+    const assembly = app.synth();
+    const fnId = stack.getLogicalId(stack.pipeline.sendFunction.node.defaultChild as CfnResource);
+    environment = resource(template, fnId).Properties.Environment.Variables;
+    const assetDirs = fs
+      .readdirSync(assembly.directory)
+      .filter((d) => d.startsWith('asset.'))
+      .map((d) => path.join(assembly.directory, d))
+      .filter((d) => fs.existsSync(path.join(d, 'index.js')));
+    expect(assetDirs).toHaveLength(1);
+    bundleDir = assetDirs[0];
+  });
+
+  test('builds a minified bundle with a source map and the AWS SDK inside', () => {
+    const code = fs.readFileSync(path.join(bundleDir, 'index.js'), 'utf8');
+    expect(fs.existsSync(path.join(bundleDir, 'index.js.map'))).toBe(true);
+    // externalModules: [] -> the SDK clients and Powertools are inside, not left to the runtime.
+    expect(code).not.toMatch(/require\(["'](@aws-sdk\/(client-|lib-)|@smithy\/|@aws-lambda-powertools\/)/);
+    expect(code).toContain('"SendEmail"');
+    expect(code).toContain('sourceMappingURL=index.js.map');
+  });
+
+  test('loads with the environment the construct sets and exports the handler', () => {
+    // Tokens (Refs) become plausible literals; the module reads its settings at load time.
+    const env: Record<string, string> = {};
+    for (const [name, value] of Object.entries(environment)) {
+      env[name] = typeof value === 'string' ? value : name.endsWith('_URL') ? 'https://sqs.local/123/q' : 'token';
+    }
+    const result = spawnSync(
+      process.execPath,
+      [
+        '-e',
+        `const m = require(${JSON.stringify(path.join(bundleDir, 'index.js'))}); process.exit(typeof m.handler === 'function' ? 0 : 3);`,
+      ],
+      {
+        env: {
+          ...env,
+          PATH: process.env.PATH,
+          AWS_REGION: 'eu-west-1',
+          AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
+        },
+        encoding: 'utf8',
+        timeout: 20_000,
+      },
+    );
+    expect({ status: result.status, stderr: result.stderr }).toEqual({ status: 0, stderr: '' });
+  });
+});
+
+describe('built-in CloudFormation validation', () => {
+  test('the stack passes with no findings', () => {
+    const { app } = build({}, undefined, { cfnValidation: true });
+    expect(() => app.synth()).not.toThrow();
+    const report = JSON.parse(fs.readFileSync(path.join(app.outdir, 'validation-report.json'), 'utf8'));
+    const violations = report.pluginReports.flatMap((r: { violations?: unknown[] }) => r.violations ?? []);
+    expect(violations).toEqual([]);
+  });
+});
