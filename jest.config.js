@@ -9,6 +9,9 @@
  * ts-jest uses transpileModule); type checks come from `npm run build`.
  */
 
+// Before any AWS SDK module loads: the Node 20 support notice is noise in test output.
+process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED = 'true';
+
 /** @type {import('jest').Config} */
 const common = {
   testEnvironment: 'node',
@@ -29,18 +32,16 @@ module.exports = {
       ...common,
       displayName: 'infra',
       roots: ['<rootDir>/test/infra'],
-      // Synthesis is CPU-bound; give the odd slow synth room on small machines.
-      testTimeout: 30_000,
+      setupFilesAfterEnv: ['<rootDir>/test/infra/setup.ts'],
     },
     {
       ...common,
       displayName: 'integration',
       roots: ['<rootDir>/test/integration'],
-      testTimeout: 60_000,
-      // --- emulators (lib/local): owned by the local-stack work, added there ---
-      // globalSetup: '<rootDir>/...',
-      // globalTeardown: '<rootDir>/...',
-      // --------------------------------------------------------------------------
+      setupFilesAfterEnv: ['<rootDir>/test/integration/setup.ts'],
+      // DynamoDB Local, fauxqs and aws-ses-v2-local, started once for all integration files.
+      globalSetup: '<rootDir>/test/integration/global-setup.ts',
+      globalTeardown: '<rootDir>/test/integration/global-teardown.ts',
     },
   ],
 };

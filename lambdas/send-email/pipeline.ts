@@ -64,8 +64,8 @@ export interface PipelineDeps {
   readonly now?: () => number;
 }
 
-/** Backoff caps, in seconds: the base comes from the settings. */
-export const BACKOFF_CAP_SECONDS = { retryable: 300, ambiguous: 300, systemic: 3600 } as const;
+/** Backoff caps, in seconds (retryable and ambiguous: RETRY_CAP_SECONDS, default 300). */
+export const BACKOFF_CAP_SECONDS = { systemic: 3600 } as const;
 
 /**
  * Jittered exponential backoff: the nominal delay doubles with each receive up
@@ -219,7 +219,8 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
     const keys = recordKeys(record, parsed);
     const failureClass = failure.failureClass === 'permanent' ? 'retryable' : failure.failureClass;
     const base = failureClass === 'systemic' ? settings.systemicRetrySeconds : settings.retryBaseSeconds;
-    const visibilitySeconds = backoffSeconds(base, BACKOFF_CAP_SECONDS[failureClass], keys.receiveCount, random);
+    const cap = failureClass === 'systemic' ? BACKOFF_CAP_SECONDS.systemic : settings.retryCapSeconds;
+    const visibilitySeconds = backoffSeconds(base, Math.max(base, cap), keys.receiveCount, random);
     try {
       await sqs.send(
         new ChangeMessageVisibilityCommand({

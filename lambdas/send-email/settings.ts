@@ -18,6 +18,7 @@ export const ENV = {
   sesTimeoutMs: 'SES_TIMEOUT_MS',
   retryBaseSeconds: 'RETRY_BASE_SECONDS',
   systemicRetrySeconds: 'SYSTEMIC_RETRY_SECONDS',
+  retryCapSeconds: 'RETRY_CAP_SECONDS',
 } as const;
 
 export interface HandlerSettings {
@@ -36,6 +37,8 @@ export interface HandlerSettings {
   readonly retryBaseSeconds: number;
   /** First backoff of a systemic failure (account paused, quota). Default 300. */
   readonly systemicRetrySeconds: number;
+  /** Longest backoff of a retryable or ambiguous failure. Default 300. */
+  readonly retryCapSeconds: number;
 }
 
 type Env = Readonly<Record<string, string | undefined>>;
@@ -82,5 +85,6 @@ export function readSettings(env: Env = process.env): HandlerSettings {
     sesTimeoutMs: positiveInt(env, ENV.sesTimeoutMs, 5000),
     retryBaseSeconds: positiveInt(env, ENV.retryBaseSeconds, 2),
     systemicRetrySeconds: positiveInt(env, ENV.systemicRetrySeconds, 300),
+    retryCapSeconds: positiveInt(env, ENV.retryCapSeconds, 300),
   };
 }

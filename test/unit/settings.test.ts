@@ -35,6 +35,7 @@ describe('readSettings', () => {
       sesTimeoutMs: 5000,
       retryBaseSeconds: 2,
       systemicRetrySeconds: 300,
+      retryCapSeconds: 300,
     });
   });
 

@@ -1,0 +1,142 @@
+/**
+ * `npm start`: the whole pipeline on this machine. DynamoDB Local, an SNS/SQS
+ * emulator and an SES v2 emulator on fixed ports, the resources created from
+ * cdk.json's settings, and consumer processes running the handler bundle.
+ *
+ * Environment: DYNAMODB_PORT (8000), SQS_PORT (4566, SNS and SQS), SES_PORT (8005),
+ * LOCAL_CONSUMERS (2).
+ */
+import '../lib/local/quiet';
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import * as path from 'node:path';
+import { LOCAL_DIR } from '../lib/local/build';
+import { checkJava, ensureDynamoDbLocal, startEmulators, type Emulators } from '../lib/local/emulators';
+import { formatDecision } from '../lib/local/format';
+import { LocalPipeline } from '../lib/local/pipeline';
+import { loadLocalSettings } from '../lib/local/settings';
+
+const PID_FILE = path.join(LOCAL_DIR, 'pipeline.pid');
+const OUTPUTS_FILE = path.join(LOCAL_DIR, 'outputs.json');
+export const LOCAL_NAME = 'email-pipeline';
+
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+/** Refuses a second start while one runs; takes over a stale PID file. */
+function claimPidFile(): void {
+  mkdirSync(LOCAL_DIR, { recursive: true });
+  if (existsSync(PID_FILE)) {
+    const pid = Number(readFileSync(PID_FILE, 'utf8').trim());
+    if (Number.isInteger(pid) && pid > 0 && pid !== process.pid && isAlive(pid)) {
+      console.error(
+        `The local pipeline is already running (pid ${pid}). Its endpoints are in ${path.relative(process.cwd(), OUTPUTS_FILE)}.\n` +
+          `Stop it with Ctrl-C in its terminal (or: kill ${pid}) before starting another.`,
+      );
+      process.exit(1);
+    }
+  }
+  writeFileSync(PID_FILE, String(process.pid));
+}
+
+function consumersWanted(): number {
+  const raw = process.env.LOCAL_CONSUMERS ?? '2';
+  const n = Number(raw);
+  if (!Number.isInteger(n) || n < 1 || n > 10) throw new Error(`LOCAL_CONSUMERS=${raw}: must be a whole number from 1 to 10`);
+  return n;
+}
+
+async function main(): Promise<void> {
+  const started = Date.now();
+  claimPidFile();
+  const settings = loadLocalSettings();
+  const consumers = consumersWanted();
+  let emulators: Emulators | undefined;
+  let pipeline: LocalPipeline | undefined;
+  let stopping = false;
+
+  const shutdown = async (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    console.log(`\n${signal}: stopping consumers and emulators...`);
+    await pipeline?.stop().catch(() => undefined);
+    await emulators?.stop().catch(() => undefined);
+    rmSync(PID_FILE, { force: true });
+    rmSync(OUTPUTS_FILE, { force: true });
+    console.log('Stopped.');
+    process.exit(0);
+  };
+  process.on('SIGINT', () => void shutdown('SIGINT'));
+  process.on('SIGTERM', () => void shutdown('SIGTERM'));
+
+  try {
+    await checkJava();
+    await ensureDynamoDbLocal();
+    console.log('Starting DynamoDB Local, the SNS/SQS emulator and the SES emulator...');
+    emulators = await startEmulators();
+    pipeline = await LocalPipeline.create({
+      name: LOCAL_NAME,
+      settings,
+      endpoints: emulators.endpoints,
+      onDecision: (event) => console.log(formatDecision(event)),
+      onLine: (line) => {
+        const json = line.json;
+        if (json?.event === 'error') console.error(`${line.consumer} poller error: ${String(json.error)}`);
+        else if (!json) console.error(`${line.consumer} ${line.text}`);
+      },
+    });
+    for (let i = 0; i < consumers; i += 1) await pipeline.startConsumer();
+  } catch (error) {
+    console.error(error instanceof Error ? error.message : error);
+    await shutdown('startup failed');
+    return;
+  }
+
+  const { endpoints } = emulators;
+  const { resources } = pipeline;
+  const outputs = {
+    TopicArn: resources.topicArn,
+    QueueUrl: resources.queueUrl,
+    DeadLetterQueueUrl: resources.deadLetterQueueUrl,
+    TableName: resources.tableName,
+    SnsEndpoint: endpoints.sns,
+    SqsEndpoint: endpoints.sqs,
+    DynamoDbEndpoint: endpoints.dynamodb,
+    SesEndpoint: endpoints.ses,
+    MailboxUrl: endpoints.mailboxUrl,
+  };
+  writeFileSync(OUTPUTS_FILE, `${JSON.stringify(outputs, null, 2)}\n`);
+  const seconds = ((Date.now() - started) / 1000).toFixed(1);
+  console.log(
+    [
+      '',
+      `Local email pipeline ready in ${seconds} s (${consumers} consumer${consumers > 1 ? 's' : ''}, batch size ${settings.batchSize}).`,
+      '',
+      `  SNS and SQS   ${endpoints.sns}`,
+      `  DynamoDB      ${endpoints.dynamodb}   table ${resources.tableName}`,
+      `  SES v2        ${endpoints.ses}   sent mail: ${endpoints.ses}/store`,
+      `  Mailbox page  ${endpoints.mailboxUrl}`,
+      `  Topic         ${resources.topicArn}`,
+      `  Outputs       ${path.relative(process.cwd(), OUTPUTS_FILE)}`,
+      '',
+      'Publish an email (AWS CLI; any credentials work locally):',
+      '',
+      `  AWS_ACCESS_KEY_ID=local AWS_SECRET_ACCESS_KEY=local aws --region us-east-1 --endpoint-url ${endpoints.sns} \\`,
+      `    sns publish --topic-arn ${resources.topicArn} \\`,
+      `    --message '{"to":"you@example.com","subject":"Hello","text":"Sent exactly once."}' \\`,
+      `    --message-attributes '{"idempotency-key":{"DataType":"String","StringValue":"order-42"}}'`,
+      '',
+      `or: npm run publish -- --to you@example.com --subject Hello --text Hi --idempotency-key order-42`,
+      '',
+      'One line per decision follows. Ctrl-C stops everything.',
+      '',
+    ].join('\n'),
+  );
+}
+
+void main();

@@ -1,0 +1,49 @@
+/**
+ * Builds what the local pipeline runs: the handler bundle, with the same
+ * esbuild options the CDK construct gives NodejsFunction, and the consumer
+ * process that hosts it.
+ */
+import * as path from 'node:path';
+import { build } from 'esbuild';
+import { BUNDLING, HANDLER_ENTRY } from '../bundling';
+
+export const REPO_ROOT = path.resolve(__dirname, '..', '..');
+export const LOCAL_DIR = path.join(REPO_ROOT, '.local');
+
+export interface Bundles {
+  /** The handler, as `cdk deploy` ships it. */
+  readonly handler: string;
+  /** The consumer process entry. */
+  readonly consumer: string;
+}
+
+export async function buildBundles(outDir = path.join(LOCAL_DIR, 'build')): Promise<Bundles> {
+  const handler = path.join(outDir, 'send-email', 'index.js');
+  const consumer = path.join(outDir, 'consumer', 'index.js');
+  await Promise.all([
+    build({
+      entryPoints: [HANDLER_ENTRY],
+      outfile: handler,
+      bundle: true,
+      platform: 'node',
+      format: 'cjs',
+      target: BUNDLING.target,
+      minify: BUNDLING.minify,
+      sourcemap: BUNDLING.sourceMap,
+      mainFields: [...BUNDLING.mainFields],
+      external: [...BUNDLING.externalModules],
+      logLevel: 'error',
+    }),
+    build({
+      entryPoints: [path.join(__dirname, 'consumer-main.ts')],
+      outfile: consumer,
+      bundle: true,
+      platform: 'node',
+      format: 'cjs',
+      target: 'node20',
+      packages: 'external',
+      logLevel: 'error',
+    }),
+  ]);
+  return { handler, consumer };
+}

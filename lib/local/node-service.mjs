@@ -1,0 +1,62 @@
+/**
+ * Runs one Node-based emulator in this process: `node node-service.mjs <fauxqs|ses> <port>`.
+ *
+ * - Listens on 127.0.0.1 only. Port 0 picks a free port; the port actually bound
+ *   is announced on stdout as one line `@@ready {"port":<n>}`.
+ * - Exits when its stdin closes: the parent holds the other end of the pipe, so
+ *   this process cannot outlive it, even when the parent is killed with SIGKILL.
+ * - Exits at once on SIGTERM / SIGINT / SIGHUP: the emulators keep state in memory
+ *   only, there is nothing to flush.
+ *
+ * ESM on purpose: fauxqs is ESM-only; aws-ses-v2-local (CommonJS) imports fine from here.
+ */
+const [service, portArg] = process.argv.slice(2);
+const port = Number(portArg ?? '0');
+const HOST = '127.0.0.1';
+
+function exit() {
+  process.exit(0);
+}
+process.stdin.on('end', exit);
+process.stdin.on('close', exit);
+process.stdin.on('error', exit);
+process.stdin.resume();
+process.stdout.on('error', exit);
+for (const signal of ['SIGTERM', 'SIGINT', 'SIGHUP']) {
+  process.on(signal, exit);
+}
+
+async function startFauxqs() {
+  // buildApp + listen instead of startFauxqs(): startFauxqs always binds 0.0.0.0.
+  const { buildApp } = await import('fauxqs');
+  const app = buildApp({ logger: false, defaultRegion: process.env.AWS_REGION || 'us-east-1' });
+  await app.listen({ port, host: HOST });
+  return app.server.address().port;
+}
+
+async function startSes() {
+  const imported = await import('aws-ses-v2-local');
+  const server = typeof imported.default === 'function' ? imported.default : imported.default.default;
+  const httpServer = await server({ host: HOST, port });
+  // Its listen callback also runs on a listen error (and then resolves): no address means it failed.
+  const address = httpServer.address();
+  if (address === null || typeof address === 'string') {
+    throw new Error(`aws-ses-v2-local could not listen on ${HOST}:${port} (port in use?)`);
+  }
+  return address.port;
+}
+
+const starters = { fauxqs: startFauxqs, ses: startSes };
+const start = starters[service];
+if (!start || !Number.isInteger(port) || port < 0) {
+  process.stderr.write(`node-service: usage: node node-service.mjs <${Object.keys(starters).join('|')}> <port>\n`);
+  process.exit(2);
+}
+
+start().then(
+  (boundPort) => process.stdout.write(`@@ready ${JSON.stringify({ port: boundPort })}\n`),
+  (error) => {
+    process.stderr.write(`node-service: ${service} failed to start: ${error && error.stack ? error.stack : error}\n`);
+    process.exit(1);
+  },
+);

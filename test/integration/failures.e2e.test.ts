@@ -1,0 +1,203 @@
+/**
+ * Every failure class end to end, with a fault proxy in front of SES or
+ * DynamoDB. Each test ends with the conservation check: every published
+ * message is exactly one email or exactly one DLQ entry with a reason (and the
+ * one allowed exception, a duplicate in the ambiguous window, is counted).
+ */
+import { dynamoDbThrottle, down, forwardThenReset, pass, sesInternalFailure, sesThrottle, startFaultProxy, status, type FaultProxy } from '../../lib/local/fault-proxy';
+import { email, metricTotals, outcomes, startTestPipeline, until, type TestPipeline } from './support';
+
+const running: { stop(): Promise<void> }[] = [];
+afterEach(async () => {
+  await Promise.all(running.splice(0).map((r) => r.stop()));
+});
+
+async function proxyFor(target: string): Promise<FaultProxy> {
+  const proxy = await startFaultProxy({ target });
+  running.push({ stop: () => proxy.close() });
+  return proxy;
+}
+
+async function pipelineFor(options: Parameters<typeof startTestPipeline>[0]): Promise<TestPipeline> {
+  const p = await startTestPipeline(options);
+  running.unshift(p); // stop consumers before the proxies
+  return p;
+}
+
+/** Publishes one email to each label and returns the recipients. */
+async function publishAll(p: TestPipeline, labels: readonly string[]): Promise<string[]> {
+  const recipients = labels.map((l) => p.address(l));
+  await Promise.all(recipients.map((to) => p.publish(email(to, `For ${to}`))));
+  return recipients;
+}
+
+async function settled(p: TestPipeline, count: number): Promise<void> {
+  await until(`${count} messages settled`, async () => {
+    const done = p.decisions().filter((d) => d.decision !== 'retry').length;
+    return done >= count && (await p.pipeline.isDrained());
+  }, 45_000);
+}
+
+function exactlyOnce(map: Map<string, { emails: number; deadLettered: number }>): void {
+  for (const [recipient, outcome] of map) expect({ recipient, ...outcome }).toEqual({ recipient, emails: 1, deadLettered: 0 });
+}
+
+const sesError = (name: string, message: string) =>
+  status(400, { 'content-type': 'application/json', 'x-amzn-errortype': name }, { message });
+
+describe('retryable: SES throttling', () => {
+  test('throttled sends back off through the queue and are each sent once when SES recovers', async () => {
+    const ses = await proxyFor(process.env.EMULATOR_SES_ENDPOINT ?? '');
+    ses.set(sesThrottle());
+    const p = await pipelineFor({ consumers: [{ env: { AWS_ENDPOINT_URL_SESV2: ses.endpoint } }] });
+    const recipients = await publishAll(p, ['t1', 't2', 't3']);
+
+    await until('each message throttled at least once', () => new Set(p.decisions('retry').map((d) => d.sqsMessageId)).size === 3);
+    // Throttling is retried inside the SDK (safe: SES refused it) before it goes back to the queue.
+    expect(ses.counts().status).toBeGreaterThanOrEqual(3 * 3);
+    expect(p.decisions('retry').every((d) => d.errorClass === 'retryable' && d.errorCode === 'Throttled')).toBe(true);
+    ses.set(pass());
+
+    await settled(p, 3);
+    exactlyOnce(await outcomes(p, recipients));
+    expect(metricTotals(p).RetryableFailures).toBeGreaterThanOrEqual(3);
+  });
+});
+
+describe('ambiguous: SES outcome unknown', () => {
+  test('a reset after SES accepted the email is retried, not lost; the possible duplicate is counted with its key', async () => {
+    const ses = await proxyFor(process.env.EMULATOR_SES_ENDPOINT ?? '');
+    ses.set((request) => (request.operation === 'SendEmail' && request.index === 0 ? forwardThenReset() : pass()));
+    const p = await pipelineFor({ consumers: [{ env: { AWS_ENDPOINT_URL_SESV2: ses.endpoint } }] });
+    const [to = ''] = await publishAll(p, ['amb']);
+
+    await settled(p, 1);
+    // The SDK did not repeat the send on its own: one attempt, then one retry through the queue.
+    expect(ses.log().filter((e) => e.operation === 'SendEmail')).toHaveLength(2);
+    const [retry] = p.decisions('retry');
+    expect(retry).toEqual(expect.objectContaining({ errorClass: 'ambiguous', errorCode: 'AmbiguousSend' }));
+    expect(retry?.dedupeKey).toBeTruthy();
+    expect(metricTotals(p).AmbiguousSends).toBe(1);
+    // This is the one window where a duplicate can happen: SES took the first attempt.
+    const outcome = (await outcomes(p, [to])).get(to);
+    expect(outcome).toEqual({ emails: 2, deadLettered: 0 });
+  });
+
+  test('a 500 from SES is treated as ambiguous and retried through the queue, not inside the SDK', async () => {
+    const ses = await proxyFor(process.env.EMULATOR_SES_ENDPOINT ?? '');
+    ses.set((request) => (request.index === 0 ? sesInternalFailure() : pass()));
+    const p = await pipelineFor({ consumers: [{ env: { AWS_ENDPOINT_URL_SESV2: ses.endpoint } }] });
+    const recipients = await publishAll(p, ['five-hundred']);
+
+    await settled(p, 1);
+    expect(ses.log().filter((e) => e.operation === 'SendEmail')).toHaveLength(2);
+    expect(p.decisions('retry')).toEqual([expect.objectContaining({ errorClass: 'ambiguous' })]);
+    exactlyOnce(await outcomes(p, recipients));
+  });
+});
+
+describe('systemic: the account cannot send', () => {
+  test('sending paused backs off as systemic and sends once sending resumes', async () => {
+    const ses = await proxyFor(process.env.EMULATOR_SES_ENDPOINT ?? '');
+    ses.set(sesError('SendingPausedException', 'Sending is paused for this account.'));
+    const p = await pipelineFor({ consumers: [{ env: { AWS_ENDPOINT_URL_SESV2: ses.endpoint } }] });
+    const recipients = await publishAll(p, ['paused']);
+
+    await until('a systemic retry', () => p.decisions('retry').length >= 1);
+    expect(p.decisions('retry')[0]).toEqual(expect.objectContaining({ errorClass: 'systemic', errorCode: 'SendingPausedException' }));
+    expect(p.decisions('dead-lettered')).toEqual([]);
+    ses.set(pass());
+
+    await settled(p, 1);
+    exactlyOnce(await outcomes(p, recipients));
+    expect(metricTotals(p).SystemicFailures).toBeGreaterThanOrEqual(1);
+  });
+});
+
+describe('permanent: SES refuses the email', () => {
+  test('a rejected email goes to the DLQ at once with its reason while its neighbours are sent', async () => {
+    const ses = await proxyFor(process.env.EMULATOR_SES_ENDPOINT ?? '');
+    ses.set((request) =>
+      request.body.toString().includes('rejected@') ? sesError('MessageRejected', 'Email address is not verified.') : pass(),
+    );
+    const p = await pipelineFor({ consumers: [{ env: { AWS_ENDPOINT_URL_SESV2: ses.endpoint } }] });
+    const [good1 = '', rejected = '', good2 = ''] = await publishAll(p, ['ok1', 'rejected', 'ok2']);
+
+    await settled(p, 3);
+    const map = await outcomes(p, [good1, rejected, good2], 1);
+    expect(map.get(good1)).toEqual({ emails: 1, deadLettered: 0 });
+    expect(map.get(good2)).toEqual({ emails: 1, deadLettered: 0 });
+    expect(map.get(rejected)).toEqual({ emails: 0, deadLettered: 1 });
+    expect(p.decisions('dead-lettered')).toEqual([
+      expect.objectContaining({ errorCode: 'MessageRejected', receiveCount: 1 }),
+    ]);
+  });
+});
+
+describe('idempotency store outage', () => {
+  test('fail-closed (default): nothing is sent while DynamoDB is down, and everything is sent once after', async () => {
+    const dynamodb = await proxyFor(process.env.EMULATOR_DYNAMODB_ENDPOINT ?? '');
+    const p = await pipelineFor({ consumers: [{ env: { AWS_ENDPOINT_URL_DYNAMODB: dynamodb.endpoint } }] });
+    dynamodb.set(down());
+    const recipients = await publishAll(p, ['d1', 'd2', 'd3']);
+
+    await until('every message waiting on the store', () => new Set(p.decisions('retry').map((d) => d.sqsMessageId)).size === 3);
+    expect(p.decisions('retry').every((d) => d.errorCode === 'StoreUnavailable')).toBe(true);
+    expect(await p.emails()).toEqual([]);
+    dynamodb.set(pass());
+
+    await settled(p, 3);
+    exactlyOnce(await outcomes(p, recipients));
+  });
+
+  test('throttled DynamoDB is retried like an outage, never sent unprotected', async () => {
+    const dynamodb = await proxyFor(process.env.EMULATOR_DYNAMODB_ENDPOINT ?? '');
+    const p = await pipelineFor({ consumers: [{ env: { AWS_ENDPOINT_URL_DYNAMODB: dynamodb.endpoint } }] });
+    dynamodb.set(dynamoDbThrottle());
+    const recipients = await publishAll(p, ['thr']);
+
+    await until('a retry on the store', () => p.decisions('retry').length >= 1);
+    expect(await p.emails()).toEqual([]);
+    dynamodb.set(pass());
+    await settled(p, 1);
+    exactlyOnce(await outcomes(p, recipients));
+  });
+
+  test('fail-open (opt-in): sends without the check while DynamoDB is down, each counted', async () => {
+    const dynamodb = await proxyFor(process.env.EMULATOR_DYNAMODB_ENDPOINT ?? '');
+    const p = await pipelineFor({
+      settings: { failOpen: true },
+      consumers: [{ env: { AWS_ENDPOINT_URL_DYNAMODB: dynamodb.endpoint } }],
+    });
+    dynamodb.set(down());
+    const recipients = await publishAll(p, ['o1', 'o2']);
+
+    await settled(p, 2);
+    exactlyOnce(await outcomes(p, recipients));
+    expect(p.decisions('sent').every((d) => d.failOpen === true)).toBe(true);
+    expect(metricTotals(p).FailOpenSends).toBe(2);
+  });
+});
+
+describe('poison messages', () => {
+  test('a message that keeps failing reaches the DLQ after maxReceiveCount while its batch neighbours are sent', async () => {
+    const ses = await proxyFor(process.env.EMULATOR_SES_ENDPOINT ?? '');
+    ses.set((request) => (request.body.toString().includes('poison@') ? sesInternalFailure() : pass()));
+    const p = await pipelineFor({
+      settings: { maxReceiveCount: 5 },
+      consumers: [{ env: { AWS_ENDPOINT_URL_SESV2: ses.endpoint } }],
+    });
+    const [good1 = '', poison = '', good2 = ''] = await publishAll(p, ['n1', 'poison', 'n2']);
+
+    await until('the poison message moved to the DLQ', async () => {
+      const dlq = await p.pipeline.queueDepth('dlq');
+      return dlq.visible === 1 && (await p.pipeline.isDrained());
+    }, 45_000);
+    const poisonRetries = p.decisions('retry').filter((d) => d.to?.[0]?.startsWith('p***'));
+    expect(poisonRetries.map((d) => d.receiveCount)).toEqual([1, 2, 3, 4, 5]);
+    const map = await outcomes(p, [good1, poison, good2], 1);
+    expect(map.get(good1)).toEqual({ emails: 1, deadLettered: 0 });
+    expect(map.get(good2)).toEqual({ emails: 1, deadLettered: 0 });
+    expect(map.get(poison)).toEqual({ emails: 0, deadLettered: 1 });
+  });
+});

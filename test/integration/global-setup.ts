@@ -1,0 +1,41 @@
+/**
+ * Jest globalSetup of the integration project: starts DynamoDB Local, fauxqs (SNS/SQS) and
+ * aws-ses-v2-local once, on free ports, before any worker starts.
+ *
+ * Workers are forked after this runs and inherit this process's environment, so the
+ * endpoints reach the tests through process.env:
+ *   EMULATOR_DYNAMODB_ENDPOINT, EMULATOR_SQS_ENDPOINT, EMULATOR_SNS_ENDPOINT, EMULATOR_SES_ENDPOINT
+ * together with AWS_REGION, fake credentials and the Node 20 SDK warning switch (LOCAL_AWS_ENV).
+ *
+ * The handle stays in this (jest's main) process for global-teardown.ts. Should jest die
+ * without running the teardown, the emulators exit on their own (see lib/local/processes.ts).
+ */
+import {
+  ANY_FREE_PORTS,
+  LOCAL_AWS_ENV,
+  checkJava,
+  ensureDynamoDbLocal,
+  startEmulators,
+  type Emulators,
+} from '../../lib/local/emulators';
+
+declare global {
+  // Set by global-setup.ts, read by global-teardown.ts (same process).
+  var __integrationEmulators: Emulators | undefined;
+}
+
+export default async function globalSetup(): Promise<void> {
+  // First: the SDK reads the Node 20 warning switch when a client is built, and the
+  // emulators' readiness probes build clients in this process.
+  Object.assign(process.env, LOCAL_AWS_ENV);
+  await checkJava();
+  await ensureDynamoDbLocal();
+  const emulators = await startEmulators({ ports: ANY_FREE_PORTS });
+  globalThis.__integrationEmulators = emulators;
+  Object.assign(process.env, {
+    EMULATOR_DYNAMODB_ENDPOINT: emulators.endpoints.dynamodb,
+    EMULATOR_SQS_ENDPOINT: emulators.endpoints.sqs,
+    EMULATOR_SNS_ENDPOINT: emulators.endpoints.sns,
+    EMULATOR_SES_ENDPOINT: emulators.endpoints.ses,
+  });
+}

@@ -1,0 +1,181 @@
+/**
+ * The handler's dedupe against DynamoDB Local: real conditional writes, real
+ * Powertools idempotency. SES is faked at the SDK level (a client whose send
+ * counts calls), so the number of sends can be asserted exactly.
+ */
+import { randomUUID } from 'node:crypto';
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { SNSClient } from '@aws-sdk/client-sns';
+import { ReceiveMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
+import type { SendEmailCommand } from '@aws-sdk/client-sesv2';
+import { DynamoDBPersistenceLayer } from '@aws-lambda-powertools/idempotency/dynamodb';
+import { Logger } from '@aws-lambda-powertools/logger';
+import { Metrics } from '@aws-lambda-powertools/metrics';
+import type { SQSBatchResponse, SQSRecord } from 'aws-lambda';
+import { handlerEnvironment } from '../../lib/handler-env';
+import { LOCAL_CREDENTIALS, LOCAL_REGION } from '../../lib/local/emulators';
+import { makeContext } from '../../lib/local/event-source';
+import { createResources, type LocalResources } from '../../lib/local/resources';
+import { loadLocalSettings } from '../../lib/local/settings';
+import { createHandler } from '../../lambdas/send-email/pipeline';
+import { readSettings } from '../../lambdas/send-email/settings';
+import { endpointsFromEnv, uniqueName } from './support';
+
+process.env.POWERTOOLS_METRICS_DISABLED = 'true';
+
+const endpoints = endpointsFromEnv();
+const common = { region: LOCAL_REGION, credentials: LOCAL_CREDENTIALS };
+const dynamodb = new DynamoDBClient({ ...common, endpoint: endpoints.dynamodb });
+const sqs = new SQSClient({ ...common, endpoint: endpoints.sqs, useQueueUrlAsEndpoint: false });
+const sns = new SNSClient({ ...common, endpoint: endpoints.sns });
+const settings = loadLocalSettings();
+
+let resources: LocalResources;
+beforeAll(async () => {
+  resources = await createResources({ dynamodb, sqs, sns }, settings, uniqueName('handler'));
+});
+afterAll(() => {
+  dynamodb.destroy();
+  sqs.destroy();
+  sns.destroy();
+});
+
+/** An SES client stand-in: counts sends, takes a little time like the real one. */
+class CountingSes {
+  readonly sent: SendEmailCommand[] = [];
+  /** When set, a send waits for it: holds the winner "in progress" while the others try. */
+  gate: Promise<void> | undefined;
+  async send(command: SendEmailCommand): Promise<{ MessageId: string }> {
+    await (this.gate ?? new Promise((resolve) => setTimeout(resolve, 20)));
+    this.sent.push(command);
+    return { MessageId: `ses-${this.sent.length}` };
+  }
+}
+
+/** One handler instance: what one Lambda container holds. */
+function newHandler(ses: CountingSes) {
+  const handlerSettings = readSettings(
+    handlerEnvironment(settings, {
+      tableName: resources.tableName,
+      sourceQueueUrl: resources.queueUrl,
+      deadLetterQueueUrl: resources.deadLetterQueueUrl,
+    }),
+  );
+  return createHandler({
+    settings: handlerSettings,
+    ses,
+    sqs,
+    persistenceStore: new DynamoDBPersistenceLayer({ tableName: resources.tableName, awsSdkV3Client: dynamodb }),
+    logger: new Logger({ logLevel: 'SILENT' }),
+    metrics: new Metrics({ namespace: 'Test', serviceName: 'test' }),
+    random: () => 0,
+  });
+}
+
+function record(message: object, options: { snsMessageId?: string; key?: string } = {}): SQSRecord {
+  const envelope = {
+    Type: 'Notification',
+    MessageId: options.snsMessageId ?? randomUUID(),
+    TopicArn: resources.topicArn,
+    Message: JSON.stringify(message),
+    Timestamp: new Date().toISOString(),
+    ...(options.key !== undefined ? { MessageAttributes: { 'idempotency-key': { Type: 'String', Value: options.key } } } : {}),
+  };
+  return {
+    messageId: randomUUID(),
+    receiptHandle: `fake-${randomUUID()}`,
+    body: JSON.stringify(envelope),
+    attributes: {
+      ApproximateReceiveCount: '1',
+      SentTimestamp: String(Date.now()),
+      SenderId: 'test',
+      ApproximateFirstReceiveTimestamp: String(Date.now()),
+    },
+    messageAttributes: {},
+    md5OfBody: '',
+    eventSource: 'aws:sqs',
+    eventSourceARN: resources.queueArn,
+    awsRegion: LOCAL_REGION,
+  };
+}
+
+/** Invokes as the event source does: a thrown invocation means every record is retried. */
+async function invoke(handler: ReturnType<typeof newHandler>, records: SQSRecord[]): Promise<SQSBatchResponse> {
+  try {
+    return await handler({ Records: records }, makeContext('test', 30_000));
+  } catch {
+    return { batchItemFailures: records.map((r) => ({ itemIdentifier: r.messageId })) };
+  }
+}
+
+const message = (to: string) => ({ to, subject: 'Hello', text: 'Once only.' });
+
+test('the same SNS MessageId twice in one batch sends once', async () => {
+  const ses = new CountingSes();
+  const snsMessageId = randomUUID();
+  const response = await invoke(newHandler(ses), [
+    record(message('a@example.com'), { snsMessageId }),
+    record(message('a@example.com'), { snsMessageId }),
+  ]);
+  expect(ses.sent).toHaveLength(1);
+  expect(response.batchItemFailures).toEqual([]);
+});
+
+test('the same SNS MessageId in two batches sends once', async () => {
+  const ses = new CountingSes();
+  const snsMessageId = randomUUID();
+  await invoke(newHandler(ses), [record(message('b@example.com'), { snsMessageId })]);
+  const second = await invoke(newHandler(ses), [record(message('b@example.com'), { snsMessageId })]);
+  expect(ses.sent).toHaveLength(1);
+  expect(second.batchItemFailures).toEqual([]);
+});
+
+test('20 concurrent invocations with the same key send exactly once, and their retries send nothing more', async () => {
+  const ses = new CountingSes();
+  const key = `order-${randomUUID()}`;
+  const records = Array.from({ length: 20 }, () => record(message('c@example.com'), { key }));
+  // The winner's send is held until the 19 others have come back, so every one of them
+  // meets the claim while it is still in progress: the hardest case for the store.
+  let settled = 0;
+  let release: () => void = () => undefined;
+  ses.gate = new Promise<void>((resolve) => (release = resolve));
+  const responses = await Promise.all(
+    records.map((r) =>
+      invoke(newHandler(ses), [r]).finally(() => {
+        settled += 1;
+        if (settled === 19) release();
+      }),
+    ),
+  );
+  expect(ses.sent).toHaveLength(1);
+  const retried = responses.flatMap((r) => r.batchItemFailures.map((f) => f.itemIdentifier));
+  expect(retried).toHaveLength(19);
+
+  // Their retries find the completed record: duplicates, nothing sent.
+  ses.gate = undefined;
+  const again = await Promise.all(
+    records.filter((r) => retried.includes(r.messageId)).map((r) => invoke(newHandler(ses), [r])),
+  );
+  expect(again.flatMap((r) => r.batchItemFailures)).toEqual([]);
+  expect(ses.sent).toHaveLength(1);
+});
+
+test('a different email under a used key is not sent and goes to the DLQ with its reason', async () => {
+  const ses = new CountingSes();
+  const key = `invoice-${randomUUID()}`;
+  await invoke(newHandler(ses), [record(message('d@example.com'), { key })]);
+  const response = await invoke(newHandler(ses), [record(message('someone-else@example.com'), { key })]);
+
+  expect(ses.sent).toHaveLength(1);
+  expect(response.batchItemFailures).toEqual([]); // dead-lettered, so deleted from the source queue
+  const { Messages = [] } = await sqs.send(
+    new ReceiveMessageCommand({
+      QueueUrl: resources.deadLetterQueueUrl,
+      MessageAttributeNames: ['All'],
+      WaitTimeSeconds: 1,
+    }),
+  );
+  const dead = Messages.find((m) => m.MessageAttributes?.['dedupe-key']?.StringValue === key);
+  expect(dead?.MessageAttributes?.['error-code']?.StringValue).toBe('KeyReusedWithDifferentContent');
+  expect(dead?.MessageAttributes?.['error-class']?.StringValue).toBe('permanent');
+});

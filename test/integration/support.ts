@@ -1,0 +1,205 @@
+/**
+ * Shared set-up for the end-to-end tests: a fresh set of resources per test on
+ * the emulators that the global set-up started, consumer processes running the
+ * real handler bundle, and helpers that wait on conditions.
+ */
+import '../../lib/local/quiet';
+import { randomBytes } from 'node:crypto';
+import * as path from 'node:path';
+import { PublishCommand } from '@aws-sdk/client-sns';
+import { DeleteMessageCommand, ReceiveMessageCommand, SendMessageCommand, type Message } from '@aws-sdk/client-sqs';
+import type { PipelineSettings } from '../../lib/config';
+import { buildBundles, LOCAL_DIR, type Bundles } from '../../lib/local/build';
+import { readMailbox, type EmulatorEndpoints, type MailboxEmail } from '../../lib/local/emulators';
+import { LocalPipeline, type Consumer, type ConsumerOptions, type DecisionEvent } from '../../lib/local/pipeline';
+import { waitFor } from '../../lib/local/processes';
+import { loadLocalSettings } from '../../lib/local/settings';
+import { drainQueue } from '../../lib/local/queues';
+
+export function endpointsFromEnv(): EmulatorEndpoints {
+  const read = (name: string): string => {
+    const value = process.env[name];
+    if (!value) throw new Error(`${name} is not set: the integration global set-up did not run`);
+    return value;
+  };
+  const ses = read('EMULATOR_SES_ENDPOINT');
+  return {
+    dynamodb: read('EMULATOR_DYNAMODB_ENDPOINT'),
+    sns: read('EMULATOR_SNS_ENDPOINT'),
+    sqs: read('EMULATOR_SQS_ENDPOINT'),
+    ses,
+    mailboxUrl: `${ses}/`,
+  };
+}
+
+/** A name no other test uses: resources and recipients are scoped by it. */
+export function uniqueName(prefix = 't'): string {
+  return `${prefix}-${Date.now().toString(36)}-${randomBytes(3).toString('hex')}`;
+}
+
+let bundles: Promise<Bundles> | undefined;
+/** Built once per test worker, in its own folder (workers run side by side). */
+export function testBundles(): Promise<Bundles> {
+  bundles ??= buildBundles(path.join(LOCAL_DIR, 'build-test', `worker-${process.env.JEST_WORKER_ID ?? '0'}`));
+  return bundles;
+}
+
+/** Settings for tests: short timeouts so that redelivery happens in seconds. */
+export const FAST: Partial<PipelineSettings> = {
+  functionTimeoutSeconds: 2,
+  maxBatchingWindowSeconds: 0,
+  maxReceiveCount: 5,
+};
+
+/** Consumer environment for tests: backoffs of about a second. */
+export const FAST_RETRY_ENV = { RETRY_BASE_SECONDS: '1', SYSTEMIC_RETRY_SECONDS: '1', RETRY_CAP_SECONDS: '1' } as const;
+
+export interface TestPipelineOptions {
+  readonly settings?: Partial<PipelineSettings>;
+  /** One entry per consumer to start. @default one consumer */
+  readonly consumers?: readonly ConsumerOptions[];
+  readonly endpoints?: Partial<EmulatorEndpoints>;
+}
+
+export interface TestPipeline {
+  readonly pipeline: LocalPipeline;
+  readonly name: string;
+  readonly endpoints: EmulatorEndpoints;
+  /** The consumers started with the pipeline. */
+  readonly consumers: readonly Consumer[];
+  /** An address unique to this pipeline: `<label>@<name>.example.com`. */
+  address(label: string): string;
+  publish(message: object, options?: { key?: string }): Promise<string>;
+  /** Emails in the SES mailbox addressed to this pipeline's recipients. */
+  emails(): Promise<MailboxEmail[]>;
+  decisions(kind?: DecisionEvent['decision']): DecisionEvent[];
+  stop(): Promise<void>;
+}
+
+export async function startTestPipeline(options: TestPipelineOptions = {}): Promise<TestPipeline> {
+  const name = uniqueName();
+  const endpoints = { ...endpointsFromEnv(), ...options.endpoints };
+  const settings = loadLocalSettings({ ...FAST, ...options.settings });
+  const pipeline = await LocalPipeline.create({ name, settings, endpoints, bundles: await testBundles(), keepLines: true });
+  const consumers = options.consumers ?? [{}];
+  const started = await Promise.all(
+    consumers.map((consumer, i) =>
+      pipeline.startConsumer({ name: `pod-${i + 1}`, ...consumer, env: { ...FAST_RETRY_ENV, ...consumer.env } }),
+    ),
+  );
+  const domain = `${name}.example.com`;
+  return {
+    pipeline,
+    name,
+    endpoints,
+    consumers: started,
+    address: (label) => `${label}@${domain}`,
+    publish: async (message, publishOptions = {}) => {
+      const result = await pipeline.sns.send(
+        new PublishCommand({
+          TopicArn: pipeline.resources.topicArn,
+          Message: JSON.stringify(message),
+          ...(publishOptions.key !== undefined
+            ? { MessageAttributes: { 'idempotency-key': { DataType: 'String', StringValue: publishOptions.key } } }
+            : {}),
+        }),
+      );
+      return result.MessageId ?? '';
+    },
+    emails: async () => {
+      const mailbox = await readMailbox(endpoints.ses);
+      return mailbox.emails.filter((email) =>
+        [...email.destination.to, ...email.destination.cc, ...email.destination.bcc].some((to) => to.endsWith(`@${domain}`)),
+      );
+    },
+    decisions: (kind) => pipeline.decisions.filter((d) => kind === undefined || d.decision === kind),
+    stop: () => pipeline.stop(),
+  };
+}
+
+/** Waits for a condition; fails with `what` after the timeout. */
+export function until(what: string, condition: () => Promise<boolean> | boolean, timeoutMs = 20_000): Promise<void> {
+  return waitFor(async () => condition(), { what, timeoutMs, intervalMs: 50 });
+}
+
+/** Takes one message off a queue (for tests that need a real SNS envelope). */
+export async function receiveOne(pipeline: LocalPipeline, queueUrl: string): Promise<Message> {
+  let message: Message | undefined;
+  await until(`a message on ${queueUrl}`, async () => {
+    const response = await pipeline.sqs.send(
+      new ReceiveMessageCommand({ QueueUrl: queueUrl, MaxNumberOfMessages: 1, WaitTimeSeconds: 1, MessageAttributeNames: ['All'] }),
+    );
+    message = response.Messages?.[0];
+    return message !== undefined;
+  });
+  if (!message) throw new Error('unreachable');
+  await pipeline.sqs.send(new DeleteMessageCommand({ QueueUrl: queueUrl, ReceiptHandle: message.ReceiptHandle ?? '' }));
+  return message;
+}
+
+/** Puts a body on the pipeline's queue as SNS would (the same envelope again). */
+export async function enqueue(pipeline: LocalPipeline, body: string): Promise<void> {
+  await pipeline.sqs.send(new SendMessageCommand({ QueueUrl: pipeline.resources.queueUrl, MessageBody: body }));
+}
+
+/** A valid simple email. */
+export function email(to: string, subject = 'Your order', text = 'It shipped.'): Record<string, unknown> {
+  return { to, subject, text };
+}
+
+/** The first recipient of a queue body (an SNS envelope or a raw message), if any. */
+export function recipientOf(body: string): string | undefined {
+  try {
+    const outer = JSON.parse(body) as { Type?: string; Message?: string; to?: unknown };
+    const inner = (outer.Type === 'Notification' && typeof outer.Message === 'string' ? JSON.parse(outer.Message) : outer) as {
+      to?: unknown;
+    };
+    const to = Array.isArray(inner.to) ? inner.to[0] : inner.to;
+    return typeof to === 'string' ? to : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+export interface Outcome {
+  readonly emails: number;
+  readonly deadLettered: number;
+}
+
+/**
+ * For the conservation check: how each recipient ended, as emails in the SES
+ * mailbox and entries in the DLQ (drained: call once, at the end).
+ */
+export async function outcomes(p: TestPipeline, recipients: readonly string[], expectedDeadLetters = 0): Promise<Map<string, Outcome>> {
+  const emails = await p.emails();
+  const letters =
+    expectedDeadLetters > 0 ? await drainQueue(p.pipeline.sqs, p.pipeline.resources.deadLetterQueueUrl, expectedDeadLetters) : [];
+  const dlqDepth = await p.pipeline.queueDepth('dlq');
+  if (dlqDepth.visible + dlqDepth.inFlight > 0) throw new Error('more DLQ entries than expected');
+  const out = new Map<string, Outcome>();
+  for (const recipient of recipients) {
+    out.set(recipient, {
+      emails: emails.filter((e) => e.destination.to.includes(recipient)).length,
+      deadLettered: letters.filter((m) => recipientOf(m.Body ?? '') === recipient).length,
+    });
+  }
+  return out;
+}
+
+/** Sums the embedded-metric-format values the consumers printed, by metric name. */
+export function metricTotals(p: TestPipeline): Record<string, number> {
+  const totals: Record<string, number> = {};
+  for (const line of p.pipeline.lines) {
+    const aws = line.json?._aws as { CloudWatchMetrics?: { Metrics?: { Name: string }[] }[] } | undefined;
+    if (!aws?.CloudWatchMetrics) continue;
+    for (const directive of aws.CloudWatchMetrics) {
+      for (const { Name } of directive.Metrics ?? []) {
+        const value = line.json?.[Name];
+        const values = Array.isArray(value) ? value : [value];
+        const sum = values.reduce<number>((acc, v) => acc + (typeof v === 'number' ? v : 0), 0);
+        totals[Name] = (totals[Name] ?? 0) + (Name === 'SesSendLatency' ? values.length : sum);
+      }
+    }
+  }
+  return totals;
+}
