@@ -36,6 +36,9 @@ export const DEFAULT_RETRY_BASE_SECONDS = 2;
 /** Default of {@link EmailPipelineProps.systemicRetrySeconds} (the handler's own default). */
 export const DEFAULT_SYSTEMIC_RETRY_SECONDS = 300;
 
+/** Default of {@link EmailPipelineProps.retryCapSeconds} (the handler's own default). */
+export const DEFAULT_RETRY_CAP_SECONDS = 300;
+
 /** The longest visibility timeout SQS allows (ChangeMessageVisibility), in seconds. */
 const MAX_VISIBILITY_SECONDS = 12 * 60 * 60;
 
@@ -87,6 +90,12 @@ export interface EmailPipelineProps extends PipelineSettings {
    * @default 300
    */
   readonly systemicRetrySeconds?: number;
+  /**
+   * Longest backoff of a retryable or ambiguous failure, in seconds
+   * (RETRY_CAP_SECONDS): the doubling stops here.
+   * @default 300
+   */
+  readonly retryCapSeconds?: number;
   /**
    * Who may publish to the topic. The topic policy allows these principals and
    * denies sns:Publish to everyone else, including other principals of the
@@ -207,6 +216,7 @@ export class EmailPipeline extends Construct {
       [ENV.sesTimeoutMs]: String(sesTimeoutMs),
       [ENV.retryBaseSeconds]: String(props.retryBaseSeconds ?? DEFAULT_RETRY_BASE_SECONDS),
       [ENV.systemicRetrySeconds]: String(props.systemicRetrySeconds ?? DEFAULT_SYSTEMIC_RETRY_SECONDS),
+      [ENV.retryCapSeconds]: String(props.retryCapSeconds ?? DEFAULT_RETRY_CAP_SECONDS),
       NODE_OPTIONS: '--enable-source-maps',
     };
 
@@ -382,6 +392,7 @@ function checkConstructOptions(settings: ResolvedSettings, props: EmailPipelineP
   for (const [name, value] of [
     ['retryBaseSeconds', props.retryBaseSeconds ?? DEFAULT_RETRY_BASE_SECONDS],
     ['systemicRetrySeconds', props.systemicRetrySeconds ?? DEFAULT_SYSTEMIC_RETRY_SECONDS],
+    ['retryCapSeconds', props.retryCapSeconds ?? DEFAULT_RETRY_CAP_SECONDS],
   ] as const) {
     if (!Number.isInteger(value) || value < 1 || value > MAX_VISIBILITY_SECONDS) {
       throw new SettingsError(

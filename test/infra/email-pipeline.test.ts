@@ -119,6 +119,7 @@ describe('function', () => {
       [ENV.failOpen]: 'true',
       [ENV.sesTimeoutMs]: '5000',
       [ENV.retryBaseSeconds]: '2',
+      [ENV.retryCapSeconds]: '300',
       [ENV.systemicRetrySeconds]: '300',
       POWERTOOLS_SERVICE_NAME: 'email-pipeline',
       POWERTOOLS_LOG_LEVEL: 'DEBUG',
@@ -131,10 +132,11 @@ describe('function', () => {
   });
 
   test('passes the backoff options to the handler', () => {
-    const { template, ids } = synthesize({ retryBaseSeconds: 5, systemicRetrySeconds: 900 });
+    const { template, ids } = synthesize({ retryBaseSeconds: 5, systemicRetrySeconds: 900, retryCapSeconds: 600 });
     expect(resource(template, ids.function).Properties.Environment.Variables).toMatchObject({
       [ENV.retryBaseSeconds]: '5',
       [ENV.systemicRetrySeconds]: '900',
+      [ENV.retryCapSeconds]: '600',
     });
   });
 
