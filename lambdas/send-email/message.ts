@@ -147,6 +147,7 @@ function checkKey(key: string): string {
   if (key.length > LIMITS.maxKeyLength) {
     fail('InvalidKey', `attribute ${IDEMPOTENCY_KEY_ATTRIBUTE}`, `must be at most ${LIMITS.maxKeyLength} characters`);
   }
+  // eslint-disable-next-line no-control-regex -- finding control characters is the point
   if (/[\u0000-\u001f\u007f]/.test(key) || !key.isWellFormed()) {
     fail('InvalidKey', `attribute ${IDEMPOTENCY_KEY_ATTRIBUTE}`, 'must not contain control characters');
   }
@@ -209,6 +210,7 @@ const TEMPLATE_NAME = /^[A-Za-z0-9_-]+$/;
 // "Invoice gnp.exe" around). Joiners (U+200C/D) stay allowed: scripts and emoji need them.
 const BIDI_OR_INVISIBLE = /[\u200b\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff]/;
 // Control characters other than tab, CR and LF (allowed in bodies only).
+// eslint-disable-next-line no-control-regex -- finding control characters is the point
 const CONTROL_IN_BODY = /[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f]/;
 
 function addressProblem(value: string): string | undefined {
@@ -276,6 +278,7 @@ function checkBody(c: Collector, field: string, value: string): void {
 function checkSubject(c: Collector, subject: string): void {
   if (subject.trim() === '') c.add('subject', 'must not be empty');
   if (/[\r\n]/.test(subject)) c.add('subject', 'must not contain CR or LF (header injection)');
+  // eslint-disable-next-line no-control-regex -- finding control characters is the point
   else if (/[\u0000-\u001f\u007f]/.test(subject)) c.add('subject', 'must not contain control characters');
   if (BIDI_OR_INVISIBLE.test(subject)) c.add('subject', 'must not contain invisible or text-direction characters');
   if (!subject.isWellFormed()) c.add('subject', 'contains invalid Unicode (a lone surrogate)');
