@@ -11,8 +11,9 @@ import { IdempotencyConfig, makeIdempotent } from '@aws-lambda-powertools/idempo
 import type { BasePersistenceLayer } from '@aws-lambda-powertools/idempotency/persistence';
 import type { Logger } from '@aws-lambda-powertools/logger';
 import { MetricUnit, type Metrics } from '@aws-lambda-powertools/metrics';
-import { buildSendEmailInput, classifySesError } from './email';
-import { PermanentError, PipelineError, RetryableError } from './errors';
+import { causeText, classifyIdempotencyError, classifySesError } from './classify';
+import { buildSendEmailInput } from './email';
+import { PipelineError } from './errors';
 import { InvalidMessageError, maskAddress, parseRecord, type EmailMessage, type ParsedRecord } from './message';
 import type { HandlerSettings } from './settings';
 import { METRIC } from './metric-names';
@@ -80,37 +81,6 @@ export function backoffSeconds(
 ): number {
   const nominal = Math.min(capSeconds, baseSeconds * 2 ** Math.max(0, receiveCount - 1));
   return Math.max(1, Math.round(nominal / 2 + (random() * nominal) / 2));
-}
-
-/** Maps errors from the idempotency layer to our failure classes. */
-function classifyIdempotencyError(error: unknown, key: string | undefined): PipelineError | 'completion-write-failed' {
-  if (error instanceof PipelineError) return error;
-  const name = error instanceof Error ? error.name : 'Error';
-  const message = error instanceof Error ? error.message : String(error);
-  switch (name) {
-    case 'IdempotencyValidationError':
-      return new PermanentError(
-        'KeyReusedWithDifferentContent',
-        `the dedupe key ${JSON.stringify(key)} was already used for a different email; nothing was sent`,
-        { cause: error },
-      );
-    case 'IdempotencyAlreadyInProgressError':
-      return new RetryableError('InProgress', 'another attempt with the same key is in progress', { cause: error });
-    case 'IdempotencyKeyError':
-      return new PermanentError('MissingIdempotencyKey', 'the message has no dedupe key', { cause: error });
-    case 'IdempotencyPersistenceLayerError':
-      if (message.startsWith('Failed to update success record')) return 'completion-write-failed';
-      return new RetryableError('StoreUnavailable', `the idempotency store is unavailable (${causeText(error)})`, {
-        cause: error,
-      });
-    default:
-      return new RetryableError('Unexpected', `unexpected error: ${name}: ${message}`, { cause: error });
-  }
-}
-
-function causeText(error: unknown): string {
-  const cause = error instanceof Error ? error.cause : undefined;
-  return cause instanceof Error ? `${cause.name}: ${cause.message}` : String(cause ?? 'unknown cause');
 }
 
 function attr(value: string): MessageAttributeValue {
@@ -252,7 +222,8 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
         ? { note: 'SES may have accepted this email; the retry can deliver it twice (counted as AmbiguousSends)' }
         : {}),
     };
-    if (failureClass === 'retryable' && failure.code === 'InProgress') logger.info('retry', line);
+    if (failureClass === 'systemic') logger.error('sending blocked for the account; backing off', line);
+    else if (failureClass === 'retryable' && failure.code === 'InProgress') logger.info('retry', line);
     else logger.warn('retry', line);
   }
 

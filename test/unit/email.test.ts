@@ -1,13 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { RetryErrorInfo, RetryErrorType, RetryToken } from '@smithy/types';
-import {
-  DEDUPE_TAG,
-  SafeSesRetryStrategy,
-  buildSendEmailInput,
-  classifySesError,
-  dedupeTagValue,
-  provesNotSent,
-} from '../../lambdas/send-email/email';
+import { classifySesError, provesNotSent } from '../../lambdas/send-email/classify';
+import { DEDUPE_TAG, SafeSesRetryStrategy, buildSendEmailInput, dedupeTagValue } from '../../lambdas/send-email/email';
 import {
   AmbiguousSendError,
   PermanentError,

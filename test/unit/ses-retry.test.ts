@@ -6,7 +6,8 @@
  */
 import { SESv2Client, SendEmailCommand } from '@aws-sdk/client-sesv2';
 import type { HttpHandlerOptions, HttpRequest, HttpResponse, RequestHandler } from '@smithy/types';
-import { SafeSesRetryStrategy, buildSendEmailInput, classifySesError } from '../../lambdas/send-email/email';
+import { classifySesError } from '../../lambdas/send-email/classify';
+import { SafeSesRetryStrategy, buildSendEmailInput } from '../../lambdas/send-email/email';
 import { AmbiguousSendError, RetryableError } from '../../lambdas/send-email/errors';
 
 process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED = 'true';
