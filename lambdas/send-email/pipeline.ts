@@ -8,6 +8,7 @@ import { BatchProcessor, EventType, processPartialResponse } from '@aws-lambda-p
 import { SendEmailCommand } from '@aws-sdk/client-sesv2';
 import { ChangeMessageVisibilityCommand, SendMessageCommand, type MessageAttributeValue } from '@aws-sdk/client-sqs';
 import { IdempotencyConfig, makeIdempotent } from '@aws-lambda-powertools/idempotency';
+import type { JSONValue } from '@aws-lambda-powertools/commons/types';
 import type { BasePersistenceLayer } from '@aws-lambda-powertools/idempotency/persistence';
 import type { Logger } from '@aws-lambda-powertools/logger';
 import { MetricUnit, type Metrics } from '@aws-lambda-powertools/metrics';
@@ -63,7 +64,12 @@ export interface PipelineDeps {
   /** For jitter; injectable so tests are repeatable. */
   readonly random?: () => number;
   readonly now?: () => number;
+  /** Waits between completion-write attempts; injectable for tests. */
+  readonly sleep?: (ms: number) => Promise<void>;
 }
+
+/** How long before the invocation's deadline the completion-write retries stop. */
+export const COMPLETION_RETRY_MARGIN_MS = 1000;
 
 /** Backoff caps, in seconds (retryable and ambiguous: RETRY_CAP_SECONDS, default 300). */
 export const BACKOFF_CAP_SECONDS = { systemic: 3600 } as const;
@@ -107,6 +113,10 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
   const { settings, ses, sqs, persistenceStore, logger, metrics } = deps;
   const random = deps.random ?? Math.random;
   const now = deps.now ?? Date.now;
+  const sleep = deps.sleep ?? ((ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms)));
+  let context: Context | undefined;
+  // What SES answered, by key, until the completion write has been attempted.
+  const accepted = new Map<string, SendResult>();
 
   const config = new IdempotencyConfig({
     eventKeyJmesPath: 'key',
@@ -129,7 +139,30 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
     } finally {
       metrics.addMetric(METRIC.sesSendLatency, MetricUnit.Milliseconds, now() - started);
     }
-    return { sesMessageId: response.MessageId ?? 'unknown', sentAt: new Date(now()).toISOString() };
+    const result = { sesMessageId: response.MessageId ?? 'unknown', sentAt: new Date(now()).toISOString() };
+    accepted.set(request.key, result);
+    return result;
+  }
+
+  /**
+   * SES accepted the email but the completion write failed (the store is down or
+   * throttled). The claim is still "in progress", so copies that arrive now are
+   * held back; keep writing the completion until shortly before the invocation
+   * ends, when the claim expires and a copy could send again.
+   */
+  async function writeCompletion(request: SendRequest, result: SendResult): Promise<number | undefined> {
+    const deadline = now() + (context?.getRemainingTimeInMillis() ?? 0) - COMPLETION_RETRY_MARGIN_MS;
+    let pause = 100;
+    for (let attempt = 1; now() + pause < deadline; attempt += 1) {
+      await sleep(pause);
+      try {
+        await persistenceStore.saveSuccess({ key: request.key, email: request.email } as unknown as JSONValue, result as unknown as JSONValue);
+        return attempt;
+      } catch {
+        pause = Math.min(pause * 2, 2000);
+      }
+    }
+    return undefined;
   }
 
   const sendOnce = makeIdempotent(sendEmail, {
@@ -275,18 +308,26 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
       return;
     } catch (error) {
       const failure = classifyIdempotencyError(error, parsed?.key);
-      if (failure === 'completion-write-failed') {
-        // SES accepted the email; only the completion write failed. Retrying would send it again.
+      if (failure === 'completion-write-failed' && parsed) {
+        // SES accepted the email; only the completion write failed. Retrying the message would
+        // send it again, so it is done with either way; what is left is to record the completion.
+        const result = accepted.get(parsed.key) ?? { sesMessageId: 'unknown', sentAt: new Date(now()).toISOString() };
+        const attempts = await writeCompletion({ key: parsed.key, email: parsed.email }, result);
         metrics.addMetric(METRIC.emailsSent, MetricUnit.Count, 1);
-        metrics.addMetric(METRIC.completionWriteFailures, MetricUnit.Count, 1);
-        logger.warn('sent', {
-          decision: 'sent',
-          ...recordKeys(record, parsed),
-          note: 'the completion write failed; the in-progress record expires with this invocation',
-          error: causeText(error),
-        });
+        const line = { decision: 'sent' as const, ...recordKeys(record, parsed), sesMessageId: result.sesMessageId };
+        if (attempts !== undefined) {
+          logger.warn('sent', { ...line, note: `the completion write succeeded on retry ${attempts}` });
+        } else {
+          metrics.addMetric(METRIC.completionWriteFailures, MetricUnit.Count, 1);
+          logger.warn('sent', {
+            ...line,
+            note: 'the completion was never written: its claim expires with this invocation, and a copy arriving after that can send again',
+            error: causeText(error),
+          });
+        }
         return;
       }
+      if (failure === 'completion-write-failed') throw error;
       if (failure.failureClass === 'permanent') {
         await deadLetter(record, failure, parsed);
         return;
@@ -297,11 +338,16 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
       }
       await scheduleRetry(record, failure, parsed);
       throw failure;
+    } finally {
+      if (parsed) accepted.delete(parsed.key);
     }
   }
 
   return {
-    registerContext: (context) => config.registerLambdaContext(context),
+    registerContext: (invocation) => {
+      context = invocation;
+      config.registerLambdaContext(invocation);
+    },
     processRecord,
   };
 }

@@ -52,8 +52,24 @@ class CountingSes {
   }
 }
 
+/** A DynamoDB client whose next `n` UpdateItem calls (completion writes) fail as if the store were down. */
+function flakyDynamoDb(failures: { updates: number }): DynamoDBClient {
+  const client = new DynamoDBClient({ ...common, endpoint: endpoints.dynamodb, maxAttempts: 1 });
+  client.middlewareStack.add(
+    (next, context) => async (args) => {
+      if (context.commandName === 'UpdateItemCommand' && failures.updates > 0) {
+        failures.updates -= 1;
+        throw Object.assign(new Error('Service unavailable'), { name: 'ServiceUnavailable', $fault: 'server' });
+      }
+      return next(args);
+    },
+    { step: 'initialize', name: 'injectStoreOutage' },
+  );
+  return client;
+}
+
 /** One handler instance: what one Lambda container holds. */
-function newHandler(ses: CountingSes) {
+function newHandler(ses: CountingSes, client: DynamoDBClient = dynamodb) {
   const handlerSettings = readSettings(
     handlerEnvironment(settings, {
       tableName: resources.tableName,
@@ -65,7 +81,7 @@ function newHandler(ses: CountingSes) {
     settings: handlerSettings,
     ses,
     sqs,
-    persistenceStore: new DynamoDBPersistenceLayer({ tableName: resources.tableName, awsSdkV3Client: dynamodb }),
+    persistenceStore: new DynamoDBPersistenceLayer({ tableName: resources.tableName, awsSdkV3Client: client }),
     logger: new Logger({ logLevel: 'SILENT' }),
     metrics: new Metrics({ namespace: 'Test', serviceName: 'test' }),
     random: () => 0,
@@ -100,9 +116,9 @@ function record(message: object, options: { snsMessageId?: string; key?: string 
 }
 
 /** Invokes as the event source does: a thrown invocation means every record is retried. */
-async function invoke(handler: ReturnType<typeof newHandler>, records: SQSRecord[]): Promise<SQSBatchResponse> {
+async function invoke(handler: ReturnType<typeof newHandler>, records: SQSRecord[], timeoutMs = 30_000): Promise<SQSBatchResponse> {
   try {
-    return await handler({ Records: records }, makeContext('test', 30_000));
+    return await handler({ Records: records }, makeContext('test', timeoutMs));
   } catch {
     return { batchItemFailures: records.map((r) => ({ itemIdentifier: r.messageId })) };
   }
@@ -178,4 +194,27 @@ test('a different email under a used key is not sent and goes to the DLQ with it
   const dead = Messages.find((m) => m.MessageAttributes?.['dedupe-key']?.StringValue === key);
   expect(dead?.MessageAttributes?.['error-code']?.StringValue).toBe('KeyReusedWithDifferentContent');
   expect(dead?.MessageAttributes?.['error-class']?.StringValue).toBe('permanent');
+});
+
+test('a completion write that fails after the send is retried within the invocation, so a later copy is a duplicate', async () => {
+  const ses = new CountingSes();
+  const snsMessageId = randomUUID();
+  const failures = { updates: 2 };
+  const first = await invoke(newHandler(ses, flakyDynamoDb(failures)), [record(message('e@example.com'), { snsMessageId })]);
+  expect(first.batchItemFailures).toEqual([]); // sent: never retried through the queue
+  expect(failures.updates).toBe(0);
+
+  const copy = await invoke(newHandler(ses), [record(message('e@example.com'), { snsMessageId })]);
+  expect(copy.batchItemFailures).toEqual([]);
+  expect(ses.sent).toHaveLength(1);
+});
+
+test('a completion write that keeps failing still settles the message without a second send', async () => {
+  const ses = new CountingSes();
+  const failures = { updates: 1_000 };
+  // A short invocation: the retries stop before its deadline.
+  const response = await invoke(newHandler(ses, flakyDynamoDb(failures)), [record(message('f@example.com'))], 2_500);
+  expect(response.batchItemFailures).toEqual([]);
+  expect(ses.sent).toHaveLength(1);
+  expect(failures.updates).toBeLessThan(1_000 - 1); // it did retry
 });
