@@ -52,6 +52,13 @@ export interface PipelineAlarmsProps {
    */
   readonly ambiguousSends?: AlarmTuning;
   /**
+   * SES accepted an email but its completion could not be recorded within the
+   * invocation (idempotency store down or throttled for longer): a copy that
+   * arrives later may send it again.
+   * @default threshold 0 (any), 1 period of 300 s, statistic Sum
+   */
+  readonly completionWriteFailures?: AlarmTuning;
+  /**
    * The account cannot send (paused, suspended, daily quota).
    * @default threshold 0 (any), 1 period of 300 s, statistic Sum
    */
@@ -100,6 +107,7 @@ const ALARM_DEFAULTS: Readonly<Record<keyof PipelineAlarmsProps, AlarmDefaults>>
   oldestMessageAge: { threshold: 1800, evaluationPeriods: 1, periodSeconds: 300 },
   functionErrors: { threshold: 0, evaluationPeriods: 1, periodSeconds: 300 },
   ambiguousSends: { threshold: 0, evaluationPeriods: 1, periodSeconds: 300 },
+  completionWriteFailures: { threshold: 0, evaluationPeriods: 1, periodSeconds: 300 },
   systemicFailures: { threshold: 0, evaluationPeriods: 1, periodSeconds: 300 },
   snsDeliveryFailures: { threshold: 0, evaluationPeriods: 1, periodSeconds: 300 },
   sesBounceRate: { threshold: 0.05, evaluationPeriods: 1, periodSeconds: 900 },
@@ -263,6 +271,11 @@ export class EmailPipelineMonitoring extends Construct {
       'ambiguousSends',
       (period) => this.handlerMetric(HANDLER_METRICS.ambiguousSends, { period }),
       'SES may or may not have accepted some emails (timeout, reset or 5xx): a retry may have sent a duplicate. Check SES sending events.',
+    );
+    make(
+      'completionWriteFailures',
+      (period) => this.handlerMetric(HANDLER_METRICS.completionWriteFailures, { period }),
+      'SES accepted emails whose completion could not be recorded (the idempotency store was down or throttled for longer than an invocation): a later copy of such a message may be sent again. Check DynamoDB.',
     );
     make(
       'systemicFailures',

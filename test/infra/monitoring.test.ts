@@ -55,6 +55,13 @@ const cases: Array<{
     dimensions: () => [{ Name: 'service', Value: 'email-pipeline' }],
   },
   {
+    name: 'completionWriteFailures',
+    namespace: 'EmailPipeline',
+    metric: 'CompletionWriteFailures',
+    statistic: 'Sum',
+    dimensions: () => [{ Name: 'service', Value: 'email-pipeline' }],
+  },
+  {
     name: 'systemicFailures',
     namespace: 'EmailPipeline',
     metric: 'SystemicFailures',
