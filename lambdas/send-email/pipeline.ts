@@ -316,11 +316,12 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
         metrics.addMetric(METRIC.emailsSent, MetricUnit.Count, 1);
         const line = { decision: 'sent' as const, ...recordKeys(record, parsed), sesMessageId: result.sesMessageId };
         if (attempts !== undefined) {
-          logger.warn('sent', { ...line, note: `the completion write succeeded on retry ${attempts}` });
+          logger.warn('sent', { ...line, completionWritten: true, note: `the completion write succeeded on retry ${attempts}` });
         } else {
           metrics.addMetric(METRIC.completionWriteFailures, MetricUnit.Count, 1);
           logger.warn('sent', {
             ...line,
+            completionWritten: false,
             note: 'the completion was never written: its claim expires with this invocation, and a copy arriving after that can send again',
             error: causeText(error),
           });

@@ -10,7 +10,8 @@
  * - {@link delay}: wait, then apply another behaviour (forward by default);
  * - {@link forwardThenReset}: forward, let the service process the request, then drop the
  *   client's connection before it sees the answer: the ambiguous case (the email was sent,
- *   the caller saw a network error);
+ *   the caller saw a network error); an optional hook runs in between (the chaos tests kill
+ *   the calling process there, after SES accepted the email and before its answer arrives);
  * - a {@link Chooser} function picking a behaviour per request, e.g. every second request, or
  *   only SendEmail.
  *
@@ -31,7 +32,17 @@ export type Behaviour =
       readonly body: string;
     }
   | { readonly kind: 'delay'; readonly ms: number; readonly then: Behaviour }
-  | { readonly kind: 'forwardThenReset' };
+  | { readonly kind: 'forwardThenReset'; readonly beforeReset?: BeforeReset };
+
+/** The service's answer, as the proxy received it and the client will never see it. */
+export interface ForwardedAnswer {
+  readonly status: number;
+  readonly headers: Readonly<Record<string, string | string[]>>;
+  readonly body: Buffer;
+}
+
+/** Runs after the service answered and before the client's connection is dropped; awaited. */
+export type BeforeReset = (answer: ForwardedAnswer) => void | Promise<void>;
 
 export type BehaviourKind = Behaviour['kind'];
 
@@ -113,8 +124,12 @@ export function delay(ms: number, then: Behaviour = pass()): Behaviour {
   return { kind: 'delay', ms, then };
 }
 
-/** Forwards, waits for the service's answer, then destroys the client's connection instead. */
-export const forwardThenReset = (): Behaviour => ({ kind: 'forwardThenReset' });
+/**
+ * Forwards, waits for the service's answer, then destroys the client's connection instead.
+ * `beforeReset`, when given, is called with that answer first and awaited. @default no hook
+ */
+export const forwardThenReset = (beforeReset?: BeforeReset): Behaviour =>
+  beforeReset ? { kind: 'forwardThenReset', beforeReset } : { kind: 'forwardThenReset' };
 
 /** SES v2 throttling: the SDK raises `TooManyRequestsException` (HTTP 429). */
 export const sesThrottle = (): Behaviour =>
@@ -263,10 +278,12 @@ export async function startFaultProxy(options: FaultProxyOptions): Promise<Fault
         await wait(behaviour.ms);
         await apply(behaviour.then, request, respond, reset);
         return;
-      case 'forwardThenReset':
-        await forward(request);
+      case 'forwardThenReset': {
+        const answer = await forward(request);
+        await behaviour.beforeReset?.(answer);
         reset();
         return;
+      }
     }
   };
 

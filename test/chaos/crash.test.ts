@@ -1,0 +1,49 @@
+/**
+ * Scenario 2, crash injection: three pods are SIGKILLed while they work and restarted in
+ * their slot. Three kills come at random points of progress (idle, mid-batch, before or after
+ * a send, between the delete and the next receive); three more come exactly between SES
+ * accepting an email and the completion write: the pod's SES proxy forwards SendEmail, and
+ * once SES has answered it kills the pod before the answer reaches it.
+ *
+ * After such a crash the in-progress record expires with the invocation, so the redelivery
+ * sends again: that is the ambiguous window. The harness counts those events and attributes
+ * each duplicate to one, with its key; a duplicate it cannot attribute fails the run.
+ */
+import { pass } from '../../lib/local/fault-proxy';
+import { ChaosRun, expectReliable, stopRuns, type SesSend } from './harness';
+
+afterEach(stopRuns);
+
+const MESSAGES = 150;
+
+test('pods killed at random points and right after SES accepted lose nothing; each duplicate is a counted ambiguous event', async () => {
+  // SendEmail positions at which to crash; a crash due while its pod is already down waits for the next send.
+  const crashAt: number[] = [];
+  const run = await ChaosRun.start({
+    order: 2,
+    scenario: 'crash injection',
+    ses: (send: SesSend, r: ChaosRun) => {
+      const due = crashAt[0] !== undefined && send.index >= crashAt[0] && !send.pod.killed;
+      if (!due) return pass();
+      crashAt.shift();
+      return r.crashAfterAccept(send);
+    },
+  });
+  crashAt.push(...run.pick(3, 10, MESSAGES - 40));
+  const killAt = run.pick(3, 15, MESSAGES - 30);
+  run.faults.push(
+    `crash after SES accepted at SendEmail #${crashAt.join(', #')}; random SIGKILL at ${killAt.join(', ')} decisions; each killed pod restarted`,
+  );
+
+  await run.publishEmails(MESSAGES, (i) => (i % 2 === 0 ? { key: `invoice-${i}` } : {}));
+  await run.startPods();
+  run.killAtProgress(killAt);
+
+  const result = await run.finish();
+
+  expectReliable(result);
+  expect(result.crashesAfterAccept).toBe(3);
+  expect(result.kills).toBe(6);
+  // Each injected crash left an email SES accepted that no pod recorded: the harness saw every one.
+  expect(result.ambiguousEvents['crash-after-accept']).toBe(3);
+}, 180_000);

@@ -1,0 +1,40 @@
+/**
+ * Scenario 4, SES throttling: every second SendEmail, counted over all three pods, is
+ * answered 429 TooManyRequestsException. A throttled send was refused by SES, so it is safe
+ * to repeat: the SDK retries it a couple of times, then the queue backs it off. Nothing may
+ * be lost, and since SES never accepted a throttled request, nothing may be sent twice.
+ */
+import { pass, sesThrottle } from '../../lib/local/fault-proxy';
+import { ChaosRun, expectReliable, stopRuns } from './harness';
+
+afterEach(stopRuns);
+
+const MESSAGES = 150;
+
+test('SES throttling half the sends delays emails but loses and duplicates none', async () => {
+  let throttled = 0;
+  const run = await ChaosRun.start({
+    order: 4,
+    scenario: 'SES throttling',
+    ses: (send) => {
+      if (send.index % 2 === 0) return pass();
+      throttled += 1;
+      return sesThrottle();
+    },
+  });
+  await run.publishEmails(MESSAGES, (i) => (i % 3 === 0 ? { key: `receipt-${i}` } : {}));
+  await run.startPods();
+
+  await run.settle();
+  const queueRetries = run.decisions('retry').filter((d) => d.errorCode === 'Throttled').length;
+  run.faults.push(
+    `${throttled} of ${2 * throttled} SendEmail requests answered 429; ${queueRetries} sends backed off through the queue`,
+  );
+  const result = await run.finish();
+
+  expectReliable(result);
+  expect(result.emailsSent).toBe(MESSAGES);
+  expect(result.duplicates).toBe(0);
+  expect(throttled).toBeGreaterThanOrEqual(MESSAGES / 2);
+  expect(run.decisions('retry').every((d) => d.errorClass === 'retryable')).toBe(true);
+}, 180_000);
