@@ -48,9 +48,8 @@ async function main(): Promise<number> {
     // A tap on the topic shows us the envelopes SNS delivered, so we can deliver them again.
     const tap = await sqs.send(new CreateQueueCommand({ QueueName: `${name}-tap` }));
     const tapUrl = tap.QueueUrl ?? '';
-    const tapArn = (
-      await sqs.send(new GetQueueAttributesCommand({ QueueUrl: tapUrl, AttributeNames: ['QueueArn'] }))
-    ).Attributes?.QueueArn;
+    const tapArn = (await sqs.send(new GetQueueAttributesCommand({ QueueUrl: tapUrl, AttributeNames: ['QueueArn'] })))
+      .Attributes?.QueueArn;
     await sns.send(new SubscribeCommand({ TopicArn: resources.topicArn, Protocol: 'sqs', Endpoint: tapArn ?? '' }));
 
     let published = 0;

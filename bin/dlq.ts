@@ -36,7 +36,8 @@ function fail(message: string): never {
 async function resolveTarget(stack: string | undefined): Promise<Target> {
   if (!stack) {
     const file = path.join(LOCAL_DIR, 'outputs.json');
-    if (!existsSync(file)) fail(`No local pipeline found (${file} is missing). Start it with npm start, or pass --stack.`);
+    if (!existsSync(file))
+      fail(`No local pipeline found (${file} is missing). Start it with npm start, or pass --stack.`);
     const outputs = JSON.parse(readFileSync(file, 'utf8')) as Record<string, string>;
     return {
       sqs: new SQSClient({
@@ -52,12 +53,15 @@ async function resolveTarget(stack: string | undefined): Promise<Target> {
   }
   const { Stacks = [] } = await new CloudFormationClient({}).send(new DescribeStacksCommand({ StackName: stack }));
   const outputs = Object.fromEntries((Stacks[0]?.Outputs ?? []).map((o) => [o.OutputKey, o.OutputValue]));
-  if (!outputs.QueueUrl || !outputs.DeadLetterQueueUrl) fail(`Stack ${stack} has no QueueUrl/DeadLetterQueueUrl outputs.`);
+  if (!outputs.QueueUrl || !outputs.DeadLetterQueueUrl)
+    fail(`Stack ${stack} has no QueueUrl/DeadLetterQueueUrl outputs.`);
   return { sqs: new SQSClient({}), queueUrl: outputs.QueueUrl, dlqUrl: outputs.DeadLetterQueueUrl, local: false };
 }
 
 async function arnOf(sqs: SQSClient, queueUrl: string): Promise<string> {
-  const { Attributes } = await sqs.send(new GetQueueAttributesCommand({ QueueUrl: queueUrl, AttributeNames: ['QueueArn'] }));
+  const { Attributes } = await sqs.send(
+    new GetQueueAttributesCommand({ QueueUrl: queueUrl, AttributeNames: ['QueueArn'] }),
+  );
   return Attributes?.QueueArn ?? fail(`Could not read the ARN of ${queueUrl}`);
 }
 

@@ -47,7 +47,8 @@ function claimPidFile(): void {
 function consumersWanted(): number {
   const raw = process.env.LOCAL_CONSUMERS ?? '2';
   const n = Number(raw);
-  if (!Number.isInteger(n) || n < 1 || n > 10) throw new Error(`LOCAL_CONSUMERS=${raw}: must be a whole number from 1 to 10`);
+  if (!Number.isInteger(n) || n < 1 || n > 10)
+    throw new Error(`LOCAL_CONSUMERS=${raw}: must be a whole number from 1 to 10`);
   return n;
 }
 

@@ -75,7 +75,9 @@ async function main(): Promise<void> {
     ...(values.subject !== undefined ? { subject: values.subject } : {}),
     ...(values.text !== undefined ? { text: values.text } : {}),
     ...(values.html !== undefined ? { html: values.html } : {}),
-    ...(values.template !== undefined ? { template: { name: values.template, ...(data !== undefined ? { data } : {}) } } : {}),
+    ...(values.template !== undefined
+      ? { template: { name: values.template, ...(data !== undefined ? { data } : {}) } }
+      : {}),
   };
   // The same validation the handler applies: a bad message is refused here, before it is published.
   try {
@@ -88,9 +90,7 @@ async function main(): Promise<void> {
   const attributes: Record<string, MessageAttributeValue> | undefined =
     key !== undefined ? { [IDEMPOTENCY_KEY_ATTRIBUTE]: { DataType: 'String', StringValue: key } } : undefined;
 
-  const target = values['topic-arn']
-    ? { topicArn: values['topic-arn'], client: new SNSClient({}) }
-    : localTarget();
+  const target = values['topic-arn'] ? { topicArn: values['topic-arn'], client: new SNSClient({}) } : localTarget();
   const result = await target.client.send(
     new PublishCommand({
       TopicArn: target.topicArn,

@@ -119,7 +119,8 @@ function checkInt(name: string, value: number, min: number, max: number, unit = 
   }
 }
 
-const EMAIL = /^[^\s@<>()[\],;:"\\]+@[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)+$/;
+const EMAIL =
+  /^[^\s@<>()[\],;:"\\]+@[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)+$/;
 const DOMAIN = /^[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)+$/;
 const PREFIX = /^[A-Za-z0-9._-]{1,64}$/;
 const NAMESPACE = /^[A-Za-z0-9._/#:-]{1,255}$/;
@@ -137,10 +138,18 @@ function domainOf(address: string): string {
 export function resolveSettings(input: PipelineSettings): ResolvedSettings {
   const { senderAddress, sesIdentity } = input;
   if (typeof senderAddress !== 'string' || !EMAIL.test(senderAddress)) {
-    throw new SettingsError('senderAddress', senderAddress, 'must be a plain email address such as noreply@example.com');
+    throw new SettingsError(
+      'senderAddress',
+      senderAddress,
+      'must be a plain email address such as noreply@example.com',
+    );
   }
   if (typeof sesIdentity !== 'string' || !(EMAIL.test(sesIdentity) || DOMAIN.test(sesIdentity))) {
-    throw new SettingsError('sesIdentity', sesIdentity, 'must be a verified SES identity: a domain or an email address');
+    throw new SettingsError(
+      'sesIdentity',
+      sesIdentity,
+      'must be a verified SES identity: a domain or an email address',
+    );
   }
   const identityMatches = sesIdentity.includes('@')
     ? sesIdentity.toLowerCase() === senderAddress.toLowerCase()
@@ -149,11 +158,21 @@ export function resolveSettings(input: PipelineSettings): ResolvedSettings {
     throw new SettingsError('senderAddress', senderAddress, `must belong to the SES identity ${sesIdentity}`);
   }
   if (input.configurationSetName !== undefined && !/^[A-Za-z0-9_-]{1,64}$/.test(input.configurationSetName)) {
-    throw new SettingsError('configurationSetName', input.configurationSetName, 'must be 1 to 64 letters, digits, _ or -');
+    throw new SettingsError(
+      'configurationSetName',
+      input.configurationSetName,
+      'must be 1 to 64 letters, digits, _ or -',
+    );
   }
 
   const retentionPeriodSeconds = input.retentionPeriodSeconds ?? DEFAULTS.retentionPeriodSeconds;
-  checkInt('retentionPeriodSeconds', retentionPeriodSeconds, 60, 14 * DAY, ' seconds (1 minute to 14 days, the SQS limits)');
+  checkInt(
+    'retentionPeriodSeconds',
+    retentionPeriodSeconds,
+    60,
+    14 * DAY,
+    ' seconds (1 minute to 14 days, the SQS limits)',
+  );
 
   const dedupeWindowSeconds =
     input.dedupeWindowSeconds ??
@@ -187,7 +206,13 @@ export function resolveSettings(input: PipelineSettings): ResolvedSettings {
   checkInt('maxBatchingWindowSeconds', maxBatchingWindowSeconds, 0, 300, ' seconds');
 
   const batchSize = input.batchSize ?? DEFAULTS.batchSize;
-  checkInt('batchSize', batchSize, 1, maxBatchingWindowSeconds > 0 ? 10000 : 10, maxBatchingWindowSeconds > 0 ? '' : ' (above 10 needs a batching window)');
+  checkInt(
+    'batchSize',
+    batchSize,
+    1,
+    maxBatchingWindowSeconds > 0 ? 10000 : 10,
+    maxBatchingWindowSeconds > 0 ? '' : ' (above 10 needs a batching window)',
+  );
 
   const maxConcurrency = input.maxConcurrency ?? DEFAULTS.maxConcurrency;
   checkInt('maxConcurrency', maxConcurrency, 2, 1000, ' (the Lambda SQS event source limits)');
@@ -204,7 +229,11 @@ export function resolveSettings(input: PipelineSettings): ResolvedSettings {
 
   const idempotencyKeyPrefix = input.idempotencyKeyPrefix ?? DEFAULTS.idempotencyKeyPrefix;
   if (typeof idempotencyKeyPrefix !== 'string' || !PREFIX.test(idempotencyKeyPrefix)) {
-    throw new SettingsError('idempotencyKeyPrefix', idempotencyKeyPrefix, 'must be 1 to 64 letters, digits, ".", "_" or "-"');
+    throw new SettingsError(
+      'idempotencyKeyPrefix',
+      idempotencyKeyPrefix,
+      'must be 1 to 64 letters, digits, ".", "_" or "-"',
+    );
   }
 
   const failOpen = input.failOpen ?? DEFAULTS.failOpen;

@@ -89,7 +89,10 @@ export function classifySesError(error: unknown): PipelineError {
 // ---------------------------------------------------------------- idempotency store
 
 /** Maps errors from the idempotency layer to our failure classes. */
-export function classifyIdempotencyError(error: unknown, key: string | undefined): PipelineError | 'completion-write-failed' {
+export function classifyIdempotencyError(
+  error: unknown,
+  key: string | undefined,
+): PipelineError | 'completion-write-failed' {
   if (error instanceof PipelineError) return error;
   const name = error instanceof Error ? error.name : 'Error';
   const message = error instanceof Error ? error.message : String(error);

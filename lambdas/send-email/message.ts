@@ -282,7 +282,8 @@ function checkSubject(c: Collector, subject: string): void {
   else if (/[\u0000-\u001f\u007f]/.test(subject)) c.add('subject', 'must not contain control characters');
   if (BIDI_OR_INVISIBLE.test(subject)) c.add('subject', 'must not contain invisible or text-direction characters');
   if (!subject.isWellFormed()) c.add('subject', 'contains invalid Unicode (a lone surrogate)');
-  if (subject.length > LIMITS.maxSubjectLength) c.add('subject', `must be at most ${LIMITS.maxSubjectLength} characters`);
+  if (subject.length > LIMITS.maxSubjectLength)
+    c.add('subject', `must be at most ${LIMITS.maxSubjectLength} characters`);
 }
 
 function readTemplate(c: Collector, value: unknown): EmailMessage['template'] | undefined {
@@ -378,8 +379,10 @@ export function validateEmail(message: unknown): EmailMessage {
   const contentBytes =
     utf8Bytes(text) + utf8Bytes(html) + (template ? utf8Bytes(JSON.stringify(template.data)) : 0) + utf8Bytes(subject);
   if (contentBytes > LIMITS.maxContentBytes) {
-    c.add(text !== undefined || html !== undefined ? 'text' : 'template.data',
-      `content is ${contentBytes} bytes, over the limit of ${LIMITS.maxContentBytes}`);
+    c.add(
+      text !== undefined || html !== undefined ? 'text' : 'template.data',
+      `content is ${contentBytes} bytes, over the limit of ${LIMITS.maxContentBytes}`,
+    );
   }
 
   if (c.issues.length > 0) throw new InvalidMessageError('InvalidMessage', c.issues);

@@ -97,7 +97,8 @@ function attr(value: string): MessageAttributeValue {
 function originalAttributes(record: SQSRecord): Record<string, MessageAttributeValue> {
   const out: Record<string, MessageAttributeValue> = {};
   for (const [name, value] of Object.entries(record.messageAttributes ?? {})) {
-    if (value.stringValue !== undefined) out[name] = { DataType: value.dataType || 'String', StringValue: value.stringValue };
+    if (value.stringValue !== undefined)
+      out[name] = { DataType: value.dataType || 'String', StringValue: value.stringValue };
   }
   return out;
 }
@@ -131,9 +132,7 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
     const started = now();
     let response: { MessageId?: string | undefined };
     try {
-      response = await ses.send(
-        new SendEmailCommand(buildSendEmailInput(request.email, settings, request.key)),
-      );
+      response = await ses.send(new SendEmailCommand(buildSendEmailInput(request.email, settings, request.key)));
     } catch (error) {
       throw classifySesError(error);
     } finally {
@@ -156,7 +155,10 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
     for (let attempt = 1; now() + pause < deadline; attempt += 1) {
       await sleep(pause);
       try {
-        await persistenceStore.saveSuccess({ key: request.key, email: request.email } as unknown as JSONValue, result as unknown as JSONValue);
+        await persistenceStore.saveSuccess(
+          { key: request.key, email: request.email } as unknown as JSONValue,
+          result as unknown as JSONValue,
+        );
         return attempt;
       } catch {
         pause = Math.min(pause * 2, 2000);
@@ -204,10 +206,17 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
       ...(snsMessageId ? { [DLQ_ATTRIBUTE.snsMessageId]: attr(snsMessageId) } : {}),
     };
     await sqs.send(
-      new SendMessageCommand({ QueueUrl: settings.deadLetterQueueUrl, MessageBody: record.body, MessageAttributes: attributes }),
+      new SendMessageCommand({
+        QueueUrl: settings.deadLetterQueueUrl,
+        MessageBody: record.body,
+        MessageAttributes: attributes,
+      }),
     );
     metrics.addMetric(METRIC.permanentFailures, MetricUnit.Count, 1);
-    metrics.singleMetric().addDimension('reason', failure.code).addMetric(METRIC.permanentFailuresByReason, MetricUnit.Count, 1);
+    metrics
+      .singleMetric()
+      .addDimension('reason', failure.code)
+      .addMetric(METRIC.permanentFailuresByReason, MetricUnit.Count, 1);
     logger.warn('dead-lettered', {
       decision: 'dead-lettered',
       ...keys,
@@ -300,7 +309,12 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
       const keys = recordKeys(record, parsed);
       if (result.duplicate) {
         metrics.addMetric(METRIC.duplicatesSuppressed, MetricUnit.Count, 1);
-        logger.info('duplicate suppressed', { decision: 'duplicate', ...keys, sesMessageId: result.sesMessageId, firstSentAt: result.sentAt });
+        logger.info('duplicate suppressed', {
+          decision: 'duplicate',
+          ...keys,
+          sesMessageId: result.sesMessageId,
+          firstSentAt: result.sentAt,
+        });
       } else {
         metrics.addMetric(METRIC.emailsSent, MetricUnit.Count, 1);
         logger.info('sent', { decision: 'sent', ...keys, sesMessageId: result.sesMessageId });
@@ -316,7 +330,11 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
         metrics.addMetric(METRIC.emailsSent, MetricUnit.Count, 1);
         const line = { decision: 'sent' as const, ...recordKeys(record, parsed), sesMessageId: result.sesMessageId };
         if (attempts !== undefined) {
-          logger.warn('sent', { ...line, completionWritten: true, note: `the completion write succeeded on retry ${attempts}` });
+          logger.warn('sent', {
+            ...line,
+            completionWritten: true,
+            note: `the completion write succeeded on retry ${attempts}`,
+          });
         } else {
           metrics.addMetric(METRIC.completionWriteFailures, MetricUnit.Count, 1);
           logger.warn('sent', {

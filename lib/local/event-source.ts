@@ -6,12 +6,7 @@
  * queue for redelivery.
  */
 import { randomUUID } from 'node:crypto';
-import {
-  DeleteMessageBatchCommand,
-  ReceiveMessageCommand,
-  type Message,
-  type SQSClient,
-} from '@aws-sdk/client-sqs';
+import { DeleteMessageBatchCommand, ReceiveMessageCommand, type Message, type SQSClient } from '@aws-sdk/client-sqs';
 import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
 
 export type SqsHandler = (event: SQSEvent, context: Context) => Promise<SQSBatchResponse | void>;
@@ -145,10 +140,7 @@ export async function invokeBatch(
   let failed: string[];
   let invocationError: string | undefined;
   try {
-    const response = await withTimeout(
-      Promise.resolve(options.handler({ Records: records }, context)),
-      timeoutMs,
-    );
+    const response = await withTimeout(Promise.resolve(options.handler({ Records: records }, context)), timeoutMs);
     const ids = (response?.batchItemFailures ?? []).map((f) => f.itemIdentifier);
     const known = new Set(records.map((r) => r.messageId));
     // Lambda treats an unknown or empty identifier as a failure of the whole batch.
@@ -166,7 +158,8 @@ export async function invokeBatch(
         Entries: done.map((m, i) => ({ Id: String(i), ReceiptHandle: m.ReceiptHandle ?? '' })),
       }),
     );
-    if (result.Failed?.length) options.onError?.(new Error(`could not delete ${result.Failed.length} processed message(s)`));
+    if (result.Failed?.length)
+      options.onError?.(new Error(`could not delete ${result.Failed.length} processed message(s)`));
   }
   return {
     requestId: context.awsRequestId,

@@ -4,7 +4,12 @@ import { DeleteMessageBatchCommand, ReceiveMessageCommand, type Message, type SQ
  * Receives and deletes messages until `count` have arrived or `timeoutMs`
  * passes. Returns them oldest receive first.
  */
-export async function drainQueue(sqs: SQSClient, queueUrl: string, count: number, timeoutMs = 15_000): Promise<Message[]> {
+export async function drainQueue(
+  sqs: SQSClient,
+  queueUrl: string,
+  count: number,
+  timeoutMs = 15_000,
+): Promise<Message[]> {
   const out: Message[] = [];
   const deadline = Date.now() + timeoutMs;
   while (out.length < count && Date.now() < deadline) {
@@ -26,6 +31,7 @@ export async function drainQueue(sqs: SQSClient, queueUrl: string, count: number
       }),
     );
   }
-  if (out.length < count) throw new Error(`expected ${count} messages on ${queueUrl}, got ${out.length} in ${timeoutMs} ms`);
+  if (out.length < count)
+    throw new Error(`expected ${count} messages on ${queueUrl}, got ${out.length} in ${timeoutMs} ms`);
   return out;
 }

@@ -34,7 +34,9 @@ export interface ResourceClients {
 }
 
 async function queueArn(sqs: SQSClient, queueUrl: string): Promise<string> {
-  const { Attributes } = await sqs.send(new GetQueueAttributesCommand({ QueueUrl: queueUrl, AttributeNames: ['QueueArn'] }));
+  const { Attributes } = await sqs.send(
+    new GetQueueAttributesCommand({ QueueUrl: queueUrl, AttributeNames: ['QueueArn'] }),
+  );
   const arn = Attributes?.QueueArn;
   if (!arn) throw new Error(`queue ${queueUrl} has no QueueArn`);
   return arn;

@@ -236,7 +236,9 @@ describe('dashboard', () => {
     for (const name of Object.values(HANDLER_METRICS)) {
       if (name === HANDLER_METRICS.permanentFailuresByReason) {
         // Has a second dimension (reason): shown through a SEARCH expression, a line per reason.
-        expect(body).toContain(`SEARCH('{EmailPipeline,service,reason} MetricName=\\"${name}\\" service=\\"email-pipeline\\"', 'Sum', 300)`);
+        expect(body).toContain(
+          `SEARCH('{EmailPipeline,service,reason} MetricName=\\"${name}\\" service=\\"email-pipeline\\"', 'Sum', 300)`,
+        );
       } else {
         expect(body).toContain(`["EmailPipeline","${name}","service","email-pipeline"`);
       }

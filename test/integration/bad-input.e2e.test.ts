@@ -27,25 +27,85 @@ const big = 'x'.repeat(210 * 1024);
 function cases(p: TestPipeline): Case[] {
   const to = p.address('bad');
   return [
-    { name: 'body not JSON', message: 'hello, not json', code: 'InvalidJson', reason: /^envelope\.Message: is not valid JSON/ },
-    { name: 'JSON not an object', message: '[1,2,3]', code: 'InvalidMessage', reason: /^message: must be a JSON object, got an array/ },
+    {
+      name: 'body not JSON',
+      message: 'hello, not json',
+      code: 'InvalidJson',
+      reason: /^envelope\.Message: is not valid JSON/,
+    },
+    {
+      name: 'JSON not an object',
+      message: '[1,2,3]',
+      code: 'InvalidMessage',
+      reason: /^message: must be a JSON object, got an array/,
+    },
     { name: 'missing to', message: { subject: 'S', text: 'T' }, code: 'InvalidMessage', reason: /^to: is required/ },
-    { name: 'empty subject', message: { to, subject: '', text: 'T' }, code: 'InvalidMessage', reason: /^subject: must not be empty/ },
-    { name: 'wrong type', message: { to, subject: 42, text: 'T' }, code: 'InvalidMessage', reason: /^subject: must be a string, got a number/ },
-    { name: 'invalid address', message: { to: 'not-an-address', subject: 'S', text: 'T' }, code: 'InvalidMessage', reason: /^to: must be an email address/ },
+    {
+      name: 'empty subject',
+      message: { to, subject: '', text: 'T' },
+      code: 'InvalidMessage',
+      reason: /^subject: must not be empty/,
+    },
+    {
+      name: 'wrong type',
+      message: { to, subject: 42, text: 'T' },
+      code: 'InvalidMessage',
+      reason: /^subject: must be a string, got a number/,
+    },
+    {
+      name: 'invalid address',
+      message: { to: 'not-an-address', subject: 'S', text: 'T' },
+      code: 'InvalidMessage',
+      reason: /^to: must be an email address/,
+    },
     {
       name: 'too many addresses',
       message: { to: Array.from({ length: 51 }, (_, i) => p.address(`r${i}`)), subject: 'S', text: 'T' },
       code: 'InvalidMessage',
       reason: /at most 50 recipients, got 51/,
     },
-    { name: 'CR/LF in subject', message: { to, subject: 'Hi\r\nBcc: all@example.com', text: 'T' }, code: 'InvalidMessage', reason: /^subject: must not contain CR or LF/ },
-    { name: 'CR/LF in address', message: { to: `${to}\r\nBcc: all@example.com`, subject: 'S', text: 'T' }, code: 'InvalidMessage', reason: /^to: must not contain CR or LF/ },
-    { name: 'content over the limit', message: { to, subject: 'S', text: big }, code: 'InvalidMessage', reason: /over the limit of 204800/ },
-    { name: 'both content kinds', message: { to, subject: 'S', text: 'T', template: { name: 'welcome' } }, code: 'InvalidMessage', reason: /cannot be combined with text or html/ },
-    { name: 'neither content kind', message: { to, subject: 'S' }, code: 'InvalidMessage', reason: /content is required/ },
-    { name: 'odd Unicode', message: { to, subject: 'Invoice \u202Egnp.exe', text: 'T' }, code: 'InvalidMessage', reason: /invisible or text-direction characters/ },
-    { name: 'unknown template', message: { to, template: { name: 'no-such-template', data: {} } }, code: 'NotFoundException', reason: /^SES refused the email/ },
+    {
+      name: 'CR/LF in subject',
+      message: { to, subject: 'Hi\r\nBcc: all@example.com', text: 'T' },
+      code: 'InvalidMessage',
+      reason: /^subject: must not contain CR or LF/,
+    },
+    {
+      name: 'CR/LF in address',
+      message: { to: `${to}\r\nBcc: all@example.com`, subject: 'S', text: 'T' },
+      code: 'InvalidMessage',
+      reason: /^to: must not contain CR or LF/,
+    },
+    {
+      name: 'content over the limit',
+      message: { to, subject: 'S', text: big },
+      code: 'InvalidMessage',
+      reason: /over the limit of 204800/,
+    },
+    {
+      name: 'both content kinds',
+      message: { to, subject: 'S', text: 'T', template: { name: 'welcome' } },
+      code: 'InvalidMessage',
+      reason: /cannot be combined with text or html/,
+    },
+    {
+      name: 'neither content kind',
+      message: { to, subject: 'S' },
+      code: 'InvalidMessage',
+      reason: /content is required/,
+    },
+    {
+      name: 'odd Unicode',
+      message: { to, subject: 'Invoice \u202Egnp.exe', text: 'T' },
+      code: 'InvalidMessage',
+      reason: /invisible or text-direction characters/,
+    },
+    {
+      name: 'unknown template',
+      message: { to, template: { name: 'no-such-template', data: {} } },
+      code: 'NotFoundException',
+      reason: /^SES refused the email/,
+    },
     {
       name: 'raw body without an idempotency key',
       rawBody: JSON.stringify(email(to)),
@@ -54,7 +114,11 @@ function cases(p: TestPipeline): Case[] {
     },
     {
       name: 'envelope missing fields',
-      rawBody: JSON.stringify({ Type: 'Notification', TopicArn: 'arn:aws:sns:us-east-1:000000000000:x', Message: '{}' }),
+      rawBody: JSON.stringify({
+        Type: 'Notification',
+        TopicArn: 'arn:aws:sns:us-east-1:000000000000:x',
+        Message: '{}',
+      }),
       code: 'InvalidEnvelope',
       reason: /^envelope\.MessageId: is missing/,
     },
@@ -70,10 +134,16 @@ test('each bad message reaches the DLQ at once with its own reason while its nei
   const sends: Promise<unknown>[] = [];
   bad.forEach((c, i) => {
     if (c.rawBody !== undefined) {
-      sends.push(p.pipeline.sqs.send(new SendMessageCommand({ QueueUrl: p.pipeline.resources.queueUrl, MessageBody: c.rawBody })));
+      sends.push(
+        p.pipeline.sqs.send(
+          new SendMessageCommand({ QueueUrl: p.pipeline.resources.queueUrl, MessageBody: c.rawBody }),
+        ),
+      );
     } else {
       const message = typeof c.message === 'string' ? c.message : JSON.stringify(c.message);
-      sends.push(p.pipeline.sns.send(new PublishCommand({ TopicArn: p.pipeline.resources.topicArn, Message: message })));
+      sends.push(
+        p.pipeline.sns.send(new PublishCommand({ TopicArn: p.pipeline.resources.topicArn, Message: message })),
+      );
     }
     const neighbour = good[i % good.length];
     if (i < good.length && neighbour) sends.push(p.publish(email(neighbour, `Neighbour ${i}`)));
@@ -81,10 +151,14 @@ test('each bad message reaches the DLQ at once with its own reason while its nei
   await Promise.all(sends);
 
   const total = bad.length + good.length;
-  await until('every message settled', async () => {
-    const settled = p.decisions().filter((d) => d.decision !== 'retry').length;
-    return settled === total && (await p.pipeline.isDrained());
-  }, 30_000);
+  await until(
+    'every message settled',
+    async () => {
+      const settled = p.decisions().filter((d) => d.decision !== 'retry').length;
+      return settled === total && (await p.pipeline.isDrained());
+    },
+    30_000,
+  );
 
   // Conservation: every good message is one email, every bad one is one DLQ entry.
   expect((await p.emails()).map((e) => e.destination.to[0]).sort()).toEqual([...good].sort());

@@ -4,7 +4,17 @@
  * message is exactly one email or exactly one DLQ entry with a reason (and the
  * one allowed exception, a duplicate in the ambiguous window, is counted).
  */
-import { dynamoDbThrottle, down, forwardThenReset, pass, sesInternalFailure, sesThrottle, startFaultProxy, status, type FaultProxy } from '../../lib/local/fault-proxy';
+import {
+  dynamoDbThrottle,
+  down,
+  forwardThenReset,
+  pass,
+  sesInternalFailure,
+  sesThrottle,
+  startFaultProxy,
+  status,
+  type FaultProxy,
+} from '../../lib/local/fault-proxy';
 import { email, metricTotals, outcomes, startTestPipeline, until, type TestPipeline } from './support';
 
 const running: { stop(): Promise<void> }[] = [];
@@ -32,14 +42,19 @@ async function publishAll(p: TestPipeline, labels: readonly string[]): Promise<s
 }
 
 async function settled(p: TestPipeline, count: number): Promise<void> {
-  await until(`${count} messages settled`, async () => {
-    const done = p.decisions().filter((d) => d.decision !== 'retry').length;
-    return done >= count && (await p.pipeline.isDrained());
-  }, 45_000);
+  await until(
+    `${count} messages settled`,
+    async () => {
+      const done = p.decisions().filter((d) => d.decision !== 'retry').length;
+      return done >= count && (await p.pipeline.isDrained());
+    },
+    45_000,
+  );
 }
 
 function exactlyOnce(map: Map<string, { emails: number; deadLettered: number }>): void {
-  for (const [recipient, outcome] of map) expect({ recipient, ...outcome }).toEqual({ recipient, emails: 1, deadLettered: 0 });
+  for (const [recipient, outcome] of map)
+    expect({ recipient, ...outcome }).toEqual({ recipient, emails: 1, deadLettered: 0 });
 }
 
 const sesError = (name: string, message: string) =>
@@ -52,7 +67,10 @@ describe('retryable: SES throttling', () => {
     const p = await pipelineFor({ consumers: [{ env: { AWS_ENDPOINT_URL_SESV2: ses.endpoint } }] });
     const recipients = await publishAll(p, ['t1', 't2', 't3']);
 
-    await until('each message throttled at least once', () => new Set(p.decisions('retry').map((d) => d.sqsMessageId)).size === 3);
+    await until(
+      'each message throttled at least once',
+      () => new Set(p.decisions('retry').map((d) => d.sqsMessageId)).size === 3,
+    );
     // Throttling is retried inside the SDK (safe: SES refused it) before it goes back to the queue.
     expect(ses.counts().status).toBeGreaterThanOrEqual(3 * 3);
     expect(p.decisions('retry').every((d) => d.errorClass === 'retryable' && d.errorCode === 'Throttled')).toBe(true);
@@ -104,7 +122,9 @@ describe('systemic: the account cannot send', () => {
     const recipients = await publishAll(p, ['paused']);
 
     await until('a systemic retry', () => p.decisions('retry').length >= 1);
-    expect(p.decisions('retry')[0]).toEqual(expect.objectContaining({ errorClass: 'systemic', errorCode: 'SendingPausedException' }));
+    expect(p.decisions('retry')[0]).toEqual(
+      expect.objectContaining({ errorClass: 'systemic', errorCode: 'SendingPausedException' }),
+    );
     expect(p.decisions('dead-lettered')).toEqual([]);
     ses.set(pass());
 
@@ -118,7 +138,9 @@ describe('permanent: SES refuses the email', () => {
   test('a rejected email goes to the DLQ at once with its reason while its neighbours are sent', async () => {
     const ses = await proxyFor(process.env.EMULATOR_SES_ENDPOINT ?? '');
     ses.set((request) =>
-      request.body.toString().includes('rejected@') ? sesError('MessageRejected', 'Email address is not verified.') : pass(),
+      request.body.toString().includes('rejected@')
+        ? sesError('MessageRejected', 'Email address is not verified.')
+        : pass(),
     );
     const p = await pipelineFor({ consumers: [{ env: { AWS_ENDPOINT_URL_SESV2: ses.endpoint } }] });
     const [good1 = '', rejected = '', good2 = ''] = await publishAll(p, ['ok1', 'rejected', 'ok2']);
@@ -141,7 +163,10 @@ describe('idempotency store outage', () => {
     dynamodb.set(down());
     const recipients = await publishAll(p, ['d1', 'd2', 'd3']);
 
-    await until('every message waiting on the store', () => new Set(p.decisions('retry').map((d) => d.sqsMessageId)).size === 3);
+    await until(
+      'every message waiting on the store',
+      () => new Set(p.decisions('retry').map((d) => d.sqsMessageId)).size === 3,
+    );
     expect(p.decisions('retry').every((d) => d.errorCode === 'StoreUnavailable')).toBe(true);
     expect(await p.emails()).toEqual([]);
     dynamodb.set(pass());
@@ -189,10 +214,14 @@ describe('poison messages', () => {
     });
     const [good1 = '', poison = '', good2 = ''] = await publishAll(p, ['n1', 'poison', 'n2']);
 
-    await until('the poison message moved to the DLQ', async () => {
-      const dlq = await p.pipeline.queueDepth('dlq');
-      return dlq.visible === 1 && (await p.pipeline.isDrained());
-    }, 45_000);
+    await until(
+      'the poison message moved to the DLQ',
+      async () => {
+        const dlq = await p.pipeline.queueDepth('dlq');
+        return dlq.visible === 1 && (await p.pipeline.isDrained());
+      },
+      45_000,
+    );
     const poisonRetries = p.decisions('retry').filter((d) => d.to?.[0]?.startsWith('p***'));
     expect(poisonRetries.map((d) => d.receiveCount)).toEqual([1, 2, 3, 4, 5]);
     const map = await outcomes(p, [good1, poison, good2], 1);

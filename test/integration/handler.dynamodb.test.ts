@@ -95,7 +95,9 @@ function record(message: object, options: { snsMessageId?: string; key?: string 
     TopicArn: resources.topicArn,
     Message: JSON.stringify(message),
     Timestamp: new Date().toISOString(),
-    ...(options.key !== undefined ? { MessageAttributes: { 'idempotency-key': { Type: 'String', Value: options.key } } } : {}),
+    ...(options.key !== undefined
+      ? { MessageAttributes: { 'idempotency-key': { Type: 'String', Value: options.key } } }
+      : {}),
   };
   return {
     messageId: randomUUID(),
@@ -116,7 +118,11 @@ function record(message: object, options: { snsMessageId?: string; key?: string 
 }
 
 /** Invokes as the event source does: a thrown invocation means every record is retried. */
-async function invoke(handler: ReturnType<typeof newHandler>, records: SQSRecord[], timeoutMs = 30_000): Promise<SQSBatchResponse> {
+async function invoke(
+  handler: ReturnType<typeof newHandler>,
+  records: SQSRecord[],
+  timeoutMs = 30_000,
+): Promise<SQSBatchResponse> {
   try {
     return await handler({ Records: records }, makeContext('test', timeoutMs));
   } catch {
@@ -200,7 +206,9 @@ test('a completion write that fails after the send is retried within the invocat
   const ses = new CountingSes();
   const snsMessageId = randomUUID();
   const failures = { updates: 2 };
-  const first = await invoke(newHandler(ses, flakyDynamoDb(failures)), [record(message('e@example.com'), { snsMessageId })]);
+  const first = await invoke(newHandler(ses, flakyDynamoDb(failures)), [
+    record(message('e@example.com'), { snsMessageId }),
+  ]);
   expect(first.batchItemFailures).toEqual([]); // sent: never retried through the queue
   expect(failures.updates).toBe(0);
 

@@ -29,7 +29,12 @@ test('publishes sent, duplicate, permanent-failure and latency metrics in the co
   const { p } = await scenario();
   const totals = metricTotals(p);
   expect(totals).toEqual(
-    expect.objectContaining({ EmailsSent: 1, DuplicatesSuppressed: 1, PermanentFailures: 1, PermanentFailuresByReason: 1 }),
+    expect.objectContaining({
+      EmailsSent: 1,
+      DuplicatesSuppressed: 1,
+      PermanentFailures: 1,
+      PermanentFailuresByReason: 1,
+    }),
   );
   expect(totals.SesSendLatency).toBe(1); // one sample: one SES call
   const directives = p.pipeline.lines.flatMap((l) => {
@@ -64,7 +69,11 @@ test('every decision line carries the correlation keys', async () => {
   }
   expect(duplicate?.sesMessageId).toBe(sent?.sesMessageId); // the duplicate reports the first send
   expect(p.decisions('dead-lettered')[0]).toEqual(
-    expect.objectContaining({ dedupeKey: expect.any(String), snsMessageId: expect.any(String), errorCode: 'InvalidMessage' }),
+    expect.objectContaining({
+      dedupeKey: expect.any(String),
+      snsMessageId: expect.any(String),
+      errorCode: 'InvalidMessage',
+    }),
   );
 });
 

@@ -41,7 +41,10 @@ test('the same SNS envelope delivered several times to two consumers concurrentl
   await Promise.all([1, 2, 3, 4].map(() => enqueue(p.pipeline, body)));
   await Promise.all([p.pipeline.startConsumer({ name: 'pod-a' }), p.pipeline.startConsumer({ name: 'pod-b' })]);
 
-  await until('every copy settled', async () => (await drained(p)) && p.decisions('sent').length + p.decisions('duplicate').length === 4);
+  await until(
+    'every copy settled',
+    async () => (await drained(p)) && p.decisions('sent').length + p.decisions('duplicate').length === 4,
+  );
   expect(await p.emails()).toHaveLength(1);
   expect(p.decisions('sent')).toHaveLength(1);
   expect(p.decisions('duplicate')).toHaveLength(3);
@@ -56,9 +59,14 @@ test('a publisher retry with the same idempotency key sends one email', async ()
   const second = await p.publish(message, { key: 'order-42' });
   expect(first).not.toBe(second);
 
-  await until('both deliveries settled', async () => (await drained(p)) && p.decisions().filter((d) => d.decision !== 'retry').length === 2);
+  await until(
+    'both deliveries settled',
+    async () => (await drained(p)) && p.decisions().filter((d) => d.decision !== 'retry').length === 2,
+  );
   expect(await p.emails()).toHaveLength(1);
-  expect(p.decisions('duplicate')).toEqual([expect.objectContaining({ dedupeKey: 'order-42', keySource: 'attribute' })]);
+  expect(p.decisions('duplicate')).toEqual([
+    expect.objectContaining({ dedupeKey: 'order-42', keySource: 'attribute' }),
+  ]);
 });
 
 test('a redelivery after the visibility timeout does not send again', async () => {
@@ -69,7 +77,11 @@ test('a redelivery after the visibility timeout does not send again', async () =
   });
   await p.publish(email(p.address('dave')));
 
-  await until('the redelivered copy is suppressed', async () => p.decisions('duplicate').length === 1 && (await drained(p)), 30_000);
+  await until(
+    'the redelivered copy is suppressed',
+    async () => p.decisions('duplicate').length === 1 && (await drained(p)),
+    30_000,
+  );
   expect(await p.emails()).toHaveLength(1);
   const [sent] = p.decisions('sent');
   const [duplicate] = p.decisions('duplicate');

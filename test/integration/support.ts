@@ -80,7 +80,13 @@ export async function startTestPipeline(options: TestPipelineOptions = {}): Prom
   const name = uniqueName();
   const endpoints = { ...endpointsFromEnv(), ...options.endpoints };
   const settings = loadLocalSettings({ ...FAST, ...options.settings });
-  const pipeline = await LocalPipeline.create({ name, settings, endpoints, bundles: await testBundles(), keepLines: true });
+  const pipeline = await LocalPipeline.create({
+    name,
+    settings,
+    endpoints,
+    bundles: await testBundles(),
+    keepLines: true,
+  });
   const consumers = options.consumers ?? [{}];
   const started = await Promise.all(
     consumers.map((consumer, i) =>
@@ -109,7 +115,9 @@ export async function startTestPipeline(options: TestPipelineOptions = {}): Prom
     emails: async () => {
       const mailbox = await readMailbox(endpoints.ses);
       return mailbox.emails.filter((email) =>
-        [...email.destination.to, ...email.destination.cc, ...email.destination.bcc].some((to) => to.endsWith(`@${domain}`)),
+        [...email.destination.to, ...email.destination.cc, ...email.destination.bcc].some((to) =>
+          to.endsWith(`@${domain}`),
+        ),
       );
     },
     decisions: (kind) => pipeline.decisions.filter((d) => kind === undefined || d.decision === kind),
@@ -127,7 +135,12 @@ export async function receiveOne(pipeline: LocalPipeline, queueUrl: string): Pro
   let message: Message | undefined;
   await until(`a message on ${queueUrl}`, async () => {
     const response = await pipeline.sqs.send(
-      new ReceiveMessageCommand({ QueueUrl: queueUrl, MaxNumberOfMessages: 1, WaitTimeSeconds: 1, MessageAttributeNames: ['All'] }),
+      new ReceiveMessageCommand({
+        QueueUrl: queueUrl,
+        MaxNumberOfMessages: 1,
+        WaitTimeSeconds: 1,
+        MessageAttributeNames: ['All'],
+      }),
     );
     message = response.Messages?.[0];
     return message !== undefined;
@@ -151,7 +164,9 @@ export function email(to: string, subject = 'Your order', text = 'It shipped.'):
 export function recipientOf(body: string): string | undefined {
   try {
     const outer = JSON.parse(body) as { Type?: string; Message?: string; to?: unknown };
-    const inner = (outer.Type === 'Notification' && typeof outer.Message === 'string' ? JSON.parse(outer.Message) : outer) as {
+    const inner = (
+      outer.Type === 'Notification' && typeof outer.Message === 'string' ? JSON.parse(outer.Message) : outer
+    ) as {
       to?: unknown;
     };
     const to = Array.isArray(inner.to) ? inner.to[0] : inner.to;
@@ -170,10 +185,16 @@ export interface Outcome {
  * For the conservation check: how each recipient ended, as emails in the SES
  * mailbox and entries in the DLQ (drained: call once, at the end).
  */
-export async function outcomes(p: TestPipeline, recipients: readonly string[], expectedDeadLetters = 0): Promise<Map<string, Outcome>> {
+export async function outcomes(
+  p: TestPipeline,
+  recipients: readonly string[],
+  expectedDeadLetters = 0,
+): Promise<Map<string, Outcome>> {
   const emails = await p.emails();
   const letters =
-    expectedDeadLetters > 0 ? await drainQueue(p.pipeline.sqs, p.pipeline.resources.deadLetterQueueUrl, expectedDeadLetters) : [];
+    expectedDeadLetters > 0
+      ? await drainQueue(p.pipeline.sqs, p.pipeline.resources.deadLetterQueueUrl, expectedDeadLetters)
+      : [];
   const dlqDepth = await p.pipeline.queueDepth('dlq');
   if (dlqDepth.visible + dlqDepth.inFlight > 0) throw new Error('more DLQ entries than expected');
   const out = new Map<string, Outcome>();
