@@ -4,7 +4,7 @@
  * process that hosts it.
  */
 import * as path from 'node:path';
-import { build } from 'esbuild';
+import { build, type BuildOptions } from 'esbuild';
 import { BUNDLING, HANDLER_ENTRY } from '../bundling';
 
 export const REPO_ROOT = path.resolve(__dirname, '..', '..');
@@ -17,23 +17,28 @@ export interface Bundles {
   readonly consumer: string;
 }
 
+/** esbuild options for a Lambda entry point, as NodejsFunction builds it for `cdk deploy`. */
+export function lambdaBuildOptions(entry: string, outfile: string): BuildOptions {
+  return {
+    entryPoints: [entry],
+    outfile,
+    bundle: true,
+    platform: 'node',
+    format: 'cjs',
+    target: BUNDLING.target,
+    minify: BUNDLING.minify,
+    sourcemap: BUNDLING.sourceMap,
+    mainFields: [...BUNDLING.mainFields],
+    external: [...BUNDLING.externalModules],
+    logLevel: 'error',
+  };
+}
+
 export async function buildBundles(outDir = path.join(LOCAL_DIR, 'build')): Promise<Bundles> {
   const handler = path.join(outDir, 'send-email', 'index.js');
   const consumer = path.join(outDir, 'consumer', 'index.js');
   await Promise.all([
-    build({
-      entryPoints: [HANDLER_ENTRY],
-      outfile: handler,
-      bundle: true,
-      platform: 'node',
-      format: 'cjs',
-      target: BUNDLING.target,
-      minify: BUNDLING.minify,
-      sourcemap: BUNDLING.sourceMap,
-      mainFields: [...BUNDLING.mainFields],
-      external: [...BUNDLING.externalModules],
-      logLevel: 'error',
-    }),
+    build(lambdaBuildOptions(HANDLER_ENTRY, handler)),
     build({
       entryPoints: [path.join(__dirname, 'consumer-main.ts')],
       outfile: consumer,

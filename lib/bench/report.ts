@@ -1,0 +1,152 @@
+/** The benchmark's result as JSON, and the compact table printed from the same figures. */
+import { execFileSync } from 'node:child_process';
+import { cpus, totalmem } from 'node:os';
+import type { BatchLatencyResult } from './batch-latency';
+import type { BundleResult } from './bundle';
+import type { CostResult } from './cost';
+import type { DynamoDbRequestsResult } from './dynamodb-requests';
+import type { ThroughputResult } from './throughput';
+
+export interface Machine {
+  readonly nproc: number;
+  readonly memoryGiB: number;
+  readonly node: string;
+  readonly uname: string;
+}
+
+export interface BenchResult {
+  readonly date: string;
+  readonly command: string;
+  readonly machine: Machine;
+  /** Per measurement: share of all cores that processes outside this benchmark used meanwhile. */
+  readonly othersCpuShare: Readonly<Record<string, number>>;
+  /** Wall-clock of the whole run, emulator start and stop included, seconds. */
+  readonly runSeconds: number;
+  readonly throughput: ThroughputResult;
+  readonly dynamodbRequests: DynamoDbRequestsResult;
+  readonly batchLatency: BatchLatencyResult;
+  readonly bundle: BundleResult;
+  readonly cost: CostResult;
+}
+
+export function machine(): Machine {
+  let uname = 'unknown';
+  try {
+    uname = execFileSync('uname', ['-a'], { encoding: 'utf8' }).trim();
+  } catch {
+    /* not on a Unix */
+  }
+  return {
+    nproc: cpus().length,
+    memoryGiB: Math.round((totalmem() / 2 ** 30) * 10) / 10,
+    node: process.version,
+    uname,
+  };
+}
+
+type Row = readonly [section: string, metric: string, value: string];
+
+function rows(r: BenchResult): Row[] {
+  const t = r.throughput;
+  const d = r.dynamodbRequests;
+  const l = r.batchLatency;
+  const b = r.bundle;
+  const c = r.cost;
+  const per = (p: DynamoDbRequestsResult['unique']) =>
+    `Put ${p.perMessage.PutItem} / Update ${p.perMessage.UpdateItem} / Get ${p.perMessage.GetItem} / Delete ${p.perMessage.DeleteItem}`;
+  const kb = (bytes: number) => `${(bytes / 1024).toFixed(1)} KiB`;
+  const usd = (x: number) => `$${x.toFixed(4)}`;
+  return [
+    [
+      '1 throughput',
+      `dedupe on, msg/s (median of ${t.runs.filter((x) => x.variant === 'on').length})`,
+      String(t.medianOn),
+    ],
+    [
+      '1 throughput',
+      `dedupe off, msg/s (median of ${t.runs.filter((x) => x.variant === 'off').length})`,
+      String(t.medianOff),
+    ],
+    ['1 throughput', 'on / off: of the medians; median per round', `${t.onOverOff}; ${t.medianPairRatio}`],
+    ['1 throughput', 'on / off per round', t.pairRatios.join(' ')],
+    ['1 throughput', 'runs (variant: msg/s)', t.runs.map((x) => `${x.variant}:${x.messagesPerSecond}`).join(' ')],
+    [
+      '1 throughput',
+      'CPU share taken by other processes, per run',
+      t.runs.map((x) => `${Math.round((x.cpu?.othersBusyShare ?? 0) * 100)}%`).join(' '),
+    ],
+    ...(t.cpu
+      ? (['on', 'off'] as const).map((v): Row => {
+          const cpu = t.cpu?.[v];
+          const total = cpu ? Object.values(cpu.msPerMessage).reduce((sum, x) => sum + x, 0) : 0;
+          return [
+            '1 throughput',
+            `CPU ms/msg, dedupe ${v} (machine busy)`,
+            `${total.toFixed(2)} total, DynamoDB Local ${cpu?.msPerMessage.dynamodbLocal ?? 0}, consumers ${cpu?.msPerMessage.consumers ?? 0} (${Math.round((cpu?.machineBusyShare ?? 0) * 100)}%)`,
+          ];
+        })
+      : []),
+    ['2 dynamodb', `per unique (n=${d.unique.messages})`, per(d.unique)],
+    ['2 dynamodb', `per duplicate (n=${d.duplicate.messages})`, per(d.duplicate)],
+    ['2 dynamodb', `per pair in one batch (n=${d.sameBatchPair.messages})`, per(d.sameBatchPair)],
+    [
+      '2 dynamodb',
+      'attempts per unique / duplicate',
+      `${d.unique.attemptsPerMessage} / ${d.duplicate.attemptsPerMessage}`,
+    ],
+    [
+      '2 dynamodb',
+      'duplicates that got the old item back',
+      `${d.duplicate.oldItemReturned} of ${d.duplicate.messages}`,
+    ],
+    [
+      '2 dynamodb',
+      'emails sent (unique / duplicate / pair phase)',
+      `${d.unique.emailsSent} / ${d.duplicate.emailsSent} / ${d.sameBatchPair.emailsSent}`,
+    ],
+    ['2 dynamodb', 'largest record', `${d.largestItemBytes} B`],
+    ['3 batch', `parallel, ms (SES ${l.sesLatencyMs} ms, ${l.batchSize} records)`, String(l.parallelMs)],
+    ['3 batch', 'sequential, ms', String(l.sequentialMs)],
+    ['3 batch', 'sequential / parallel', String(l.sequentialOverParallel)],
+    ['3 batch', 'parallel, dedupe off, ms', String(l.parallelNoDedupeMs)],
+    [
+      '3 batch',
+      'handler CPU ms/batch, dedupe on / off',
+      `${l.cpuMsPerBatch.parallel} / ${l.cpuMsPerBatch.parallelNoDedupe}`,
+    ],
+    ['4 bundle', 'handler min / gzip', `${kb(b.handler.bytes)} / ${kb(b.handler.gzipBytes)}`],
+    ['4 bundle', 'bare min / gzip', `${b.bare.bytes} B / ${b.bare.gzipBytes} B`],
+    ['4 init', `require() ms, handler (source maps on) (n=${b.runsPerVariant})`, String(b.handlerInit.requireMs)],
+    ['4 init', 'require() ms, handler (source maps off)', String(b.handlerInitNoSourceMaps.requireMs)],
+    ['4 init', 'require() ms, bare', String(b.bareInit.requireMs)],
+    ['4 init', 'handler - bare, ms / ratio', `${b.initExtraMs} / ${b.initRatio}`],
+    ['4 init', 'node process ms, handler / bare', `${b.handlerInit.processMs} / ${b.bareInit.processMs}`],
+    ...c.lines.map((line): Row => ['5 cost/1M', line.item, usd(line.usd)]),
+    ['5 cost/1M', 'total, dedupe on / off', `${usd(c.totalOn)} / ${usd(c.totalOff)}`],
+    [
+      '5 cost/1M',
+      'dedupe overhead (share of SES)',
+      `${usd(c.dedupeOverhead)} (${(c.overheadShareOfSes * 100).toFixed(2)}%)`,
+    ],
+    [
+      '5 cost/1M',
+      '1M duplicates: suppress / SES if sent',
+      `${usd(c.perMillionDuplicates.suppress)} / ${usd(c.perMillionDuplicates.sesIfSent)}`,
+    ],
+    [
+      '',
+      'CPU share taken by other processes',
+      Object.entries(r.othersCpuShare)
+        .map(([name, share]) => `${name} ${Math.round(share * 100)}%`)
+        .join(', '),
+    ],
+    ['', 'run time, s', String(r.runSeconds)],
+  ];
+}
+
+export function formatTable(result: BenchResult): string {
+  const all = rows(result);
+  const w0 = Math.max(...all.map((r) => r[0].length));
+  const w1 = Math.max(...all.map((r) => r[1].length));
+  return all.map(([s, m, v]) => `${s.padEnd(w0)}  ${m.padEnd(w1)}  ${v}`).join('\n');
+}
