@@ -109,6 +109,12 @@ export function classifyIdempotencyError(
       return new PermanentError('MissingIdempotencyKey', 'the message has no dedupe key', { cause: error });
     case 'IdempotencyPersistenceLayerError':
       if (message.startsWith('Failed to update success record')) return 'completion-write-failed';
+      if (message.startsWith('Failed to delete record')) {
+        // The send failed and releasing the claim failed too: the claim expires with the invocation.
+        return new RetryableError('ClaimReleaseFailed', `could not release the claim (${causeText(error)})`, {
+          cause: error,
+        });
+      }
       return new RetryableError('StoreUnavailable', `the idempotency store is unavailable (${causeText(error)})`, {
         cause: error,
       });

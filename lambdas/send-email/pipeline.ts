@@ -269,6 +269,16 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
     else logger.warn('retry', line);
   }
 
+  /** A permanent failure goes to the DLQ (and the record is done); any other is retried. */
+  async function settle(record: SQSRecord, failure: PipelineError, parsed: ParsedRecord | undefined) {
+    if (failure.failureClass === 'permanent') {
+      await deadLetter(record, failure, parsed);
+      return;
+    }
+    await scheduleRetry(record, failure, parsed);
+    throw failure;
+  }
+
   /** Sends without the idempotency check (fail-open), counted. */
   async function sendUnprotected(record: SQSRecord, parsed: ParsedRecord, storeError: PipelineError) {
     const result = await sendEmail({ key: parsed.key, email: parsed.email });
@@ -347,16 +357,16 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
         return;
       }
       if (failure === 'completion-write-failed') throw error;
-      if (failure.failureClass === 'permanent') {
-        await deadLetter(record, failure, parsed);
-        return;
-      }
       if (failure.code === 'StoreUnavailable' && settings.failOpen && parsed) {
-        await sendUnprotected(record, parsed, failure);
-        return;
+        try {
+          await sendUnprotected(record, parsed, failure);
+          return;
+        } catch (sendError) {
+          await settle(record, classifySesError(sendError), parsed);
+          return;
+        }
       }
-      await scheduleRetry(record, failure, parsed);
-      throw failure;
+      await settle(record, failure, parsed);
     } finally {
       if (parsed) accepted.delete(parsed.key);
     }

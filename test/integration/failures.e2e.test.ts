@@ -204,6 +204,28 @@ describe('idempotency store outage', () => {
   });
 });
 
+test('fail-open: an email SES rejects while DynamoDB is down still goes to the DLQ with its reason', async () => {
+  const dynamodb = await proxyFor(process.env.EMULATOR_DYNAMODB_ENDPOINT ?? '');
+  const ses = await proxyFor(process.env.EMULATOR_SES_ENDPOINT ?? '');
+  ses.set((request) =>
+    request.body.toString().includes('refused@')
+      ? sesError('MessageRejected', 'Email address is not verified.')
+      : pass(),
+  );
+  const p = await pipelineFor({
+    settings: { failOpen: true },
+    consumers: [{ env: { AWS_ENDPOINT_URL_DYNAMODB: dynamodb.endpoint, AWS_ENDPOINT_URL_SESV2: ses.endpoint } }],
+  });
+  dynamodb.set(down());
+  const [ok = '', refused = ''] = await publishAll(p, ['fine', 'refused']);
+
+  await settled(p, 2);
+  const map = await outcomes(p, [ok, refused], 1);
+  expect(map.get(ok)).toEqual({ emails: 1, deadLettered: 0 });
+  expect(map.get(refused)).toEqual({ emails: 0, deadLettered: 1 });
+  expect(p.decisions('dead-lettered')).toEqual([expect.objectContaining({ errorCode: 'MessageRejected' })]);
+});
+
 describe('poison messages', () => {
   test('a message that keeps failing reaches the DLQ after maxReceiveCount while its batch neighbours are sent', async () => {
     const ses = await proxyFor(process.env.EMULATOR_SES_ENDPOINT ?? '');

@@ -39,6 +39,15 @@ describe('classifyIdempotencyError', () => {
     expect(failure).toBe('completion-write-failed');
   });
 
+  test('a claim that could not be released after a failed send is retried, and is not a store outage (no fail-open send)', () => {
+    const failure = classifyIdempotencyError(
+      new IdempotencyPersistenceLayerError('Failed to delete record from idempotency store'),
+      'k',
+    );
+    expect(failure).toBeInstanceOf(RetryableError);
+    expect(failure).toEqual(expect.objectContaining({ code: 'ClaimReleaseFailed' }));
+  });
+
   test('anything unexpected is retried, not dropped', () => {
     const failure = classifyIdempotencyError(new TypeError('boom'), 'k');
     expect(failure).toBeInstanceOf(RetryableError);
