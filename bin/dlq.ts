@@ -7,12 +7,11 @@
  */
 import '../lib/local/quiet';
 import { existsSync, readFileSync } from 'node:fs';
-import * as path from 'node:path';
 import { parseArgs } from 'node:util';
 import { CloudFormationClient, DescribeStacksCommand } from '@aws-sdk/client-cloudformation';
 import { GetQueueAttributesCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { formatDeadLetter, listDeadLetters, purge, redrive } from '../lib/dlq';
-import { LOCAL_DIR } from '../lib/local/build';
+import { OUTPUTS_FILE } from '../lib/local/state';
 import { LOCAL_CREDENTIALS, LOCAL_REGION } from '../lib/local/emulators';
 
 const USAGE = `Usage: npm run dlq -- list    [--max N] [--stack NAME]
@@ -35,7 +34,7 @@ function fail(message: string): never {
 
 async function resolveTarget(stack: string | undefined): Promise<Target> {
   if (!stack) {
-    const file = path.join(LOCAL_DIR, 'outputs.json');
+    const file = OUTPUTS_FILE;
     if (!existsSync(file))
       fail(`No local pipeline found (${file} is missing). Start it with npm start, or pass --stack.`);
     const outputs = JSON.parse(readFileSync(file, 'utf8')) as Record<string, string>;

@@ -4,19 +4,17 @@
  * cdk.json's settings, and consumer processes running the handler bundle.
  *
  * Environment: DYNAMODB_PORT (8000), SQS_PORT (4566, SNS and SQS), SES_PORT (8005),
- * LOCAL_CONSUMERS (2).
+ * LOCAL_CONSUMERS (2), LOCAL_STATE_DIR (.local: the PID file and outputs.json).
  */
 import '../lib/local/quiet';
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import * as path from 'node:path';
-import { LOCAL_DIR } from '../lib/local/build';
 import { checkJava, ensureDynamoDbLocal, startEmulators, type Emulators } from '../lib/local/emulators';
 import { formatDecision } from '../lib/local/format';
 import { LocalPipeline } from '../lib/local/pipeline';
 import { loadLocalSettings } from '../lib/local/settings';
+import { OUTPUTS_FILE, PID_FILE, STATE_DIR, type LocalOutputs } from '../lib/local/state';
 
-const PID_FILE = path.join(LOCAL_DIR, 'pipeline.pid');
-const OUTPUTS_FILE = path.join(LOCAL_DIR, 'outputs.json');
 export const LOCAL_NAME = 'email-pipeline';
 
 function isAlive(pid: number): boolean {
@@ -30,7 +28,7 @@ function isAlive(pid: number): boolean {
 
 /** Refuses a second start while one runs; takes over a stale PID file. */
 function claimPidFile(): void {
-  mkdirSync(LOCAL_DIR, { recursive: true });
+  mkdirSync(STATE_DIR, { recursive: true });
   if (existsSync(PID_FILE)) {
     const pid = Number(readFileSync(PID_FILE, 'utf8').trim());
     if (Number.isInteger(pid) && pid > 0 && pid !== process.pid && isAlive(pid)) {
@@ -100,7 +98,7 @@ async function main(): Promise<void> {
 
   const { endpoints } = emulators;
   const { resources } = pipeline;
-  const outputs = {
+  const outputs: LocalOutputs = {
     TopicArn: resources.topicArn,
     QueueUrl: resources.queueUrl,
     DeadLetterQueueUrl: resources.deadLetterQueueUrl,

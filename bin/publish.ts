@@ -7,10 +7,9 @@
  */
 import '../lib/local/quiet';
 import { existsSync, readFileSync } from 'node:fs';
-import * as path from 'node:path';
 import { parseArgs } from 'node:util';
 import { PublishCommand, SNSClient, type MessageAttributeValue } from '@aws-sdk/client-sns';
-import { LOCAL_DIR } from '../lib/local/build';
+import { OUTPUTS_FILE } from '../lib/local/state';
 import { LOCAL_CREDENTIALS, LOCAL_REGION } from '../lib/local/emulators';
 import { validateEmail, IDEMPOTENCY_KEY_ATTRIBUTE, InvalidMessageError } from '../lambdas/send-email/message';
 
@@ -24,7 +23,7 @@ function fail(message: string): never {
 }
 
 function localTarget(): { topicArn: string; client: SNSClient } {
-  const file = path.join(LOCAL_DIR, 'outputs.json');
+  const file = OUTPUTS_FILE;
   if (!existsSync(file)) fail(`No local pipeline found (${file} is missing). Start it with: npm start`);
   const outputs = JSON.parse(readFileSync(file, 'utf8')) as { TopicArn: string; SnsEndpoint: string };
   return {

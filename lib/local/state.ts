@@ -1,0 +1,25 @@
+/**
+ * Where a running `npm start` leaves its state: the PID file that refuses a
+ * second start, and outputs.json with the endpoints (read by `npm run publish`
+ * and `npm run dlq`). LOCAL_STATE_DIR moves it (tests run a pipeline of their
+ * own beside a developer's); the default is `.local/`.
+ */
+import * as path from 'node:path';
+import { LOCAL_DIR } from './build';
+
+export const STATE_DIR = process.env.LOCAL_STATE_DIR ?? LOCAL_DIR;
+export const PID_FILE = path.join(STATE_DIR, 'pipeline.pid');
+export const OUTPUTS_FILE = path.join(STATE_DIR, 'outputs.json');
+
+/** What `npm start` writes to outputs.json: the stack's output keys plus the local endpoints. */
+export interface LocalOutputs {
+  readonly TopicArn: string;
+  readonly QueueUrl: string;
+  readonly DeadLetterQueueUrl: string;
+  readonly TableName: string;
+  readonly SnsEndpoint: string;
+  readonly SqsEndpoint: string;
+  readonly DynamoDbEndpoint: string;
+  readonly SesEndpoint: string;
+  readonly MailboxUrl: string;
+}

@@ -1,0 +1,111 @@
+/**
+ * `npm start` itself (bin/local.ts), as a newcomer runs it: on its own ports
+ * and state folder so it can run beside a developer's pipeline. It must print
+ * its endpoints, write outputs.json, send one email per idempotency key,
+ * refuse a second start, and leave nothing behind when stopped.
+ */
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
+import { createConnection } from 'node:net';
+import { tmpdir } from 'node:os';
+import * as path from 'node:path';
+import { PublishCommand, SNSClient } from '@aws-sdk/client-sns';
+import { REPO_ROOT } from '../../lib/local/build';
+import { LOCAL_CREDENTIALS, LOCAL_REGION, readMailbox } from '../../lib/local/emulators';
+import { freePort, launch, type ManagedProcess } from '../../lib/local/processes';
+import type { LocalOutputs } from '../../lib/local/state';
+import { until } from './support';
+
+const TSX = path.join(REPO_ROOT, 'node_modules', 'tsx', 'dist', 'cli.mjs');
+const ENTRY = path.join(REPO_ROOT, 'bin', 'local.ts');
+
+let proc: ManagedProcess | undefined;
+afterAll(() => proc?.stop());
+
+function portIsClosed(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = createConnection({ host: '127.0.0.1', port });
+    socket.once('connect', () => {
+      socket.destroy();
+      resolve(false);
+    });
+    socket.once('error', () => resolve(true));
+  });
+}
+
+test('npm start serves the pipeline, dedupes a repeated key, refuses a second start and stops cleanly', async () => {
+  const stateDir = mkdtempSync(path.join(tmpdir(), 'email-pipeline-state-'));
+  const ports = { DYNAMODB_PORT: await freePort(), SQS_PORT: await freePort(), SES_PORT: await freePort() };
+  const env = {
+    ...process.env,
+    LOCAL_STATE_DIR: stateDir,
+    LOCAL_CONSUMERS: '1',
+    DYNAMODB_PORT: String(ports.DYNAMODB_PORT),
+    SQS_PORT: String(ports.SQS_PORT),
+    SES_PORT: String(ports.SES_PORT),
+  };
+  const lines: string[] = [];
+  const started = Date.now();
+  proc = await launch({
+    name: 'npm start',
+    command: process.execPath,
+    args: [TSX, ENTRY],
+    cwd: REPO_ROOT,
+    env,
+    onOutput: (line) => lines.push(line),
+  });
+  await until('the ready banner', () => lines.some((l) => l.includes('Local email pipeline ready')), 30_000);
+  expect(Date.now() - started).toBeLessThan(20_000);
+  expect(lines.join('\n')).toContain(`--endpoint-url http://127.0.0.1:${ports.SQS_PORT}`);
+
+  const outputs = JSON.parse(readFileSync(path.join(stateDir, 'outputs.json'), 'utf8')) as LocalOutputs;
+  expect(Object.keys(outputs).sort()).toEqual(
+    [
+      'DeadLetterQueueUrl',
+      'DynamoDbEndpoint',
+      'MailboxUrl',
+      'QueueUrl',
+      'SesEndpoint',
+      'SnsEndpoint',
+      'SqsEndpoint',
+      'TableName',
+      'TopicArn',
+    ].sort(),
+  );
+
+  // Publish the same idempotency key twice: one email, and the second is logged as suppressed.
+  const sns = new SNSClient({ region: LOCAL_REGION, credentials: LOCAL_CREDENTIALS, endpoint: outputs.SnsEndpoint });
+  const to = `newcomer-${Date.now()}@example.com`;
+  const publish = () =>
+    sns.send(
+      new PublishCommand({
+        TopicArn: outputs.TopicArn,
+        Message: JSON.stringify({ to, subject: 'Hello', text: 'Sent exactly once.' }),
+        MessageAttributes: { 'idempotency-key': { DataType: 'String', StringValue: 'order-42' } },
+      }),
+    );
+  const published = Date.now();
+  await publish();
+  const mine = async () => (await readMailbox(outputs.SesEndpoint)).emails.filter((e) => e.destination.to.includes(to));
+  await until('the email in the SES store', async () => (await mine()).length === 1, 5_000);
+  expect(Date.now() - published).toBeLessThan(5_000);
+  await publish();
+  await until('the repeat suppressed', () =>
+    lines.some((l) => l.includes('DUPLICATE SUPPRESSED') && l.includes('order-42')),
+  );
+  expect(await mine()).toHaveLength(1);
+  sns.destroy();
+
+  // A second start while this one runs says so and exits non-zero.
+  const second = spawnSync(process.execPath, [TSX, ENTRY], { cwd: REPO_ROOT, env, encoding: 'utf8', timeout: 30_000 });
+  expect(second.status).toBe(1);
+  expect(second.stderr).toContain('already running');
+
+  // Stop it: everything goes, ports and state included.
+  await proc.stop({ graceMs: 15_000 });
+  expect(proc.exitInfo()).toBeDefined();
+  expect(lines.some((l) => l.includes('Stopped.'))).toBe(true);
+  for (const port of Object.values(ports)) expect(await portIsClosed(port)).toBe(true);
+  expect(existsSync(path.join(stateDir, 'outputs.json'))).toBe(false);
+  expect(existsSync(path.join(stateDir, 'pipeline.pid'))).toBe(false);
+});
