@@ -1,0 +1,22 @@
+/**
+ * `npm run demo` replays the incident and must end with emails sent equal to
+ * the unique messages and the poison message in the DLQ (it exits non-zero
+ * otherwise).
+ */
+import { spawnSync } from 'node:child_process';
+import * as path from 'node:path';
+import { REPO_ROOT } from '../../lib/local/build';
+
+test('the incident replay ends with one email per unique message and the poison message dead-lettered', () => {
+  const demo = spawnSync(
+    process.execPath,
+    [path.join(REPO_ROOT, 'node_modules', 'tsx', 'dist', 'cli.mjs'), path.join(REPO_ROOT, 'bin', 'demo.ts')],
+    { cwd: REPO_ROOT, encoding: 'utf8', timeout: 90_000, env: { ...process.env, DEMO_MESSAGES: '12' } },
+  );
+  expect(demo.stderr).toBe('');
+  expect(demo.status).toBe(0);
+  expect(demo.stdout).toMatch(/\| unique messages +\| +12 \|/);
+  expect(demo.stdout).toMatch(/\| emails sent +\| +12 \|/);
+  expect(demo.stdout).toMatch(/\| dead-lettered +\| +1 \|/);
+  expect(demo.stdout).toContain('Dead-lettered: InvalidMessage: subject: must not contain CR or LF');
+});
