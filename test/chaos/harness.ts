@@ -327,9 +327,12 @@ export class ChaosRun {
     return behaviour;
   }
 
-  /** SIGKILLs a pod (no clean-up, like a crash) and starts a new one in its slot. */
-  async kill(pod: Pod): Promise<void> {
-    if (pod.killed || this.quiet) return;
+  /**
+   * SIGKILLs a pod (no clean-up, like a crash) and starts a new one in its slot. False when
+   * the pod was already killed (by another fault) or the run is settling.
+   */
+  async kill(pod: Pod): Promise<boolean> {
+    if (pod.killed || this.quiet) return false;
     pod.killed = true;
     await (await pod.started).kill();
     const restart = this.startPod(pod.slot);
@@ -341,6 +344,7 @@ export class ChaosRun {
         this.problems.push(`could not restart ${pod.name}: ${firstLine(error)}`);
       },
     );
+    return true;
   }
 
   /**
@@ -370,10 +374,20 @@ export class ChaosRun {
           timeoutMs: 120_000,
           intervalMs: 50,
         });
-        const alive = this.pods.filter((pod) => !pod.killed);
-        const victim = alive[Math.floor(this.random() * alive.length)];
-        if (this.quiet || !victim) return;
-        await this.kill(victim);
+        // A crash-after-accept may take the chosen pod down first: then choose again.
+        for (;;) {
+          if (this.quiet) return;
+          const alive = this.pods.filter((pod) => !pod.killed);
+          const victim = alive[Math.floor(this.random() * alive.length)];
+          if (victim && (await this.kill(victim))) break;
+          if (!victim) {
+            await waitFor(async () => this.quiet || this.pods.some((pod) => !pod.killed), {
+              what: 'a live pod to kill',
+              timeoutMs: 30_000,
+              intervalMs: 50,
+            });
+          }
+        }
       }
     })().catch((error: unknown) => {
       this.problems.push(`random kills stopped: ${firstLine(error)}`);
@@ -439,6 +453,9 @@ export class ChaosRun {
 
   /** Settles, stops faults and pods, counts the outcome, writes the figures and stops everything. */
   async finish(): Promise<ScenarioResult> {
+    // Every scheduled fault first (their thresholds come before the end), then settle: a
+    // fault still pending when the run settles would be skipped and the run would test less.
+    await Promise.allSettled([...this.chaos]);
     await this.settle();
     this.quiet = true;
     await Promise.allSettled([...this.chaos, ...this.restarts]);
