@@ -10,10 +10,10 @@ import * as sns from 'aws-cdk-lib/aws-sns';
 import { SqsSubscription } from 'aws-cdk-lib/aws-sns-subscriptions';
 import * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct, IConstruct, IValidation } from 'constructs';
-import { ENV } from '../lambdas/send-email/settings';
+import { ENV, HANDLER_DEFAULTS } from '../lambdas/send-email/settings';
 import { BUNDLING, HANDLER_ENTRY } from './bundling';
 import { DLQ_RETENTION_SECONDS, PipelineSettings, ResolvedSettings, SettingsError, resolveSettings } from './config';
-import { SERVICE_NAME, handlerEnvironment } from './handler-env';
+import { IDEMPOTENCY_TABLE, SERVICE_NAME, handlerEnvironment } from './handler-env';
 
 /** How long the dead-letter queue keeps a message: the SQS maximum, so operators have time to look. */
 export const DLQ_RETENTION = Duration.seconds(DLQ_RETENTION_SECONDS);
@@ -21,23 +21,8 @@ export const DLQ_RETENTION = Duration.seconds(DLQ_RETENTION_SECONDS);
 /** The Lambda runtime; {@link BUNDLING}.target must name the same Node.js major version. */
 export const RUNTIME = lambda.Runtime.NODEJS_24_X;
 
-/** Powertools' default attribute for the record expiry; DynamoDB TTL cleans up on it. */
-export const TTL_ATTRIBUTE = 'expiration';
-
 /** Default of {@link EmailPipelineProps.serviceName} (the local pipeline's too). */
 export const DEFAULT_SERVICE_NAME = SERVICE_NAME;
-
-/** Default of {@link EmailPipelineProps.sesTimeoutMs}. */
-export const DEFAULT_SES_TIMEOUT_MS = 5000;
-
-/** Default of {@link EmailPipelineProps.retryBaseSeconds} (the handler's own default). */
-export const DEFAULT_RETRY_BASE_SECONDS = 2;
-
-/** Default of {@link EmailPipelineProps.systemicRetrySeconds} (the handler's own default). */
-export const DEFAULT_SYSTEMIC_RETRY_SECONDS = 300;
-
-/** Default of {@link EmailPipelineProps.retryCapSeconds} (the handler's own default). */
-export const DEFAULT_RETRY_CAP_SECONDS = 300;
 
 /** The longest visibility timeout SQS allows (ChangeMessageVisibility), in seconds. */
 const MAX_VISIBILITY_SECONDS = 12 * 60 * 60;
@@ -150,8 +135,14 @@ export class EmailPipeline extends Construct {
     this.settings = settings;
     const removalPolicy = props.removalPolicy ?? RemovalPolicy.RETAIN;
     this.serviceName = props.serviceName ?? DEFAULT_SERVICE_NAME;
-    const sesTimeoutMs = props.sesTimeoutMs ?? DEFAULT_SES_TIMEOUT_MS;
-    checkConstructOptions(settings, props, sesTimeoutMs);
+    // The handler's tuning variables; their defaults are the handler's own.
+    const tuning = {
+      sesTimeoutMs: props.sesTimeoutMs ?? HANDLER_DEFAULTS.sesTimeoutMs,
+      retryBaseSeconds: props.retryBaseSeconds ?? HANDLER_DEFAULTS.retryBaseSeconds,
+      systemicRetrySeconds: props.systemicRetrySeconds ?? HANDLER_DEFAULTS.systemicRetrySeconds,
+      retryCapSeconds: props.retryCapSeconds ?? HANDLER_DEFAULTS.retryCapSeconds,
+    };
+    checkConstructOptions(settings, props, tuning);
 
     // --- encryption, queues and topic ------------------------------------
     this.topicKey = new kms.Key(this, 'TopicKey', {
@@ -189,8 +180,8 @@ export class EmailPipeline extends Construct {
 
     // --- idempotency store ------------------------------------------------
     this.table = new dynamodb.Table(this, 'IdempotencyTable', {
-      partitionKey: { name: 'id', type: dynamodb.AttributeType.STRING },
-      timeToLiveAttribute: TTL_ATTRIBUTE,
+      partitionKey: { name: IDEMPOTENCY_TABLE.partitionKey, type: dynamodb.AttributeType.STRING },
+      timeToLiveAttribute: IDEMPOTENCY_TABLE.ttlAttribute,
       billingMode: dynamodb.BillingMode.PAY_PER_REQUEST,
       pointInTimeRecoverySpecification: { pointInTimeRecoveryEnabled: true },
       encryption: dynamodb.TableEncryption.AWS_MANAGED,
@@ -213,10 +204,10 @@ export class EmailPipeline extends Construct {
         deadLetterQueueUrl: this.deadLetterQueue.queueUrl,
       }),
       POWERTOOLS_SERVICE_NAME: this.serviceName,
-      [ENV.sesTimeoutMs]: String(sesTimeoutMs),
-      [ENV.retryBaseSeconds]: String(props.retryBaseSeconds ?? DEFAULT_RETRY_BASE_SECONDS),
-      [ENV.systemicRetrySeconds]: String(props.systemicRetrySeconds ?? DEFAULT_SYSTEMIC_RETRY_SECONDS),
-      [ENV.retryCapSeconds]: String(props.retryCapSeconds ?? DEFAULT_RETRY_CAP_SECONDS),
+      [ENV.sesTimeoutMs]: String(tuning.sesTimeoutMs),
+      [ENV.retryBaseSeconds]: String(tuning.retryBaseSeconds),
+      [ENV.systemicRetrySeconds]: String(tuning.systemicRetrySeconds),
+      [ENV.retryCapSeconds]: String(tuning.retryCapSeconds),
       NODE_OPTIONS: '--enable-source-maps',
     };
 
@@ -368,7 +359,12 @@ export class EmailPipeline extends Construct {
   }
 }
 
-function checkConstructOptions(settings: ResolvedSettings, props: EmailPipelineProps, sesTimeoutMs: number): void {
+function checkConstructOptions(
+  settings: ResolvedSettings,
+  props: EmailPipelineProps,
+  tuning: Readonly<Record<keyof typeof HANDLER_DEFAULTS, number>>,
+): void {
+  const { sesTimeoutMs } = tuning;
   const runtimeMajor = /^nodejs(\d+)\.x$/.exec(RUNTIME.name)?.[1];
   if (BUNDLING.target !== `node${runtimeMajor}`) {
     // A programming error, not a setting: lib/bundling.ts and RUNTIME must move together.
@@ -389,11 +385,8 @@ function checkConstructOptions(settings: ResolvedSettings, props: EmailPipelineP
       `must be a whole number from 100 to half the function timeout (${budgetMs / 2} ms), so a slow send cannot use up the invocation`,
     );
   }
-  for (const [name, value] of [
-    ['retryBaseSeconds', props.retryBaseSeconds ?? DEFAULT_RETRY_BASE_SECONDS],
-    ['systemicRetrySeconds', props.systemicRetrySeconds ?? DEFAULT_SYSTEMIC_RETRY_SECONDS],
-    ['retryCapSeconds', props.retryCapSeconds ?? DEFAULT_RETRY_CAP_SECONDS],
-  ] as const) {
+  for (const name of ['retryBaseSeconds', 'systemicRetrySeconds', 'retryCapSeconds'] as const) {
+    const value = tuning[name];
     if (!Number.isInteger(value) || value < 1 || value > MAX_VISIBILITY_SECONDS) {
       throw new SettingsError(
         name,

@@ -4,6 +4,12 @@ import type { ResolvedSettings } from './config';
 /** The service name in logs and the `service` metric dimension. */
 export const SERVICE_NAME = 'email-pipeline';
 
+/**
+ * The idempotency table as Powertools' DynamoDB persistence layer expects it by
+ * default: partition key `id`, record expiry in `expiration` (the TTL attribute).
+ */
+export const IDEMPOTENCY_TABLE = { partitionKey: 'id', ttlAttribute: 'expiration' } as const;
+
 /** Names of the resources the handler talks to (CDK tokens in a stack, real values locally). */
 export interface HandlerResourceRefs {
   readonly tableName: string;
@@ -26,7 +32,6 @@ export function handlerEnvironment(settings: ResolvedSettings, refs: HandlerReso
     [ENV.sourceQueueUrl]: refs.sourceQueueUrl,
     [ENV.deadLetterQueueUrl]: refs.deadLetterQueueUrl,
     [ENV.maxReceiveCount]: String(settings.maxReceiveCount),
-    [ENV.visibilityTimeoutSeconds]: String(settings.visibilityTimeoutSeconds),
     [ENV.failOpen]: String(settings.failOpen),
     POWERTOOLS_SERVICE_NAME: SERVICE_NAME,
     POWERTOOLS_LOG_LEVEL: settings.logLevel,

@@ -13,7 +13,6 @@ export const ENV = {
   sourceQueueUrl: 'SOURCE_QUEUE_URL',
   deadLetterQueueUrl: 'DEAD_LETTER_QUEUE_URL',
   maxReceiveCount: 'MAX_RECEIVE_COUNT',
-  visibilityTimeoutSeconds: 'VISIBILITY_TIMEOUT_SECONDS',
   failOpen: 'FAIL_OPEN',
   sesTimeoutMs: 'SES_TIMEOUT_MS',
   retryBaseSeconds: 'RETRY_BASE_SECONDS',
@@ -30,16 +29,24 @@ export interface HandlerSettings {
   readonly sourceQueueUrl: string;
   readonly deadLetterQueueUrl: string;
   readonly maxReceiveCount: number;
-  readonly visibilityTimeoutSeconds: number;
   readonly failOpen: boolean;
+  /** How long one SES request may take. */
   readonly sesTimeoutMs: number;
-  /** First backoff of a retryable or ambiguous failure; doubles per receive. Default 2. */
+  /** First backoff of a retryable or ambiguous failure; doubles per receive. */
   readonly retryBaseSeconds: number;
-  /** First backoff of a systemic failure (account paused, quota). Default 300. */
+  /** First backoff of a systemic failure (account paused, quota). */
   readonly systemicRetrySeconds: number;
-  /** Longest backoff of a retryable or ambiguous failure. Default 300. */
+  /** Longest backoff of a retryable or ambiguous failure. */
   readonly retryCapSeconds: number;
 }
+
+/** Defaults of the optional tuning variables; the CDK construct documents its props with these. */
+export const HANDLER_DEFAULTS = {
+  sesTimeoutMs: 5000,
+  retryBaseSeconds: 2,
+  systemicRetrySeconds: 300,
+  retryCapSeconds: 300,
+} as const;
 
 type Env = Readonly<Record<string, string | undefined>>;
 
@@ -80,11 +87,10 @@ export function readSettings(env: Env = process.env): HandlerSettings {
     sourceQueueUrl: required(env, ENV.sourceQueueUrl),
     deadLetterQueueUrl: required(env, ENV.deadLetterQueueUrl),
     maxReceiveCount: positiveInt(env, ENV.maxReceiveCount),
-    visibilityTimeoutSeconds: positiveInt(env, ENV.visibilityTimeoutSeconds),
     failOpen: failOpenRaw.toLowerCase() === 'true',
-    sesTimeoutMs: positiveInt(env, ENV.sesTimeoutMs, 5000),
-    retryBaseSeconds: positiveInt(env, ENV.retryBaseSeconds, 2),
-    systemicRetrySeconds: positiveInt(env, ENV.systemicRetrySeconds, 300),
-    retryCapSeconds: positiveInt(env, ENV.retryCapSeconds, 300),
+    sesTimeoutMs: positiveInt(env, ENV.sesTimeoutMs, HANDLER_DEFAULTS.sesTimeoutMs),
+    retryBaseSeconds: positiveInt(env, ENV.retryBaseSeconds, HANDLER_DEFAULTS.retryBaseSeconds),
+    systemicRetrySeconds: positiveInt(env, ENV.systemicRetrySeconds, HANDLER_DEFAULTS.systemicRetrySeconds),
+    retryCapSeconds: positiveInt(env, ENV.retryCapSeconds, HANDLER_DEFAULTS.retryCapSeconds),
   };
 }

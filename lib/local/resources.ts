@@ -14,9 +14,7 @@ import {
 import { CreateTopicCommand, SubscribeCommand, type SNSClient } from '@aws-sdk/client-sns';
 import { CreateQueueCommand, GetQueueAttributesCommand, type SQSClient } from '@aws-sdk/client-sqs';
 import { DLQ_RETENTION_SECONDS, type ResolvedSettings } from '../config';
-
-/** Powertools' default attribute for record expiry; the table's TTL attribute. */
-export const TTL_ATTRIBUTE = 'expiration';
+import { IDEMPOTENCY_TABLE, type HandlerResourceRefs } from '../handler-env';
 
 export interface LocalResources {
   readonly topicArn: string;
@@ -25,6 +23,15 @@ export interface LocalResources {
   readonly deadLetterQueueUrl: string;
   readonly deadLetterQueueArn: string;
   readonly tableName: string;
+}
+
+/** What the handler needs to know of these resources (its environment). */
+export function handlerRefs(resources: LocalResources): HandlerResourceRefs {
+  return {
+    tableName: resources.tableName,
+    sourceQueueUrl: resources.queueUrl,
+    deadLetterQueueUrl: resources.deadLetterQueueUrl,
+  };
 }
 
 export interface ResourceClients {
@@ -47,8 +54,8 @@ async function createTable(dynamodb: DynamoDBClient, tableName: string): Promise
     await dynamodb.send(
       new CreateTableCommand({
         TableName: tableName,
-        AttributeDefinitions: [{ AttributeName: 'id', AttributeType: 'S' }],
-        KeySchema: [{ AttributeName: 'id', KeyType: 'HASH' }],
+        AttributeDefinitions: [{ AttributeName: IDEMPOTENCY_TABLE.partitionKey, AttributeType: 'S' }],
+        KeySchema: [{ AttributeName: IDEMPOTENCY_TABLE.partitionKey, KeyType: 'HASH' }],
         BillingMode: 'PAY_PER_REQUEST',
       }),
     );
@@ -61,7 +68,7 @@ async function createTable(dynamodb: DynamoDBClient, tableName: string): Promise
     .send(
       new UpdateTimeToLiveCommand({
         TableName: tableName,
-        TimeToLiveSpecification: { AttributeName: TTL_ATTRIBUTE, Enabled: true },
+        TimeToLiveSpecification: { AttributeName: IDEMPOTENCY_TABLE.ttlAttribute, Enabled: true },
       }),
     )
     .catch((error: Error) => {

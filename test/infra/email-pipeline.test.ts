@@ -1,6 +1,6 @@
 import { ENV } from '../../lambdas/send-email/settings';
 import { BUNDLING } from '../../lib/bundling';
-import { DLQ_RETENTION, RUNTIME, TTL_ATTRIBUTE } from '../../lib/email-pipeline';
+import { DLQ_RETENTION, RUNTIME } from '../../lib/email-pipeline';
 import { resource, synthDefault, synthesize } from './helpers';
 
 const arnOf = (logicalId: string) => ({ 'Fn::GetAtt': [logicalId, 'Arn'] });
@@ -50,7 +50,6 @@ describe('topic and queues', () => {
 describe('idempotency table', () => {
   test('has partition key id (string) and TTL on the Powertools expiry attribute', () => {
     const { template, ids } = synthDefault();
-    expect(TTL_ATTRIBUTE).toBe('expiration');
     expect(resource(template, ids.table).Properties).toMatchObject({
       KeySchema: [{ AttributeName: 'id', KeyType: 'HASH' }],
       AttributeDefinitions: [{ AttributeName: 'id', AttributeType: 'S' }],
@@ -115,7 +114,6 @@ describe('function', () => {
       [ENV.sourceQueueUrl]: { Ref: ids.queue },
       [ENV.deadLetterQueueUrl]: { Ref: ids.deadLetterQueue },
       [ENV.maxReceiveCount]: '6',
-      [ENV.visibilityTimeoutSeconds]: '180',
       [ENV.failOpen]: 'true',
       [ENV.sesTimeoutMs]: '5000',
       [ENV.retryBaseSeconds]: '2',

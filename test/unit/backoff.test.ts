@@ -10,7 +10,6 @@ const MINIMAL_ENV = {
   SOURCE_QUEUE_URL: 'https://sqs.example/queue',
   DEAD_LETTER_QUEUE_URL: 'https://sqs.example/dlq',
   MAX_RECEIVE_COUNT: '5',
-  VISIBILITY_TIMEOUT_SECONDS: '180',
 };
 
 const lowest = () => 0;

@@ -11,7 +11,6 @@ const env = {
   SOURCE_QUEUE_URL: 'https://sqs.eu-west-1.amazonaws.com/123456789012/emails',
   DEAD_LETTER_QUEUE_URL: 'https://sqs.eu-west-1.amazonaws.com/123456789012/emails-dlq',
   MAX_RECEIVE_COUNT: '5',
-  VISIBILITY_TIMEOUT_SECONDS: '180',
 } as const;
 
 function without(name: string): Record<string, string> {
@@ -30,7 +29,6 @@ describe('readSettings', () => {
       sourceQueueUrl: 'https://sqs.eu-west-1.amazonaws.com/123456789012/emails',
       deadLetterQueueUrl: 'https://sqs.eu-west-1.amazonaws.com/123456789012/emails-dlq',
       maxReceiveCount: 5,
-      visibilityTimeoutSeconds: 180,
       failOpen: false,
       sesTimeoutMs: 5000,
       retryBaseSeconds: 2,
@@ -118,7 +116,6 @@ describe('readSettings', () => {
       sourceQueueUrl: 'https://queue/src',
       deadLetterQueueUrl: 'https://queue/dlq',
       maxReceiveCount: resolved.maxReceiveCount,
-      visibilityTimeoutSeconds: resolved.visibilityTimeoutSeconds,
       failOpen: true,
     });
   });
