@@ -119,8 +119,16 @@ export function classifyIdempotencyError(
         cause: error,
       });
     default:
-      return new RetryableError('Unexpected', `unexpected error: ${name}: ${message}`, { cause: error });
+      return unexpectedError(error);
   }
+}
+
+/** Anything no rule knows: retried (never dropped), and visible in the logs by its code. */
+export function unexpectedError(error: unknown): PipelineError {
+  if (error instanceof PipelineError) return error;
+  const name = error instanceof Error ? error.name : 'Error';
+  const message = error instanceof Error ? error.message : String(error);
+  return new RetryableError('Unexpected', `unexpected error: ${name}: ${message}`, { cause: error });
 }
 
 export function causeText(error: unknown): string {

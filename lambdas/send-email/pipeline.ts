@@ -12,7 +12,7 @@ import type { JSONValue } from '@aws-lambda-powertools/commons/types';
 import type { BasePersistenceLayer } from '@aws-lambda-powertools/idempotency/persistence';
 import type { Logger } from '@aws-lambda-powertools/logger';
 import { MetricUnit, type Metrics } from '@aws-lambda-powertools/metrics';
-import { causeText, classifyIdempotencyError, classifySesError } from './classify';
+import { causeText, classifyIdempotencyError, classifySesError, unexpectedError } from './classify';
 import { buildSendEmailInput } from './email';
 import { PipelineError } from './errors';
 import { InvalidMessageError, maskAddress, parseRecord, type EmailMessage, type ParsedRecord } from './message';
@@ -32,9 +32,6 @@ export const DLQ_ATTRIBUTE = {
   sourceMessageId: 'source-message-id',
   receiveCount: 'receive-count',
 } as const;
-
-/** What the pipeline decided for one record; logged as `decision` on one line each. */
-export type Decision = 'sent' | 'duplicate' | 'dead-lettered' | 'retry';
 
 /** What SES said for an email, stored with the idempotency record and returned to duplicates. */
 export interface SendResult {
@@ -279,17 +276,56 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
     throw failure;
   }
 
-  /** Sends without the idempotency check (fail-open), counted. */
-  async function sendUnprotected(record: SQSRecord, parsed: ParsedRecord, storeError: PipelineError) {
-    const result = await sendEmail({ key: parsed.key, email: parsed.email });
-    metrics.addMetric(METRIC.failOpenSends, MetricUnit.Count, 1);
+  /** One `sent` line and one EmailsSent count, whichever path the send took. */
+  function reportSent(
+    record: SQSRecord,
+    parsed: ParsedRecord,
+    sesMessageId: string,
+    extra: Readonly<Record<string, unknown>> = {},
+  ): void {
     metrics.addMetric(METRIC.emailsSent, MetricUnit.Count, 1);
-    logger.warn('sent', {
-      decision: 'sent',
-      ...recordKeys(record, parsed),
-      sesMessageId: result.sesMessageId,
+    const line = { decision: 'sent', ...recordKeys(record, parsed), sesMessageId, ...extra };
+    // A send off the normal path (fail-open, a late completion) is worth an operator's look.
+    if (Object.keys(extra).length > 0) logger.warn('sent', line);
+    else logger.info('sent', line);
+  }
+
+  /** Sends without the idempotency check (fail-open), counted; a failed send is handled as any other. */
+  async function sendUnprotected(record: SQSRecord, parsed: ParsedRecord, storeError: PipelineError) {
+    let result: SendResult;
+    try {
+      result = await sendEmail({ key: parsed.key, email: parsed.email });
+    } catch (sendError) {
+      await settle(record, classifySesError(sendError), parsed);
+      return;
+    }
+    metrics.addMetric(METRIC.failOpenSends, MetricUnit.Count, 1);
+    reportSent(record, parsed, result.sesMessageId, {
       failOpen: true,
       reason: `idempotency store unavailable, sent without the check: ${storeError.message}`,
+    });
+  }
+
+  /**
+   * SES accepted the email; only the completion write failed. Retrying the message would
+   * send it again, so it is done with either way; what is left is to record the completion.
+   */
+  async function completeAfterFailedWrite(record: SQSRecord, parsed: ParsedRecord, error: unknown) {
+    // sendEmail stored SES's answer before Powertools tried (and failed) to write it.
+    const result = accepted.get(parsed.key) ?? { sesMessageId: 'unknown', sentAt: new Date(now()).toISOString() };
+    const attempts = await writeCompletion({ key: parsed.key, email: parsed.email }, result);
+    if (attempts !== undefined) {
+      reportSent(record, parsed, result.sesMessageId, {
+        completionWritten: true,
+        note: `the completion write succeeded on retry ${attempts}`,
+      });
+      return;
+    }
+    metrics.addMetric(METRIC.completionWriteFailures, MetricUnit.Count, 1);
+    reportSent(record, parsed, result.sesMessageId, {
+      completionWritten: false,
+      note: 'the completion was never written: its claim expires with this invocation, and a copy arriving after that can send again',
+      error: causeText(error),
     });
   }
 
@@ -312,63 +348,33 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
   }
 
   async function processRecord(record: SQSRecord): Promise<void> {
-    let parsed: ParsedRecord | undefined;
+    let parsed: ParsedRecord;
     try {
       parsed = parseRecord(record);
-      const result = await claimAndSend(parsed);
-      const keys = recordKeys(record, parsed);
-      if (result.duplicate) {
-        metrics.addMetric(METRIC.duplicatesSuppressed, MetricUnit.Count, 1);
-        logger.info('duplicate suppressed', {
-          decision: 'duplicate',
-          ...keys,
-          sesMessageId: result.sesMessageId,
-          firstSentAt: result.sentAt,
-        });
-      } else {
-        metrics.addMetric(METRIC.emailsSent, MetricUnit.Count, 1);
-        logger.info('sent', { decision: 'sent', ...keys, sesMessageId: result.sesMessageId });
-      }
-      return;
     } catch (error) {
-      const failure = classifyIdempotencyError(error, parsed?.key);
-      if (failure === 'completion-write-failed' && parsed) {
-        // SES accepted the email; only the completion write failed. Retrying the message would
-        // send it again, so it is done with either way; what is left is to record the completion.
-        const result = accepted.get(parsed.key) ?? { sesMessageId: 'unknown', sentAt: new Date(now()).toISOString() };
-        const attempts = await writeCompletion({ key: parsed.key, email: parsed.email }, result);
-        metrics.addMetric(METRIC.emailsSent, MetricUnit.Count, 1);
-        const line = { decision: 'sent' as const, ...recordKeys(record, parsed), sesMessageId: result.sesMessageId };
-        if (attempts !== undefined) {
-          logger.warn('sent', {
-            ...line,
-            completionWritten: true,
-            note: `the completion write succeeded on retry ${attempts}`,
-          });
-        } else {
-          metrics.addMetric(METRIC.completionWriteFailures, MetricUnit.Count, 1);
-          logger.warn('sent', {
-            ...line,
-            completionWritten: false,
-            note: 'the completion was never written: its claim expires with this invocation, and a copy arriving after that can send again',
-            error: causeText(error),
-          });
-        }
+      await settle(record, unexpectedError(error), undefined);
+      return;
+    }
+    try {
+      const result = await claimAndSend(parsed);
+      if (!result.duplicate) {
+        reportSent(record, parsed, result.sesMessageId);
         return;
       }
-      if (failure === 'completion-write-failed') throw error;
-      if (failure.code === 'StoreUnavailable' && settings.failOpen && parsed) {
-        try {
-          await sendUnprotected(record, parsed, failure);
-          return;
-        } catch (sendError) {
-          await settle(record, classifySesError(sendError), parsed);
-          return;
-        }
-      }
-      await settle(record, failure, parsed);
+      metrics.addMetric(METRIC.duplicatesSuppressed, MetricUnit.Count, 1);
+      logger.info('duplicate suppressed', {
+        decision: 'duplicate',
+        ...recordKeys(record, parsed),
+        sesMessageId: result.sesMessageId,
+        firstSentAt: result.sentAt,
+      });
+    } catch (error) {
+      const failure = classifyIdempotencyError(error, parsed.key);
+      if (failure === 'completion-write-failed') await completeAfterFailedWrite(record, parsed, error);
+      else if (failure.code === 'StoreUnavailable' && settings.failOpen) await sendUnprotected(record, parsed, failure);
+      else await settle(record, failure, parsed);
     } finally {
-      if (parsed) accepted.delete(parsed.key);
+      accepted.delete(parsed.key);
     }
   }
 

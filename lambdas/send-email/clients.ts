@@ -1,0 +1,33 @@
+/**
+ * The handler's SDK clients, each with explicit timeouts. Built once per
+ * container (handler.ts); the benchmark builds the DynamoDB one the same way.
+ */
+import { DynamoDBClient, type DynamoDBClientConfig } from '@aws-sdk/client-dynamodb';
+import { SESv2Client } from '@aws-sdk/client-sesv2';
+import { SQSClient } from '@aws-sdk/client-sqs';
+import { NodeHttpHandler } from '@smithy/node-http-handler';
+import { SafeSesRetryStrategy } from './email';
+
+/** Connect within 1 s; `throwOnRequestTimeout`, or the SDK only logs a warning when a request runs over. */
+function httpHandler(requestTimeoutMs: number): NodeHttpHandler {
+  return new NodeHttpHandler({
+    connectionTimeout: 1000,
+    requestTimeout: requestTimeoutMs,
+    throwOnRequestTimeout: true,
+  });
+}
+
+/** The idempotency store's client; `config` adds an endpoint, credentials and the like. */
+export function createDynamoDbClient(config: DynamoDBClientConfig = {}): DynamoDBClient {
+  return new DynamoDBClient({ requestHandler: httpHandler(3000), maxAttempts: 3, ...config });
+}
+
+/** SES v2, with no blind retries: SES has no idempotency token (see SafeSesRetryStrategy). */
+export function createSesClient(requestTimeoutMs: number): SESv2Client {
+  return new SESv2Client({ requestHandler: httpHandler(requestTimeoutMs), retryStrategy: new SafeSesRetryStrategy() });
+}
+
+/** SQS for dead-lettering and backoffs. The queue URLs are in this region: never let a URL's host redirect the client. */
+export function createSqsClient(): SQSClient {
+  return new SQSClient({ requestHandler: httpHandler(5000), maxAttempts: 3, useQueueUrlAsEndpoint: false });
+}
