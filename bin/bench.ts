@@ -22,7 +22,8 @@ import { measureDynamoDbRequests } from '../lib/bench/dynamodb-requests';
 import { createInProcessStack } from '../lib/bench/in-process';
 import { formatTable, machine, type BenchResult } from '../lib/bench/report';
 import { measureThroughput } from '../lib/bench/throughput';
-import { buildBundles, LOCAL_DIR } from '../lib/local/build';
+import { buildBundles } from '../lib/local/build';
+import { LOCAL_DIR } from '../lib/local/paths';
 import { ANY_FREE_PORTS, checkJava, ensureDynamoDbLocal, startEmulators } from '../lib/local/emulators';
 import { loadLocalSettings } from '../lib/local/settings';
 

@@ -6,13 +6,12 @@
  * credentials from the usual AWS settings).
  */
 import '../lib/local/quiet';
-import { existsSync, readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { CloudFormationClient, DescribeStacksCommand } from '@aws-sdk/client-cloudformation';
 import { GetQueueAttributesCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { formatDeadLetter, listDeadLetters, purge, redrive } from '../lib/dlq';
-import { OUTPUTS_FILE } from '../lib/local/state';
-import { LOCAL_CREDENTIALS, LOCAL_REGION } from '../lib/local/emulators';
+import { OUTPUTS_FILE, readLocalOutputs } from '../lib/local/state';
+import { emulatorConfig } from '../lib/local/emulators';
 
 const USAGE = `Usage: npm run dlq -- list    [--max N] [--stack NAME]
        npm run dlq -- redrive [--max N] [--stack NAME]
@@ -34,19 +33,13 @@ function fail(message: string): never {
 
 async function resolveTarget(stack: string | undefined): Promise<Target> {
   if (!stack) {
-    const file = OUTPUTS_FILE;
-    if (!existsSync(file))
-      fail(`No local pipeline found (${file} is missing). Start it with npm start, or pass --stack.`);
-    const outputs = JSON.parse(readFileSync(file, 'utf8')) as Record<string, string>;
+    const outputs = readLocalOutputs();
+    if (!outputs)
+      fail(`No local pipeline found (${OUTPUTS_FILE} is missing). Start it with npm start, or pass --stack.`);
     return {
-      sqs: new SQSClient({
-        region: LOCAL_REGION,
-        credentials: LOCAL_CREDENTIALS,
-        endpoint: outputs.SqsEndpoint,
-        useQueueUrlAsEndpoint: false,
-      }),
-      queueUrl: outputs.QueueUrl ?? '',
-      dlqUrl: outputs.DeadLetterQueueUrl ?? '',
+      sqs: new SQSClient({ ...emulatorConfig(outputs.SqsEndpoint), useQueueUrlAsEndpoint: false }),
+      queueUrl: outputs.QueueUrl,
+      dlqUrl: outputs.DeadLetterQueueUrl,
       local: true,
     };
   }

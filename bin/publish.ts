@@ -6,11 +6,10 @@
  * credentials from the usual AWS settings: AWS_REGION, AWS_PROFILE, ...).
  */
 import '../lib/local/quiet';
-import { existsSync, readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { PublishCommand, SNSClient, type MessageAttributeValue } from '@aws-sdk/client-sns';
-import { OUTPUTS_FILE } from '../lib/local/state';
-import { LOCAL_CREDENTIALS, LOCAL_REGION } from '../lib/local/emulators';
+import { OUTPUTS_FILE, readLocalOutputs } from '../lib/local/state';
+import { emulatorConfig } from '../lib/local/emulators';
 import { validateEmail, IDEMPOTENCY_KEY_ATTRIBUTE, InvalidMessageError } from '../lambdas/send-email/message';
 
 const USAGE = `Usage: npm run publish -- --to ADDRESS [--to ADDRESS...] (--subject S --text T [--html H] | --template NAME [--data JSON])
@@ -23,12 +22,11 @@ function fail(message: string): never {
 }
 
 function localTarget(): { topicArn: string; client: SNSClient } {
-  const file = OUTPUTS_FILE;
-  if (!existsSync(file)) fail(`No local pipeline found (${file} is missing). Start it with: npm start`);
-  const outputs = JSON.parse(readFileSync(file, 'utf8')) as { TopicArn: string; SnsEndpoint: string };
+  const outputs = readLocalOutputs();
+  if (!outputs) fail(`No local pipeline found (${OUTPUTS_FILE} is missing). Start it with: npm start`);
   return {
     topicArn: outputs.TopicArn,
-    client: new SNSClient({ region: LOCAL_REGION, credentials: LOCAL_CREDENTIALS, endpoint: outputs.SnsEndpoint }),
+    client: new SNSClient(emulatorConfig(outputs.SnsEndpoint)),
   };
 }
 

@@ -6,7 +6,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { DynamoDBClient, ScanCommand, type AttributeValue } from '@aws-sdk/client-dynamodb';
-import { LOCAL_CREDENTIALS, LOCAL_REGION } from '../local/emulators';
+import { emulatorConfig } from '../local/emulators';
 import {
   benchEmail,
   chunk,
@@ -126,11 +126,7 @@ function itemBytes(item: Record<string, AttributeValue>): number {
 
 /** Scans the table with a client of its own (not counted). */
 async function largestItemBytes(stack: InProcessStack): Promise<number> {
-  const client = new DynamoDBClient({
-    region: LOCAL_REGION,
-    credentials: LOCAL_CREDENTIALS,
-    endpoint: stack.endpoints.dynamodb,
-  });
+  const client = new DynamoDBClient(emulatorConfig(stack.endpoints.dynamodb));
   try {
     let largest = 0;
     let start: Record<string, AttributeValue> | undefined;

@@ -3,22 +3,20 @@
  * real createHandler and Powertools idempotency against DynamoDB Local, SES faked at the
  * client level. Each DynamoDB client carries a middleware that counts commands by name.
  */
-import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import type { SendEmailCommand } from '@aws-sdk/client-sesv2';
-import { SNSClient } from '@aws-sdk/client-sns';
-import { SQSClient } from '@aws-sdk/client-sqs';
-import { NodeHttpHandler } from '@smithy/node-http-handler';
 import { DynamoDBPersistenceLayer } from '@aws-lambda-powertools/idempotency/dynamodb';
 import { Logger } from '@aws-lambda-powertools/logger';
 import { Metrics } from '@aws-lambda-powertools/metrics';
 import type { SQSBatchResponse, SQSRecord } from 'aws-lambda';
 import type { ResolvedSettings } from '../config';
 import { handlerEnvironment } from '../handler-env';
-import { LOCAL_CREDENTIALS, LOCAL_REGION, type EmulatorEndpoints } from '../local/emulators';
+import { emulatorClients, emulatorConfig, type EmulatorEndpoints } from '../local/emulators';
+import { queueRecord, snsEnvelope } from '../local/records';
 import { makeContext } from '../local/event-source';
-import { createResources, type LocalResources } from '../local/resources';
+import { createResources, handlerRefs, type LocalResources } from '../local/resources';
+import { createDynamoDbClient } from '../../lambdas/send-email/clients';
 import { createHandler } from '../../lambdas/send-email/pipeline';
 import { readSettings, type HandlerSettings } from '../../lambdas/send-email/settings';
 import { withEnv } from './stats';
@@ -106,25 +104,14 @@ export interface InProcessStack {
   readonly counter: DynamoDbRequestCounter;
 }
 
-const common = { region: LOCAL_REGION, credentials: LOCAL_CREDENTIALS } as const;
-
 export async function createInProcessStack(
   endpoints: EmulatorEndpoints,
   settings: ResolvedSettings,
   name: string,
 ): Promise<InProcessStack> {
-  const dynamodb = new DynamoDBClient({ ...common, endpoint: endpoints.dynamodb });
-  const sns = new SNSClient({ ...common, endpoint: endpoints.sns });
-  const sqs = new SQSClient({ ...common, endpoint: endpoints.sqs, useQueueUrlAsEndpoint: false });
-  const resources = await createResources({ dynamodb, sqs, sns }, settings, name);
-  for (const client of [dynamodb, sns, sqs]) client.destroy();
-  const handlerSettings = readSettings(
-    handlerEnvironment(settings, {
-      tableName: resources.tableName,
-      sourceQueueUrl: resources.queueUrl,
-      deadLetterQueueUrl: resources.deadLetterQueueUrl,
-    }),
-  );
+  const clients = emulatorClients(endpoints);
+  const resources = await createResources(clients, settings, name).finally(() => clients.destroy());
+  const handlerSettings = readSettings(handlerEnvironment(settings, handlerRefs(resources)));
   return { endpoints, settings, handlerSettings, resources, counter: new DynamoDbRequestCounter() };
 }
 
@@ -147,22 +134,11 @@ export interface HandlerOptions {
 }
 
 /**
- * One handler instance, with its own DynamoDB client configured as lambdas/send-email/handler.ts
- * configures it: what one Lambda container holds.
+ * One handler instance, with its own DynamoDB client built as the deployed handler builds it
+ * (lambdas/send-email/clients.ts): what one Lambda container holds.
  */
 export function newHandler(stack: InProcessStack, options: HandlerOptions): { invoke: BenchHandler; close(): void } {
-  const dynamodb = stack.counter.attach(
-    new DynamoDBClient({
-      ...common,
-      endpoint: stack.endpoints.dynamodb,
-      maxAttempts: 3,
-      requestHandler: new NodeHttpHandler({
-        connectionTimeout: 1000,
-        requestTimeout: 3000,
-        throwOnRequestTimeout: true,
-      }),
-    }),
-  );
+  const dynamodb = stack.counter.attach(createDynamoDbClient(emulatorConfig(stack.endpoints.dynamodb)));
   // Powertools reads POWERTOOLS_IDEMPOTENCY_DISABLED when the pipeline builds its config.
   const handler = withEnv({ POWERTOOLS_IDEMPOTENCY_DISABLED: String(!options.idempotency) }, () =>
     createHandler(
@@ -198,30 +174,8 @@ export async function runBatches(invoke: BenchHandler, batches: readonly (readon
 
 /** A queue record carrying an SNS envelope, as the event source mapping delivers it. */
 export function snsRecord(stack: InProcessStack, snsMessageId: string, message: object): SQSRecord {
-  const now = String(Date.now());
-  const envelope = {
-    Type: 'Notification',
-    MessageId: snsMessageId,
-    TopicArn: stack.resources.topicArn,
-    Message: JSON.stringify(message),
-    Timestamp: new Date().toISOString(),
-  };
-  return {
-    messageId: randomUUID(),
-    receiptHandle: `bench-${randomUUID()}`,
-    body: JSON.stringify(envelope),
-    attributes: {
-      ApproximateReceiveCount: '1',
-      SentTimestamp: now,
-      SenderId: 'bench',
-      ApproximateFirstReceiveTimestamp: now,
-    },
-    messageAttributes: {},
-    md5OfBody: '',
-    eventSource: 'aws:sqs',
-    eventSourceARN: stack.resources.queueArn,
-    awsRegion: LOCAL_REGION,
-  };
+  const envelope = snsEnvelope(message, { messageId: snsMessageId, topicArn: stack.resources.topicArn });
+  return queueRecord(JSON.stringify(envelope), stack.resources.queueArn);
 }
 
 /** An email unique to `n`. */

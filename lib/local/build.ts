@@ -6,9 +6,7 @@
 import * as path from 'node:path';
 import { build, type BuildOptions } from 'esbuild';
 import { BUNDLING, HANDLER_ENTRY } from '../bundling';
-
-export const REPO_ROOT = path.resolve(__dirname, '..', '..');
-export const LOCAL_DIR = path.join(REPO_ROOT, '.local');
+import { LOCAL_DIR } from './paths';
 
 export interface Bundles {
   /** The handler, as `cdk deploy` ships it. */

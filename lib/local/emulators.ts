@@ -10,28 +10,29 @@
  * `host` setting, which defaults to "localhost" and only changes the suffix (FAUXQS_HOST=x
  * gives `sqs.<region>.x:<port>`), so no setting yields a plain 127.0.0.1 URL. On these
  * machines `*.localhost` does not resolve (nsswitch "files dns", no systemd-resolved), so:
- * - give every SQSClient an explicit `endpoint`: then the SDK's queueUrl middleware keeps
- *   that endpoint and only sends the URL as a parameter (without one it would connect to
- *   the URL's host and fail with ENOTFOUND);
+ * - give every SQSClient `useQueueUrlAsEndpoint: false` (and an endpoint): otherwise the SDK
+ *   connects to the URL's host and fails with ENOTFOUND. An `endpoint` passed to the client's
+ *   constructor is kept on its own, but one from AWS_ENDPOINT_URL_SQS (how the handler bundle
+ *   is pointed at the emulator) is not: the SDK warns and uses the URL's host;
  * - use the returned URL verbatim: fauxqs looks queues up by the exact URL string.
  */
 import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { mkdir, mkdtemp, readdir, rename, rm } from 'node:fs/promises';
-import { dirname, join, relative, resolve } from 'node:path';
+import { dirname, join, relative } from 'node:path';
 import { promisify } from 'node:util';
 import { DynamoDBClient, ListTablesCommand } from '@aws-sdk/client-dynamodb';
+import { SNSClient } from '@aws-sdk/client-sns';
 import { ListQueuesCommand, SQSClient } from '@aws-sdk/client-sqs';
+import { LOCAL_DIR, REPO_ROOT } from './paths';
 import { freePort, launch, waitFor, type ManagedProcess, type OutputListener, type OutputStream } from './processes';
 
 const execFileAsync = promisify(execFile);
 
-/** The repository root (this file is lib/local/emulators.ts). */
-export const REPO_ROOT = resolve(__dirname, '..', '..');
 /** The npm package whose `emulator/` folder is AWS's DynamoDB Local (jar + native libs). */
 export const DYNAMODB_LOCAL_PACKAGE = 'amplify-dynamodb-simulator@2.9.30';
 /** Where {@link ensureDynamoDbLocal} keeps DynamoDB Local (git-ignored). */
-export const DYNAMODB_LOCAL_DIR = join(REPO_ROOT, '.local', 'dynamodb-local');
+export const DYNAMODB_LOCAL_DIR = join(LOCAL_DIR, 'dynamodb-local');
 
 /** Region and fake credentials for talking to the emulators (they accept any). */
 export const LOCAL_REGION = 'us-east-1';
@@ -202,6 +203,30 @@ async function stopOnFailure<T>(proc: ManagedProcess, body: () => Promise<T>): P
   }
 }
 
+/**
+ * Waits until `ask` succeeds against a freshly started service, failing early if the process
+ * exits (or `failOn` settles). The probe client makes one attempt per call with short timeouts.
+ */
+async function waitForAnswer<C extends { destroy(): void }>(
+  client: C,
+  ask: (client: C) => Promise<unknown>,
+  options: { what: string; timeoutMs: number; process: ManagedProcess; failOn?: Promise<string> },
+): Promise<void> {
+  try {
+    await waitFor(async () => {
+      await ask(client);
+      return true;
+    }, options);
+  } finally {
+    client.destroy();
+  }
+}
+
+/** Configuration of a probe client: one attempt, short timeouts. */
+function probeConfig(endpoint: string) {
+  return { ...emulatorConfig(endpoint), maxAttempts: 1, requestHandler: PROBE_TIMEOUTS };
+}
+
 const ADDRESS_IN_USE = /address already in use|BindException|Failed to bind/i;
 
 /**
@@ -254,29 +279,12 @@ async function startDynamoDbLocalOn(dir: string, port: number, options: Emulator
   });
   const endpoint = endpointOf(port);
   return stopOnFailure(proc, async () => {
-    const client = new DynamoDBClient({
-      endpoint,
-      region: LOCAL_REGION,
-      credentials: LOCAL_CREDENTIALS,
-      maxAttempts: 1,
-      requestHandler: PROBE_TIMEOUTS,
+    await waitForAnswer(new DynamoDBClient(probeConfig(endpoint)), (c) => c.send(new ListTablesCommand({ Limit: 1 })), {
+      what: `DynamoDB Local to answer ListTables on ${endpoint}`,
+      timeoutMs: options.startTimeoutMs ?? DEFAULT_START_TIMEOUT_MS,
+      process: proc,
+      failOn: fatal,
     });
-    try {
-      await waitFor(
-        async () => {
-          await client.send(new ListTablesCommand({ Limit: 1 }));
-          return true;
-        },
-        {
-          what: `DynamoDB Local to answer ListTables on ${endpoint}`,
-          timeoutMs: options.startTimeoutMs ?? DEFAULT_START_TIMEOUT_MS,
-          process: proc,
-          failOn: fatal,
-        },
-      );
-    } finally {
-      client.destroy();
-    }
     return { endpoint, port, stop: () => proc.stop() };
   });
 }
@@ -328,24 +336,11 @@ export async function startSnsSqs(options: EmulatorOptions = {}): Promise<Runnin
   const { proc, port, timeoutMs } = await launchNodeService('fauxqs', 'fauxqs (SNS/SQS)', options);
   const endpoint = endpointOf(port);
   return stopOnFailure(proc, async () => {
-    const client = new SQSClient({
-      endpoint,
-      region: LOCAL_REGION,
-      credentials: LOCAL_CREDENTIALS,
-      maxAttempts: 1,
-      requestHandler: PROBE_TIMEOUTS,
+    await waitForAnswer(new SQSClient(probeConfig(endpoint)), (c) => c.send(new ListQueuesCommand({})), {
+      what: `fauxqs to answer SQS ListQueues on ${endpoint}`,
+      timeoutMs,
+      process: proc,
     });
-    try {
-      await waitFor(
-        async () => {
-          await client.send(new ListQueuesCommand({}));
-          return true;
-        },
-        { what: `fauxqs to answer SQS ListQueues on ${endpoint}`, timeoutMs, process: proc },
-      );
-    } finally {
-      client.destroy();
-    }
     return { endpoint, port, stop: () => proc.stop() };
   });
 }
@@ -471,6 +466,40 @@ export interface EmulatorEndpoints {
   readonly ses: string;
   /** The mailbox web page of aws-ses-v2-local (for people; tests use {@link readMailbox}). */
   readonly mailboxUrl: string;
+}
+
+/** Client configuration for one emulator: its endpoint, the local region and fake credentials. */
+export function emulatorConfig(endpoint: string): {
+  endpoint: string;
+  region: string;
+  credentials: typeof LOCAL_CREDENTIALS;
+} {
+  return { endpoint, region: LOCAL_REGION, credentials: LOCAL_CREDENTIALS };
+}
+
+/** SDK clients for the emulators. */
+export interface EmulatorClients {
+  readonly sns: SNSClient;
+  readonly sqs: SQSClient;
+  readonly dynamodb: DynamoDBClient;
+  destroy(): void;
+}
+
+/** One client per emulator (SQS with `useQueueUrlAsEndpoint: false`, see the top of this file). */
+export function emulatorClients(endpoints: Pick<EmulatorEndpoints, 'sns' | 'sqs' | 'dynamodb'>): EmulatorClients {
+  const sns = new SNSClient(emulatorConfig(endpoints.sns));
+  const sqs = new SQSClient({ ...emulatorConfig(endpoints.sqs), useQueueUrlAsEndpoint: false });
+  const dynamodb = new DynamoDBClient(emulatorConfig(endpoints.dynamodb));
+  return {
+    sns,
+    sqs,
+    dynamodb,
+    destroy: () => {
+      sns.destroy();
+      sqs.destroy();
+      dynamodb.destroy();
+    },
+  };
 }
 
 export interface Emulators {

@@ -3,21 +3,22 @@
  * run the handler bundle. `npm start`, the demo and the end-to-end tests all
  * use this one harness.
  */
-import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { SNSClient } from '@aws-sdk/client-sns';
-import { GetQueueAttributesCommand, SQSClient } from '@aws-sdk/client-sqs';
+import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import type { SNSClient } from '@aws-sdk/client-sns';
+import { GetQueueAttributesCommand, type SQSClient } from '@aws-sdk/client-sqs';
+import { DECISIONS, type Decision } from '../../lambdas/send-email/decisions';
 import type { ResolvedSettings } from '../config';
 import { handlerEnvironment } from '../handler-env';
 import { buildBundles, type Bundles } from './build';
-import { LOCAL_AWS_ENV, LOCAL_REGION, LOCAL_CREDENTIALS, type EmulatorEndpoints } from './emulators';
+import { emulatorClients, LOCAL_AWS_ENV, type EmulatorClients, type EmulatorEndpoints } from './emulators';
 import type { BatchReport } from './event-source';
 import { launch, waitFor, type ManagedProcess } from './processes';
-import { createResources, type LocalResources } from './resources';
+import { createResources, handlerRefs, type LocalResources } from './resources';
 
 /** A handler log line that records a decision (see lambdas/send-email/pipeline.ts). */
 export interface DecisionEvent {
   readonly consumer: string;
-  readonly decision: 'sent' | 'duplicate' | 'dead-lettered' | 'retry';
+  readonly decision: Decision;
   readonly dedupeKey?: string;
   readonly snsMessageId?: string;
   readonly sqsMessageId?: string;
@@ -69,7 +70,7 @@ export interface Consumer {
   kill(): Promise<void>;
 }
 
-const DECISIONS = new Set(['sent', 'duplicate', 'dead-lettered', 'retry']);
+const DECISION_NAMES: ReadonlySet<string> = new Set(DECISIONS);
 
 function parseJson(text: string): Record<string, unknown> | undefined {
   if (!text.startsWith('{')) return undefined;
@@ -100,7 +101,7 @@ export class LocalPipeline {
     readonly options: LocalPipelineOptions,
     readonly resources: LocalResources,
     readonly bundles: Bundles,
-    clients: { sns: SNSClient; sqs: SQSClient; dynamodb: DynamoDBClient },
+    private readonly clients: EmulatorClients,
   ) {
     this.sns = clients.sns;
     this.sqs = clients.sqs;
@@ -109,12 +110,7 @@ export class LocalPipeline {
 
   /** Creates the resources (idempotent) and builds the bundles if not given. Starts no consumer. */
   static async create(options: LocalPipelineOptions): Promise<LocalPipeline> {
-    const common = { region: LOCAL_REGION, credentials: LOCAL_CREDENTIALS };
-    const clients = {
-      sns: new SNSClient({ ...common, endpoint: options.endpoints.sns }),
-      sqs: new SQSClient({ ...common, endpoint: options.endpoints.sqs, useQueueUrlAsEndpoint: false }),
-      dynamodb: new DynamoDBClient({ ...common, endpoint: options.endpoints.dynamodb }),
-    };
+    const clients = emulatorClients(options.endpoints);
     const [resources, bundles] = await Promise.all([
       createResources(clients, options.settings, options.name),
       options.bundles ?? buildBundles(),
@@ -133,11 +129,7 @@ export class LocalPipeline {
     return {
       ...inherited,
       ...LOCAL_AWS_ENV,
-      ...handlerEnvironment(settings, {
-        tableName: this.resources.tableName,
-        sourceQueueUrl: this.resources.queueUrl,
-        deadLetterQueueUrl: this.resources.deadLetterQueueUrl,
-      }),
+      ...handlerEnvironment(settings, handlerRefs(this.resources)),
       AWS_ENDPOINT_URL_DYNAMODB: endpoints.dynamodb,
       AWS_ENDPOINT_URL_SQS: endpoints.sqs,
       AWS_ENDPOINT_URL_SESV2: endpoints.ses,
@@ -171,7 +163,7 @@ export class LocalPipeline {
         const line = { consumer: name, text, ...(json ? { json } : {}) };
         if (this.options.keepLines) this.lines.push(line);
         this.options.onLine?.(line);
-        if (json && typeof json.decision === 'string' && DECISIONS.has(json.decision)) {
+        if (json && typeof json.decision === 'string' && DECISION_NAMES.has(json.decision)) {
           const event = { ...json, consumer: name } as DecisionEvent;
           this.decisions.push(event);
           this.options.onDecision?.(event);
@@ -225,8 +217,6 @@ export class LocalPipeline {
   /** Stops every consumer still running. */
   async stop(): Promise<void> {
     await Promise.all([...this.consumers].map((c) => c.stop()));
-    this.sns.destroy();
-    this.sqs.destroy();
-    this.dynamodb.destroy();
+    this.clients.destroy();
   }
 }

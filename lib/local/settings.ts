@@ -5,7 +5,7 @@
 import { readFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { resolveSettings, settingsFromContext, type PipelineSettings, type ResolvedSettings } from '../config';
-import { REPO_ROOT } from './build';
+import { REPO_ROOT } from './paths';
 
 export function readCdkContext(file = path.join(REPO_ROOT, 'cdk.json')): Record<string, unknown> {
   const parsed: unknown = JSON.parse(readFileSync(file, 'utf8'));

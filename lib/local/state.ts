@@ -4,8 +4,9 @@
  * and `npm run dlq`). LOCAL_STATE_DIR moves it (tests run a pipeline of their
  * own beside a developer's); the default is `.local/`.
  */
+import { existsSync, readFileSync } from 'node:fs';
 import * as path from 'node:path';
-import { LOCAL_DIR } from './build';
+import { LOCAL_DIR } from './paths';
 
 export const STATE_DIR = process.env.LOCAL_STATE_DIR ?? LOCAL_DIR;
 export const PID_FILE = path.join(STATE_DIR, 'pipeline.pid');
@@ -22,4 +23,9 @@ export interface LocalOutputs {
   readonly DynamoDbEndpoint: string;
   readonly SesEndpoint: string;
   readonly MailboxUrl: string;
+}
+
+/** The running local pipeline's outputs, or undefined when none runs (no outputs.json). */
+export function readLocalOutputs(): LocalOutputs | undefined {
+  return existsSync(OUTPUTS_FILE) ? (JSON.parse(readFileSync(OUTPUTS_FILE, 'utf8')) as LocalOutputs) : undefined;
 }

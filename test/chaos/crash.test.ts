@@ -23,7 +23,7 @@ test('pods killed at random points and right after SES accepted lose nothing; ea
     order: 2,
     scenario: 'crash injection',
     ses: (send: SesSend, r: ChaosRun) => {
-      const due = crashAt[0] !== undefined && send.index >= crashAt[0] && !send.pod.killed;
+      const due = crashAt[0] !== undefined && send.index >= crashAt[0] && !send.pod.killed && !send.pod.crashPending;
       if (!due) return pass();
       crashAt.shift();
       return r.crashAfterAccept(send);

@@ -14,7 +14,7 @@ import * as path from 'node:path';
 import { PublishCommand } from '@aws-sdk/client-sns';
 import { SendMessageBatchCommand, SendMessageCommand } from '@aws-sdk/client-sqs';
 import type { PipelineSettings } from '../../lib/config';
-import { LOCAL_DIR } from '../../lib/local/build';
+import { LOCAL_DIR } from '../../lib/local/paths';
 import { forwardThenReset, pass, startFaultProxy, type Behaviour, type FaultProxy } from '../../lib/local/fault-proxy';
 import type { Consumer, DecisionEvent } from '../../lib/local/pipeline';
 import { waitFor } from '../../lib/local/processes';
@@ -50,6 +50,8 @@ export interface Pod {
   readonly ses: FaultProxy;
   readonly started: Promise<Consumer>;
   killed: boolean;
+  /** A crash-after-accept is on its way to this pod: no other fault may take it first. */
+  crashPending: boolean;
   /** Recipients of the SendEmail requests this pod's proxy forwarded to SES. */
   readonly forwarded: string[];
 }
@@ -311,6 +313,7 @@ export class ChaosRun {
       ses,
       started: this.p.pipeline.startConsumer({ name, env }),
       killed: false,
+      crashPending: false,
       forwarded: [],
     };
     // Set in the same tick as the spawn: the pod cannot have sent anything yet.
@@ -352,7 +355,8 @@ export class ChaosRun {
    * before the answer reaches it (between SES acceptance and the completion write).
    */
   crashAfterAccept(send: SesSend): Behaviour {
-    if (send.pod.killed || this.quiet) return pass();
+    if (send.pod.killed || send.pod.crashPending || this.quiet) return pass();
+    send.pod.crashPending = true;
     return forwardThenReset(async (answer) => {
       if (answer.status >= 200 && answer.status < 300) {
         this.crashes.push({
@@ -377,11 +381,11 @@ export class ChaosRun {
         // A crash-after-accept may take the chosen pod down first: then choose again.
         for (;;) {
           if (this.quiet) return;
-          const alive = this.pods.filter((pod) => !pod.killed);
+          const alive = this.pods.filter((pod) => !pod.killed && !pod.crashPending);
           const victim = alive[Math.floor(this.random() * alive.length)];
           if (victim && (await this.kill(victim))) break;
           if (!victim) {
-            await waitFor(async () => this.quiet || this.pods.some((pod) => !pod.killed), {
+            await waitFor(async () => this.quiet || this.pods.some((pod) => !pod.killed && !pod.crashPending), {
               what: 'a live pod to kill',
               timeoutMs: 30_000,
               intervalMs: 50,

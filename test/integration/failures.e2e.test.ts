@@ -15,23 +15,32 @@ import {
   status,
   type FaultProxy,
 } from '../../lib/local/fault-proxy';
+import type { PipelineSettings } from '../../lib/config';
 import { email, metricTotals, outcomes, startTestPipeline, until, type TestPipeline } from './support';
 
 const running: { stop(): Promise<void> }[] = [];
 afterEach(async () => {
-  await Promise.all(running.splice(0).map((r) => r.stop()));
+  for (const r of running.splice(0)) await r.stop();
 });
 
-async function proxyFor(target: string): Promise<FaultProxy> {
-  const proxy = await startFaultProxy({ target });
-  running.push({ stop: () => proxy.close() });
-  return proxy;
-}
-
-async function pipelineFor(options: Parameters<typeof startTestPipeline>[0]): Promise<TestPipeline> {
-  const p = await startTestPipeline(options);
-  running.unshift(p); // stop consumers before the proxies
-  return p;
+/**
+ * A pipeline whose one consumer reaches SES and DynamoDB through fault proxies
+ * (passing everything until a test tells them otherwise).
+ */
+async function behindProxies(
+  settings: Partial<PipelineSettings> = {},
+): Promise<{ p: TestPipeline; ses: FaultProxy; dynamodb: FaultProxy }> {
+  const [ses, dynamodb] = await Promise.all([
+    startFaultProxy({ target: process.env.EMULATOR_SES_ENDPOINT ?? '' }),
+    startFaultProxy({ target: process.env.EMULATOR_DYNAMODB_ENDPOINT ?? '' }),
+  ]);
+  running.push({ stop: () => ses.close() }, { stop: () => dynamodb.close() });
+  const p = await startTestPipeline({
+    settings,
+    consumers: [{ env: { AWS_ENDPOINT_URL_SESV2: ses.endpoint, AWS_ENDPOINT_URL_DYNAMODB: dynamodb.endpoint } }],
+  });
+  running.unshift(p); // stop the consumer before the proxies
+  return { p, ses, dynamodb };
 }
 
 /** Publishes one email to each label and returns the recipients. */
@@ -62,9 +71,8 @@ const sesError = (name: string, message: string) =>
 
 describe('retryable: SES throttling', () => {
   test('throttled sends back off through the queue and are each sent once when SES recovers', async () => {
-    const ses = await proxyFor(process.env.EMULATOR_SES_ENDPOINT ?? '');
+    const { p, ses } = await behindProxies();
     ses.set(sesThrottle());
-    const p = await pipelineFor({ consumers: [{ env: { AWS_ENDPOINT_URL_SESV2: ses.endpoint } }] });
     const recipients = await publishAll(p, ['t1', 't2', 't3']);
 
     await until(
@@ -84,9 +92,8 @@ describe('retryable: SES throttling', () => {
 
 describe('ambiguous: SES outcome unknown', () => {
   test('a reset after SES accepted the email is retried, not lost; the possible duplicate is counted with its key', async () => {
-    const ses = await proxyFor(process.env.EMULATOR_SES_ENDPOINT ?? '');
+    const { p, ses } = await behindProxies();
     ses.set((request) => (request.operation === 'SendEmail' && request.index === 0 ? forwardThenReset() : pass()));
-    const p = await pipelineFor({ consumers: [{ env: { AWS_ENDPOINT_URL_SESV2: ses.endpoint } }] });
     const [to = ''] = await publishAll(p, ['amb']);
 
     await settled(p, 1);
@@ -102,9 +109,8 @@ describe('ambiguous: SES outcome unknown', () => {
   });
 
   test('a 500 from SES is treated as ambiguous and retried through the queue, not inside the SDK', async () => {
-    const ses = await proxyFor(process.env.EMULATOR_SES_ENDPOINT ?? '');
+    const { p, ses } = await behindProxies();
     ses.set((request) => (request.index === 0 ? sesInternalFailure() : pass()));
-    const p = await pipelineFor({ consumers: [{ env: { AWS_ENDPOINT_URL_SESV2: ses.endpoint } }] });
     const recipients = await publishAll(p, ['five-hundred']);
 
     await settled(p, 1);
@@ -116,9 +122,8 @@ describe('ambiguous: SES outcome unknown', () => {
 
 describe('systemic: the account cannot send', () => {
   test('sending paused backs off as systemic and sends once sending resumes', async () => {
-    const ses = await proxyFor(process.env.EMULATOR_SES_ENDPOINT ?? '');
+    const { p, ses } = await behindProxies();
     ses.set(sesError('SendingPausedException', 'Sending is paused for this account.'));
-    const p = await pipelineFor({ consumers: [{ env: { AWS_ENDPOINT_URL_SESV2: ses.endpoint } }] });
     const recipients = await publishAll(p, ['paused']);
 
     await until('a systemic retry', () => p.decisions('retry').length >= 1);
@@ -136,13 +141,12 @@ describe('systemic: the account cannot send', () => {
 
 describe('permanent: SES refuses the email', () => {
   test('a rejected email goes to the DLQ at once with its reason while its neighbours are sent', async () => {
-    const ses = await proxyFor(process.env.EMULATOR_SES_ENDPOINT ?? '');
+    const { p, ses } = await behindProxies();
     ses.set((request) =>
       request.body.toString().includes('rejected@')
         ? sesError('MessageRejected', 'Email address is not verified.')
         : pass(),
     );
-    const p = await pipelineFor({ consumers: [{ env: { AWS_ENDPOINT_URL_SESV2: ses.endpoint } }] });
     const [good1 = '', rejected = '', good2 = ''] = await publishAll(p, ['ok1', 'rejected', 'ok2']);
 
     await settled(p, 3);
@@ -158,8 +162,7 @@ describe('permanent: SES refuses the email', () => {
 
 describe('idempotency store outage', () => {
   test('fail-closed (default): nothing is sent while DynamoDB is down, and everything is sent once after', async () => {
-    const dynamodb = await proxyFor(process.env.EMULATOR_DYNAMODB_ENDPOINT ?? '');
-    const p = await pipelineFor({ consumers: [{ env: { AWS_ENDPOINT_URL_DYNAMODB: dynamodb.endpoint } }] });
+    const { p, dynamodb } = await behindProxies();
     dynamodb.set(down());
     const recipients = await publishAll(p, ['d1', 'd2', 'd3']);
 
@@ -176,8 +179,7 @@ describe('idempotency store outage', () => {
   });
 
   test('throttled DynamoDB is retried like an outage, never sent unprotected', async () => {
-    const dynamodb = await proxyFor(process.env.EMULATOR_DYNAMODB_ENDPOINT ?? '');
-    const p = await pipelineFor({ consumers: [{ env: { AWS_ENDPOINT_URL_DYNAMODB: dynamodb.endpoint } }] });
+    const { p, dynamodb } = await behindProxies();
     dynamodb.set(dynamoDbThrottle());
     const recipients = await publishAll(p, ['thr']);
 
@@ -189,11 +191,7 @@ describe('idempotency store outage', () => {
   });
 
   test('fail-open (opt-in): sends without the check while DynamoDB is down, each counted', async () => {
-    const dynamodb = await proxyFor(process.env.EMULATOR_DYNAMODB_ENDPOINT ?? '');
-    const p = await pipelineFor({
-      settings: { failOpen: true },
-      consumers: [{ env: { AWS_ENDPOINT_URL_DYNAMODB: dynamodb.endpoint } }],
-    });
+    const { p, dynamodb } = await behindProxies({ failOpen: true });
     dynamodb.set(down());
     const recipients = await publishAll(p, ['o1', 'o2']);
 
@@ -205,17 +203,12 @@ describe('idempotency store outage', () => {
 });
 
 test('fail-open: an email SES rejects while DynamoDB is down still goes to the DLQ with its reason', async () => {
-  const dynamodb = await proxyFor(process.env.EMULATOR_DYNAMODB_ENDPOINT ?? '');
-  const ses = await proxyFor(process.env.EMULATOR_SES_ENDPOINT ?? '');
+  const { p, ses, dynamodb } = await behindProxies({ failOpen: true });
   ses.set((request) =>
     request.body.toString().includes('refused@')
       ? sesError('MessageRejected', 'Email address is not verified.')
       : pass(),
   );
-  const p = await pipelineFor({
-    settings: { failOpen: true },
-    consumers: [{ env: { AWS_ENDPOINT_URL_DYNAMODB: dynamodb.endpoint, AWS_ENDPOINT_URL_SESV2: ses.endpoint } }],
-  });
   dynamodb.set(down());
   const [ok = '', refused = ''] = await publishAll(p, ['fine', 'refused']);
 
@@ -228,12 +221,8 @@ test('fail-open: an email SES rejects while DynamoDB is down still goes to the D
 
 describe('poison messages', () => {
   test('a message that keeps failing reaches the DLQ after maxReceiveCount while its batch neighbours are sent', async () => {
-    const ses = await proxyFor(process.env.EMULATOR_SES_ENDPOINT ?? '');
+    const { p, ses } = await behindProxies({ maxReceiveCount: 5 });
     ses.set((request) => (request.body.toString().includes('poison@') ? sesInternalFailure() : pass()));
-    const p = await pipelineFor({
-      settings: { maxReceiveCount: 5 },
-      consumers: [{ env: { AWS_ENDPOINT_URL_SESV2: ses.endpoint } }],
-    });
     const [good1 = '', poison = '', good2 = ''] = await publishAll(p, ['n1', 'poison', 'n2']);
 
     await until(

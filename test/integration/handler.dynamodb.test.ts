@@ -5,17 +5,17 @@
  */
 import { randomUUID } from 'node:crypto';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { SNSClient } from '@aws-sdk/client-sns';
-import { ReceiveMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
+import { ReceiveMessageCommand } from '@aws-sdk/client-sqs';
 import type { SendEmailCommand } from '@aws-sdk/client-sesv2';
 import { DynamoDBPersistenceLayer } from '@aws-lambda-powertools/idempotency/dynamodb';
 import { Logger } from '@aws-lambda-powertools/logger';
 import { Metrics } from '@aws-lambda-powertools/metrics';
 import type { SQSBatchResponse, SQSRecord } from 'aws-lambda';
 import { handlerEnvironment } from '../../lib/handler-env';
-import { LOCAL_CREDENTIALS, LOCAL_REGION } from '../../lib/local/emulators';
+import { emulatorClients, emulatorConfig } from '../../lib/local/emulators';
 import { makeContext } from '../../lib/local/event-source';
-import { createResources, type LocalResources } from '../../lib/local/resources';
+import { queueRecord, snsEnvelope } from '../../lib/local/records';
+import { createResources, handlerRefs, type LocalResources } from '../../lib/local/resources';
 import { loadLocalSettings } from '../../lib/local/settings';
 import { createHandler } from '../../lambdas/send-email/pipeline';
 import { readSettings } from '../../lambdas/send-email/settings';
@@ -24,21 +24,15 @@ import { endpointsFromEnv, uniqueName } from './support';
 process.env.POWERTOOLS_METRICS_DISABLED = 'true';
 
 const endpoints = endpointsFromEnv();
-const common = { region: LOCAL_REGION, credentials: LOCAL_CREDENTIALS };
-const dynamodb = new DynamoDBClient({ ...common, endpoint: endpoints.dynamodb });
-const sqs = new SQSClient({ ...common, endpoint: endpoints.sqs, useQueueUrlAsEndpoint: false });
-const sns = new SNSClient({ ...common, endpoint: endpoints.sns });
+const clients = emulatorClients(endpoints);
+const { dynamodb, sqs } = clients;
 const settings = loadLocalSettings();
 
 let resources: LocalResources;
 beforeAll(async () => {
-  resources = await createResources({ dynamodb, sqs, sns }, settings, uniqueName('handler'));
+  resources = await createResources(clients, settings, uniqueName('handler'));
 });
-afterAll(() => {
-  dynamodb.destroy();
-  sqs.destroy();
-  sns.destroy();
-});
+afterAll(() => clients.destroy());
 
 /** An SES client stand-in: counts sends, takes a little time like the real one. */
 class CountingSes {
@@ -54,7 +48,7 @@ class CountingSes {
 
 /** A DynamoDB client whose next `n` UpdateItem calls (completion writes) fail as if the store were down. */
 function flakyDynamoDb(failures: { updates: number }): DynamoDBClient {
-  const client = new DynamoDBClient({ ...common, endpoint: endpoints.dynamodb, maxAttempts: 1 });
+  const client = new DynamoDBClient({ ...emulatorConfig(endpoints.dynamodb), maxAttempts: 1 });
   client.middlewareStack.add(
     (next, context) => async (args) => {
       if (context.commandName === 'UpdateItemCommand' && failures.updates > 0) {
@@ -70,15 +64,8 @@ function flakyDynamoDb(failures: { updates: number }): DynamoDBClient {
 
 /** One handler instance: what one Lambda container holds. */
 function newHandler(ses: CountingSes, client: DynamoDBClient = dynamodb) {
-  const handlerSettings = readSettings(
-    handlerEnvironment(settings, {
-      tableName: resources.tableName,
-      sourceQueueUrl: resources.queueUrl,
-      deadLetterQueueUrl: resources.deadLetterQueueUrl,
-    }),
-  );
   return createHandler({
-    settings: handlerSettings,
+    settings: readSettings(handlerEnvironment(settings, handlerRefs(resources))),
     ses,
     sqs,
     persistenceStore: new DynamoDBPersistenceLayer({ tableName: resources.tableName, awsSdkV3Client: client }),
@@ -89,32 +76,12 @@ function newHandler(ses: CountingSes, client: DynamoDBClient = dynamodb) {
 }
 
 function record(message: object, options: { snsMessageId?: string; key?: string } = {}): SQSRecord {
-  const envelope = {
-    Type: 'Notification',
-    MessageId: options.snsMessageId ?? randomUUID(),
-    TopicArn: resources.topicArn,
-    Message: JSON.stringify(message),
-    Timestamp: new Date().toISOString(),
-    ...(options.key !== undefined
-      ? { MessageAttributes: { 'idempotency-key': { Type: 'String', Value: options.key } } }
-      : {}),
-  };
-  return {
-    messageId: randomUUID(),
-    receiptHandle: `fake-${randomUUID()}`,
-    body: JSON.stringify(envelope),
-    attributes: {
-      ApproximateReceiveCount: '1',
-      SentTimestamp: String(Date.now()),
-      SenderId: 'test',
-      ApproximateFirstReceiveTimestamp: String(Date.now()),
-    },
-    messageAttributes: {},
-    md5OfBody: '',
-    eventSource: 'aws:sqs',
-    eventSourceARN: resources.queueArn,
-    awsRegion: LOCAL_REGION,
-  };
+  const envelope = snsEnvelope(message, {
+    topicArn: resources.topicArn,
+    ...(options.snsMessageId !== undefined ? { messageId: options.snsMessageId } : {}),
+    ...(options.key !== undefined ? { key: options.key } : {}),
+  });
+  return queueRecord(JSON.stringify(envelope), resources.queueArn);
 }
 
 /** Invokes as the event source does: a thrown invocation means every record is retried. */

@@ -10,8 +10,8 @@ import { createConnection } from 'node:net';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { PublishCommand, SNSClient } from '@aws-sdk/client-sns';
-import { REPO_ROOT } from '../../lib/local/build';
-import { LOCAL_CREDENTIALS, LOCAL_REGION, readMailbox } from '../../lib/local/emulators';
+import { REPO_ROOT } from '../../lib/local/paths';
+import { emulatorConfig, readMailbox } from '../../lib/local/emulators';
 import { freePort, launch, type ManagedProcess } from '../../lib/local/processes';
 import type { LocalOutputs } from '../../lib/local/state';
 import { until } from './support';
@@ -74,7 +74,7 @@ test('npm start serves the pipeline, dedupes a repeated key, refuses a second st
   );
 
   // Publish the same idempotency key twice: one email, and the second is logged as suppressed.
-  const sns = new SNSClient({ region: LOCAL_REGION, credentials: LOCAL_CREDENTIALS, endpoint: outputs.SnsEndpoint });
+  const sns = new SNSClient(emulatorConfig(outputs.SnsEndpoint));
   const to = `newcomer-${Date.now()}@example.com`;
   const publish = () =>
     sns.send(

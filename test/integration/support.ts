@@ -7,9 +7,10 @@ import '../../lib/local/quiet';
 import { randomBytes } from 'node:crypto';
 import * as path from 'node:path';
 import { PublishCommand } from '@aws-sdk/client-sns';
-import { DeleteMessageCommand, ReceiveMessageCommand, SendMessageCommand, type Message } from '@aws-sdk/client-sqs';
+import { SendMessageCommand, type Message } from '@aws-sdk/client-sqs';
 import type { PipelineSettings } from '../../lib/config';
-import { buildBundles, LOCAL_DIR, type Bundles } from '../../lib/local/build';
+import { buildBundles, type Bundles } from '../../lib/local/build';
+import { LOCAL_DIR } from '../../lib/local/paths';
 import { readMailbox, type EmulatorEndpoints, type MailboxEmail } from '../../lib/local/emulators';
 import { LocalPipeline, type Consumer, type ConsumerOptions, type DecisionEvent } from '../../lib/local/pipeline';
 import { waitFor } from '../../lib/local/processes';
@@ -132,21 +133,8 @@ export function until(what: string, condition: () => Promise<boolean> | boolean,
 
 /** Takes one message off a queue (for tests that need a real SNS envelope). */
 export async function receiveOne(pipeline: LocalPipeline, queueUrl: string): Promise<Message> {
-  let message: Message | undefined;
-  await until(`a message on ${queueUrl}`, async () => {
-    const response = await pipeline.sqs.send(
-      new ReceiveMessageCommand({
-        QueueUrl: queueUrl,
-        MaxNumberOfMessages: 1,
-        WaitTimeSeconds: 1,
-        MessageAttributeNames: ['All'],
-      }),
-    );
-    message = response.Messages?.[0];
-    return message !== undefined;
-  });
-  if (!message) throw new Error('unreachable');
-  await pipeline.sqs.send(new DeleteMessageCommand({ QueueUrl: queueUrl, ReceiptHandle: message.ReceiptHandle ?? '' }));
+  const [message] = await drainQueue(pipeline.sqs, queueUrl, 1);
+  if (!message) throw new Error(`no message on ${queueUrl}`);
   return message;
 }
 
@@ -207,20 +195,25 @@ export async function outcomes(
   return out;
 }
 
-/** Sums the embedded-metric-format values the consumers printed, by metric name. */
-export function metricTotals(p: TestPipeline): Record<string, number> {
-  const totals: Record<string, number> = {};
+/** Every value the consumers printed in embedded metric format, by metric name. */
+export function metricValues(p: TestPipeline): Record<string, number[]> {
+  const values: Record<string, number[]> = {};
   for (const line of p.pipeline.lines) {
     const aws = line.json?._aws as { CloudWatchMetrics?: { Metrics?: { Name: string }[] }[] } | undefined;
-    if (!aws?.CloudWatchMetrics) continue;
-    for (const directive of aws.CloudWatchMetrics) {
+    for (const directive of aws?.CloudWatchMetrics ?? []) {
       for (const { Name } of directive.Metrics ?? []) {
         const value = line.json?.[Name];
-        const values = Array.isArray(value) ? value : [value];
-        const sum = values.reduce<number>((acc, v) => acc + (typeof v === 'number' ? v : 0), 0);
-        totals[Name] = (totals[Name] ?? 0) + (Name === 'SesSendLatency' ? values.length : sum);
+        const list = (values[Name] ??= []);
+        for (const v of Array.isArray(value) ? value : [value]) if (typeof v === 'number') list.push(v);
       }
     }
   }
-  return totals;
+  return values;
+}
+
+/** The sum of each metric's values (counts), by metric name. */
+export function metricTotals(p: TestPipeline): Record<string, number> {
+  return Object.fromEntries(
+    Object.entries(metricValues(p)).map(([name, list]) => [name, list.reduce((a, b) => a + b, 0)]),
+  );
 }

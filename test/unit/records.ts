@@ -5,6 +5,7 @@
  * the queue (raw).
  */
 import type { QueueRecordLike } from '../../lambdas/send-email/message';
+import { snsEnvelope } from '../../lib/local/records';
 
 export const SNS_MESSAGE_ID = '5f3c2b1a-0d9e-4c8b-a7f6-e5d4c3b2a190';
 
@@ -25,19 +26,16 @@ export interface EnvelopeOptions {
 /** The SNS notification envelope around a message, as the SQS body. */
 export function envelopeBody(message: unknown, options: EnvelopeOptions = {}): Record<string, unknown> {
   return {
-    Type: 'Notification',
-    MessageId: SNS_MESSAGE_ID,
-    TopicArn: 'arn:aws:sns:eu-west-1:123456789012:emails',
     // The envelope carries the message as a JSON string; a string passes through unchanged.
-    Message: typeof message === 'string' ? message : JSON.stringify(message),
-    Timestamp: '2024-05-01T12:00:00.000Z',
+    ...snsEnvelope(message, {
+      messageId: SNS_MESSAGE_ID,
+      topicArn: 'arn:aws:sns:eu-west-1:123456789012:emails',
+      ...(options.key !== undefined ? { key: options.key } : {}),
+    }),
     SignatureVersion: '1',
     Signature: 'c2lnbmF0dXJl',
     SigningCertURL: 'https://sns.eu-west-1.amazonaws.com/cert.pem',
     UnsubscribeURL: 'https://sns.eu-west-1.amazonaws.com/?Action=Unsubscribe',
-    ...(options.key !== undefined
-      ? { MessageAttributes: { 'idempotency-key': { Type: 'String', Value: options.key } } }
-      : {}),
     ...options.fields,
   };
 }
