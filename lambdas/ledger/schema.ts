@@ -1,0 +1,67 @@
+/**
+ * The send ledger's shape, shared by everything that reads or writes it: the ledger
+ * function (SES events in), the send-email function (confirm before a resend, dead-letter
+ * marks), the status lookup (HTTP and CLI) and the CDK construct. Import-free on purpose,
+ * so every bundle can use it without pulling in an SDK.
+ *
+ * One item per dedupe key (the `dedupe-key` tag every send carries).
+ */
+
+/** The ledger table: partition key `key` (the dedupe key), TTL attribute `expiration` (epoch seconds). */
+export const LEDGER_TABLE = { partitionKey: 'key', ttlAttribute: 'expiration' } as const;
+
+/** The message tag every SES send carries; its value is the dedupe key. */
+export const DEDUPE_KEY_TAG = 'dedupe-key';
+
+/** Environment variables of the ledger-related functions. */
+export const LEDGER_ENV = {
+  /** Ledger table name (send-email, ledger and status functions). */
+  tableName: 'LEDGER_TABLE_NAME',
+  /** Topic that receives a message on every status change (ledger function). */
+  deliveryStatusTopicArn: 'DELIVERY_STATUS_TOPIC_ARN',
+  /** How long a ledger item lives (ledger function); the pipeline's dedupe window. */
+  retentionSeconds: 'LEDGER_RETENTION_SECONDS',
+  /** How long an unknown-fate send waits for its SES event before it is sent again (send-email). */
+  sendConfirmationGraceSeconds: 'SEND_CONFIRMATION_GRACE_SECONDS',
+} as const;
+
+/** Statuses the ledger itself records, from SES events. */
+export const LEDGER_STATUSES = ['sent', 'delayed', 'delivered', 'bounced', 'complained', 'rejected'] as const;
+export type LedgerStatus = (typeof LEDGER_STATUSES)[number];
+
+/** Statuses a lookup reports: the ledger's, plus what only the idempotency record or the DLQ knows. */
+export const DELIVERY_STATUSES = ['unknown', 'in-progress', 'dead-lettered', ...LEDGER_STATUSES] as const;
+export type DeliveryStatus = (typeof DELIVERY_STATUSES)[number];
+
+/** One event of a key's timeline. */
+export interface LedgerEvent {
+  /** SES's eventType as published (`Send`, `Delivery`, `Bounce`, `Complaint`, `Reject`, `DeliveryDelay`, `Rendering Failure`), or `DeadLettered`. */
+  readonly type: string;
+  /** When it happened (ISO 8601): the event's own timestamp, not when it was recorded. */
+  readonly at: string;
+  readonly sesMessageId?: string;
+  /** A short, recipient-free detail (bounce type, complaint feedback type, delay type, reason code). */
+  readonly detail?: string;
+}
+
+/** The ledger item as stored (DynamoDB attribute names). */
+export interface LedgerItem {
+  readonly key: string;
+  readonly status?: LedgerStatus;
+  readonly sesMessageId?: string;
+  readonly events: readonly LedgerEvent[];
+  /** Set by the send-email function when it dead-letters a record with this key. */
+  readonly deadLettered?: { readonly at: string; readonly code: string; readonly reason: string };
+  readonly updatedAt: string;
+  /** Epoch seconds; DynamoDB TTL cleans up after it (expiry is also checked on read). */
+  readonly expiration: number;
+}
+
+/** What the status API (`GET /deliveries/{key}`) and `npm run status -- --json` return. */
+export interface DeliveryReport {
+  readonly key: string;
+  readonly status: DeliveryStatus;
+  readonly sesMessageId?: string;
+  readonly events: readonly LedgerEvent[];
+  readonly updatedAt?: string;
+}
