@@ -67,8 +67,8 @@ async function main(): Promise<void> {
     await emulators?.stop().catch(() => undefined);
     rmSync(PID_FILE, { force: true });
     rmSync(OUTPUTS_FILE, { force: true });
-    console.log('Stopped.');
-    process.exit(0);
+    // Exit once the line is written: stdout to a pipe is asynchronous, and exit() would drop it.
+    process.stdout.write('Stopped.\n', () => process.exit(0));
   };
   process.on('SIGINT', () => void shutdown('SIGINT'));
   process.on('SIGTERM', () => void shutdown('SIGTERM'));

@@ -8,7 +8,7 @@
  * The tarball is built from the current sources first (what prepack runs), so a stale dist/
  * cannot make this pass.
  */
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
@@ -151,4 +151,18 @@ app.synth();
       requiresDependencies: /require\(["'](@aws-sdk\/(client-|lib-)|@smithy\/|@aws-lambda-powertools\/)/.test(code),
     }).toEqual({ commonJs: true, sendsEmail: true, esmImports: false, requiresDependencies: false });
   }
+});
+
+test("the operator CLI is on the app's PATH and follows the exit-code convention", () => {
+  const bin = path.join(app, 'node_modules', '.bin', 'email-pipeline');
+  const help = spawnSync(bin, ['--help'], { cwd: app, encoding: 'utf8' });
+  expect({ status: help.status, stderr: help.stderr }).toEqual({ status: 0, stderr: '' });
+  expect(help.stdout).toContain('dlq');
+  const none = spawnSync(bin, ['dlq', 'list'], {
+    cwd: app,
+    encoding: 'utf8',
+    env: { ...process.env, LOCAL_STATE_DIR: '' },
+  });
+  expect(none.status).toBe(1);
+  expect(none.stderr).toContain('No local pipeline found');
 });

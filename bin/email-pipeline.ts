@@ -1,0 +1,5 @@
+#!/usr/bin/env node
+// The operator CLI (lib/cli/main.ts). The AWS SDK's Node version notice is noise here.
+process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
+// eslint-disable-next-line @typescript-eslint/no-require-imports -- after the line above, before any SDK module loads
+(require('../lib/cli/main') as typeof import('../lib/cli/main')).main();

@@ -1,0 +1,41 @@
+/**
+ * Command-line parsing for the operator CLI: node's parseArgs in strict mode, with its errors
+ * turned into usage errors that name the option and suggest the closest known one.
+ */
+import { parseArgs, type ParseArgsConfig } from 'node:util';
+import { suggestion, UsageError } from './errors';
+
+export type Options = NonNullable<ParseArgsConfig['options']>;
+
+export interface Parsed<O extends Options> {
+  readonly values: ReturnType<typeof parseArgs<{ options: O; allowPositionals: true; strict: true }>>['values'];
+  readonly positionals: readonly string[];
+}
+
+/** Parses `argv` against `options` (plus --help); throws {@link UsageError} naming what is wrong. */
+export function parse<O extends Options>(argv: readonly string[], options: O, usage: string): Parsed<O> {
+  try {
+    const { values, positionals } = parseArgs({ args: [...argv], options, allowPositionals: true, strict: true });
+    return { values, positionals };
+  } catch (error) {
+    const text = error instanceof Error ? error.message : String(error);
+    const unknown = /Unknown option '(-{1,2}[^']+)'/.exec(text)?.[1];
+    if (unknown !== undefined) {
+      const flags = Object.keys(options).map((name) => `--${name}`);
+      throw new UsageError(`unknown option ${unknown}${suggestion(unknown, flags)}`, usage);
+    }
+    const needsValue = /Option '(?:-\w, )?(--[^ ]+) <value>' argument missing/.exec(text)?.[1];
+    if (needsValue !== undefined) throw new UsageError(`${needsValue} needs a value`, usage);
+    throw new UsageError(text.split('\n')[0] ?? text, usage);
+  }
+}
+
+/** A whole number of at least `min` from an option's text, or a usage error naming the option. */
+export function wholeNumber(name: string, raw: string | undefined, min: number, usage: string): number | undefined {
+  if (raw === undefined) return undefined;
+  const value = /^[0-9]+$/.test(raw) ? Number(raw) : NaN;
+  if (!Number.isSafeInteger(value) || value < min) {
+    throw new UsageError(`--${name} must be a whole number of at least ${min}, got "${raw}"`, usage);
+  }
+  return value;
+}

@@ -1,0 +1,84 @@
+/**
+ * The operator CLI, `email-pipeline <command>`: shipped in the package's `bin`, and what
+ * `npm run dlq` / `npm run publish` run in this repository.
+ *
+ * Exit codes: 0 success, 1 the operation failed (the message says what to do next), 2 a usage
+ * error (with the command's usage). Results go to stdout, one per line, safe to pipe (a closed
+ * pipe ends the command quietly); notes and errors go to stderr.
+ */
+import type { Command, Io } from './command';
+import { dlqCommand } from './dlq-command';
+import { OperationError, suggestion, UsageError } from './errors';
+
+const COMMANDS: readonly Command[] = [dlqCommand];
+
+function topUsage(): string {
+  const width = Math.max(...COMMANDS.map((c) => c.name.length));
+  return [
+    'Usage: email-pipeline <command> [options]    (email-pipeline <command> --help for its options)',
+    '',
+    ...COMMANDS.map((c) => `  ${c.name.padEnd(width)}  ${c.summary}`),
+  ].join('\n');
+}
+
+/** The first line of a usage text (the short form printed with a usage error). */
+function shortUsage(usage: string): string {
+  return usage.split('\n\n')[0] ?? usage;
+}
+
+const io: Io = {
+  out: (line) => process.stdout.write(`${line}\n`),
+  err: (line) => process.stderr.write(`${line}\n`),
+};
+
+/** Runs one command line; resolves to the exit code. */
+export async function run(argv: readonly string[], out: Io = io): Promise<number> {
+  const [name, ...rest] = argv;
+  try {
+    if (name === undefined || name === '--help' || name === '-h' || name === 'help') {
+      (name === undefined ? out.err : out.out)(topUsage());
+      return name === undefined ? 2 : 0;
+    }
+    const command = COMMANDS.find((c) => c.name === name);
+    if (!command) {
+      throw new UsageError(
+        `unknown command "${name}"${suggestion(
+          name,
+          COMMANDS.map((c) => c.name),
+        )}`,
+      );
+    }
+    await command.run(rest, out);
+    return 0;
+  } catch (error) {
+    if (error instanceof UsageError) {
+      out.err(`email-pipeline: ${error.message}`);
+      out.err(shortUsage(error.usage ?? topUsage()));
+      return 2;
+    }
+    if (error instanceof OperationError) {
+      out.err(`email-pipeline: ${error.message}`);
+      return 1;
+    }
+    const text = error instanceof Error ? `${error.name}: ${error.message}` : String(error);
+    out.err(`email-pipeline: ${text}`);
+    return 1;
+  }
+}
+
+/** The process entry: exit code from {@link run}; a closed stdout (`| head`) ends quietly. */
+export function main(argv: readonly string[] = process.argv.slice(2)): void {
+  process.stdout.on('error', (error: NodeJS.ErrnoException) => {
+    if (error.code === 'EPIPE') process.exit(0);
+    throw error;
+  });
+  run(argv).then(
+    (code) => {
+      process.exitCode = code;
+    },
+    (error: unknown) => {
+      process.stderr.write(`email-pipeline: ${String(error)}\n`);
+      process.exitCode = 1;
+    },
+  );
+}

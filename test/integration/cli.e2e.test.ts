@@ -1,0 +1,195 @@
+/**
+ * The operator CLI (`email-pipeline`, what `npm run dlq` runs) as an operator meets it: a real
+ * process against a local pipeline found through its outputs.json, with the exit codes of the
+ * convention (0 done, 1 failed with what to do next, 2 usage error with a short usage line).
+ */
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { PublishCommand } from '@aws-sdk/client-sns';
+import { freePort } from '../../lib/local/processes';
+import { REPO_ROOT } from '../../lib/local/paths';
+import { startTestPipeline, until, type TestPipeline } from './support';
+
+const TSX = path.join(REPO_ROOT, 'node_modules', 'tsx', 'dist', 'cli.mjs');
+const CLI = path.join(REPO_ROOT, 'bin', 'email-pipeline.ts');
+
+let p: TestPipeline;
+let stateDir: string;
+
+beforeAll(async () => {
+  p = await startTestPipeline();
+  stateDir = mkdtempSync(path.join(os.tmpdir(), 'cli-state-'));
+  const { resources } = p.pipeline;
+  writeFileSync(
+    path.join(stateDir, 'outputs.json'),
+    JSON.stringify({
+      TopicArn: resources.topicArn,
+      QueueUrl: resources.queueUrl,
+      DeadLetterQueueUrl: resources.deadLetterQueueUrl,
+      TableName: resources.tableName,
+      SnsEndpoint: p.endpoints.sns,
+      SqsEndpoint: p.endpoints.sqs,
+      DynamoDbEndpoint: p.endpoints.dynamodb,
+      SesEndpoint: p.endpoints.ses,
+    }),
+  );
+});
+afterAll(async () => {
+  await p?.stop();
+  rmSync(stateDir, { recursive: true, force: true });
+});
+
+interface Run {
+  readonly status: number | null;
+  readonly stdout: string;
+  readonly stderr: string;
+}
+
+/** Runs the CLI; an `env` value of undefined removes that variable. */
+function cli(args: readonly string[], env: Record<string, string | undefined> = {}, shell?: string): Run {
+  const command = shell ?? process.execPath;
+  const argv = shell ? [] : [TSX, CLI, ...args];
+  const result = spawnSync(command, argv, {
+    cwd: REPO_ROOT,
+    encoding: 'utf8',
+    timeout: 30_000,
+    env: Object.fromEntries(
+      Object.entries({ ...process.env, LOCAL_STATE_DIR: stateDir, ...env }).filter(([, v]) => v !== undefined),
+    ),
+    ...(shell ? { shell: '/bin/bash' } : {}),
+  });
+  return { status: result.status, stdout: result.stdout, stderr: result.stderr };
+}
+
+async function deadLetters(count: number): Promise<void> {
+  for (let i = 0; i < count; i += 1) {
+    await p.pipeline.sns.send(
+      new PublishCommand({ TopicArn: p.pipeline.resources.topicArn, Message: `not json ${i}` }),
+    );
+  }
+  await until(`${count} dead letters`, async () => (await p.pipeline.queueDepth('dlq')).visible === count);
+}
+
+describe('usage errors exit 2 with a short usage line', () => {
+  test('no command at all', () => {
+    const run = cli([]);
+    expect(run.status).toBe(2);
+    expect(run.stderr).toMatch(/^Usage: email-pipeline <command>/m);
+  });
+
+  test('a misspelled command is named with a suggestion', () => {
+    const run = cli(['dql', 'list']);
+    expect(run.status).toBe(2);
+    expect(run.stderr).toContain('unknown command "dql" (did you mean dlq?)');
+  });
+
+  test('a misspelled subcommand and an unknown option are named with suggestions', () => {
+    const sub = cli(['dlq', 'lis']);
+    expect(sub.status).toBe(2);
+    expect(sub.stderr).toContain('unknown dlq command "lis" (did you mean list?)');
+    const option = cli(['dlq', 'list', '--maxx', '3']);
+    expect(option.status).toBe(2);
+    expect(option.stderr).toContain('unknown option --maxx (did you mean --max?)');
+    expect(option.stderr).toMatch(/^Usage: email-pipeline dlq list/m);
+    // Only the short usage, not the whole help text.
+    expect(option.stderr).not.toContain('Without --stack');
+  });
+
+  test('a bad value and a missing confirmation are usage errors too', () => {
+    expect(cli(['dlq', 'list', '--max', 'ten']).stderr).toContain(
+      '--max must be a whole number of at least 1, got "ten"',
+    );
+    const purge = cli(['dlq', 'purge']);
+    expect(purge.status).toBe(2);
+    expect(purge.stderr).toContain('add --yes-delete-all-messages to confirm');
+  });
+});
+
+test('--help prints the command usage to stdout and exits 0', () => {
+  const run = cli(['dlq', '--help']);
+  expect(run.status).toBe(0);
+  expect(run.stdout).toContain('email-pipeline dlq redrive');
+  expect(run.stderr).toBe('');
+});
+
+describe('operations', () => {
+  afterEach(async () => {
+    if ((await p.pipeline.queueDepth('dlq')).visible > 0) cli(['dlq', 'purge', '--yes-delete-all-messages']);
+  });
+
+  test('list says the DLQ is empty, then lists each dead letter, also as JSON lines', async () => {
+    const empty = cli(['dlq', 'list']);
+    expect(empty).toMatchObject({ status: 0 });
+    expect(empty.stdout).toMatch(/The DLQ of the local pipeline \(.*\) is empty\./);
+
+    await deadLetters(2);
+    const listed = cli(['dlq', 'list']);
+    expect(listed.status).toBe(0);
+    expect(listed.stdout.trim().split('\n')).toHaveLength(2);
+    expect(listed.stdout).toContain('InvalidJson');
+    const json = cli(['dlq', 'list', '--json']);
+    expect(
+      json.stdout
+        .trim()
+        .split('\n')
+        .map((line) => (JSON.parse(line) as { errorCode: string }).errorCode),
+    ).toEqual(['InvalidJson', 'InvalidJson']);
+  });
+
+  test('output is safe to pipe: a reader that has gone away ends the command quietly with 0', async () => {
+    await deadLetters(3);
+    // `true` exits without reading: every line the CLI writes meets a closed pipe (EPIPE).
+    const run = cli([], {}, `set -o pipefail; "${process.execPath}" "${TSX}" "${CLI}" dlq list | true`);
+    expect(run.status).toBe(0);
+    expect(run.stderr).not.toMatch(/EPIPE|Error/);
+  });
+
+  test('redrive says how many went back; purge empties the DLQ', async () => {
+    await deadLetters(2);
+    const redrive = cli(['dlq', 'redrive', '--max', '1']);
+    expect(redrive.status).toBe(0);
+    expect(redrive.stdout).toContain('Moved 1 message(s) from the DLQ back to the queue');
+    await until('the redriven one dead-lettered again', async () => (await p.pipeline.queueDepth('dlq')).visible === 2);
+    const purge = cli(['dlq', 'purge', '--yes-delete-all-messages']);
+    expect(purge.status).toBe(0);
+    expect(purge.stdout).toContain('Purged the DLQ');
+  });
+});
+
+describe('a failed operation exits 1 and says what to do next', () => {
+  test('no local pipeline', () => {
+    const run = cli(['dlq', 'list'], { LOCAL_STATE_DIR: path.join(stateDir, 'nowhere') });
+    expect(run.status).toBe(1);
+    expect(run.stderr).toContain('No local pipeline found');
+    expect(run.stderr).toContain('Start one with npm start');
+  });
+
+  test('outputs.json left by a pipeline that is gone', async () => {
+    const stale = mkdtempSync(path.join(os.tmpdir(), 'cli-stale-'));
+    const port = await freePort();
+    writeFileSync(
+      path.join(stale, 'outputs.json'),
+      JSON.stringify({ SqsEndpoint: `http://127.0.0.1:${port}`, DeadLetterQueueUrl: 'x', QueueUrl: 'y' }),
+    );
+    const run = cli(['dlq', 'list'], { LOCAL_STATE_DIR: stale });
+    rmSync(stale, { recursive: true, force: true });
+    expect(run.status).toBe(1);
+    expect(run.stderr).toContain('is not running');
+    expect(run.stderr).toContain('Start it again with npm start');
+    expect(run.stderr).not.toContain('ECONNREFUSED');
+  });
+
+  test('--stack with no region configured', () => {
+    const run = cli(['dlq', 'list', '--stack', 'EmailPipeline'], {
+      AWS_REGION: undefined,
+      AWS_DEFAULT_REGION: undefined,
+      AWS_PROFILE: undefined,
+      AWS_CONFIG_FILE: path.join(stateDir, 'no-config'),
+      AWS_SHARED_CREDENTIALS_FILE: path.join(stateDir, 'no-credentials'),
+    });
+    expect(run.status).toBe(1);
+    expect(run.stderr).toContain('No AWS region is configured: pass --region, or set AWS_REGION');
+  });
+});
