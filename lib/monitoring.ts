@@ -8,7 +8,7 @@ import * as sns from 'aws-cdk-lib/aws-sns';
 import { EmailSubscription } from 'aws-cdk-lib/aws-sns-subscriptions';
 import { Construct } from 'constructs';
 import { METRIC } from '../lambdas/send-email/metric-names';
-import { SettingsError } from './config';
+import { SettingsError, configuredAddressProblem } from './config';
 import { EmailPipeline } from './email-pipeline';
 
 /** Metric names the handler publishes in `settings.metricsNamespace`, dimension `service`. */
@@ -145,9 +145,8 @@ export class EmailPipelineMonitoring extends Construct {
 
     this.alarmTopic = props.alarmTopic ?? this.createAlarmTopic();
     if (props.alarmEmail !== undefined) {
-      if (!/^[^\s@<>()[\],;:"\\]+@[^\s@<>()[\],;:"\\]+\.[^\s@<>()[\],;:"\\]+$/.test(props.alarmEmail)) {
-        throw new SettingsError('alarmEmail', props.alarmEmail, 'must be an email address');
-      }
+      const problem = configuredAddressProblem(props.alarmEmail);
+      if (problem !== undefined) throw new SettingsError('alarmEmail', props.alarmEmail, problem);
       this.alarmTopic.addSubscription(new EmailSubscription(props.alarmEmail));
     }
 
@@ -198,6 +197,8 @@ export class EmailPipelineMonitoring extends Construct {
         principals: [new iam.ServicePrincipal('cloudwatch.amazonaws.com')],
         actions: ['kms:Decrypt', 'kms:GenerateDataKey*'],
         resources: ['*'],
+        // Only alarms of this account, as the topic policy says.
+        conditions: alarmSourceConditions(stack),
       }),
     );
     const topic = new sns.Topic(this, 'AlarmTopic', {
@@ -211,17 +212,7 @@ export class EmailPipelineMonitoring extends Construct {
         principals: [new iam.ServicePrincipal('cloudwatch.amazonaws.com')],
         actions: ['sns:Publish'],
         resources: [topic.topicArn],
-        conditions: {
-          StringEquals: { 'aws:SourceAccount': stack.account },
-          ArnLike: {
-            'aws:SourceArn': stack.formatArn({
-              service: 'cloudwatch',
-              resource: 'alarm',
-              resourceName: '*',
-              arnFormat: ArnFormat.COLON_RESOURCE_NAME,
-            }),
-          },
-        },
+        conditions: alarmSourceConditions(stack),
       }),
     );
     return topic;
@@ -499,4 +490,19 @@ function resolveTuning(name: keyof PipelineAlarmsProps, tuning: AlarmTuning | un
     );
   }
   return resolved;
+}
+
+/** CloudWatch alarms of the stack's account and region, as `aws:SourceAccount`/`aws:SourceArn` conditions. */
+function alarmSourceConditions(stack: Stack): Record<string, Record<string, string>> {
+  return {
+    StringEquals: { 'aws:SourceAccount': stack.account },
+    ArnLike: {
+      'aws:SourceArn': stack.formatArn({
+        service: 'cloudwatch',
+        resource: 'alarm',
+        resourceName: '*',
+        arnFormat: ArnFormat.COLON_RESOURCE_NAME,
+      }),
+    },
+  };
 }

@@ -37,6 +37,16 @@ describe('buildSendEmailInput', () => {
     });
   });
 
+  test.each([
+    ['Example Shop', 'Example Shop <noreply@example.com>'],
+    ['Shop, Inc.', '"Shop, Inc." <noreply@example.com>'],
+    ['Café', '=?UTF-8?B?Q2Fmw6k=?= <noreply@example.com>'],
+  ])('senderName %p gives the From address %p, as SES requires', (senderName, from) => {
+    const input = buildSendEmailInput(email({ subject: 'S', text: 'T' }), { ...sender, senderName }, KEY);
+
+    expect(input.FromEmailAddress).toBe(from);
+  });
+
   test('builds an html email', () => {
     const input = buildSendEmailInput(email({ subject: 'Shipped', html: '<p>On its way</p>' }), sender, KEY);
 
