@@ -154,3 +154,11 @@ export function maskAddress(written: string): string {
   if (at <= 0 || at === address.length - 1) return '***';
   return `${address[0]}***${address.slice(at)}`;
 }
+
+/**
+ * Masks every address in free text (an SES error message, say) so reasons in
+ * logs and DLQ attributes name no recipient: `ada@example.com` -> `a***@example.com`.
+ */
+export function redactAddresses(text: string): string {
+  return text.replace(/[^\s<>()[\]"',;:]+@[^\s<>()[\]"',;:]+/g, (found) => maskAddress(found));
+}

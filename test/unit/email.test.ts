@@ -221,6 +221,21 @@ describe('classifySesError', () => {
     return failure;
   }
 
+  test('addresses SES quotes in its message are masked in the reason', () => {
+    const failure = classifySesError(
+      sesError(
+        'MessageRejected',
+        'Email address is not verified. The following identities failed: ada.lovelace@example.com, <bob@example.org>',
+        400,
+      ),
+    );
+
+    expect(failure.message).toContain('a***@example.com');
+    expect(failure.message).toContain('b***@example.org');
+    expect(failure.message).not.toContain('lovelace');
+    expect(failure.message).not.toContain('bob@');
+  });
+
   test.each(['MessageRejected', 'BadRequestException', 'NotFoundException', 'MailFromDomainNotVerifiedException'])(
     '%s is permanent, with its name as the code',
     (name) => {
