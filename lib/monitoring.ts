@@ -1,4 +1,4 @@
-import { ArnFormat, Duration, Stack } from 'aws-cdk-lib';
+import { ArnFormat, Duration, Stack, Validations } from 'aws-cdk-lib';
 import * as cw from 'aws-cdk-lib/aws-cloudwatch';
 import { SnsAction } from 'aws-cdk-lib/aws-cloudwatch-actions';
 import * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
@@ -147,7 +147,13 @@ export class EmailPipelineMonitoring extends Construct {
     if (props.alarmEmail !== undefined) {
       const problem = configuredAddressProblem(props.alarmEmail);
       if (problem !== undefined) throw new SettingsError('alarmEmail', props.alarmEmail, problem);
-      this.alarmTopic.addSubscription(new EmailSubscription(props.alarmEmail));
+      const subscription = this.alarmTopic.addSubscription(new EmailSubscription(props.alarmEmail));
+      Validations.of(subscription).acknowledge({
+        id: 'Serverless::Serverless-SNSRedrivePolicy',
+        reason:
+          'An alarm mail SNS cannot deliver is not lost information: the alarm keeps its state and history in ' +
+          'CloudWatch, and the dashboard shows it. A DLQ of undelivered alarm mails would itself need watching.',
+      });
     }
 
     this.createAlarms(props.alarms ?? {}, props.notifyOnOk ?? true);

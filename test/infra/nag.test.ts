@@ -27,6 +27,12 @@ describe('cdk-nag AwsSolutions and Serverless checks', () => {
     expect(findings(app)).toEqual([]);
   });
 
+  test('report no unacknowledged finding with an alarm email subscribed', () => {
+    const { app } = build({}, undefined, { nag: true, monitoring: { alarmEmail: 'oncall@example.com' } });
+    expect(() => app.synth()).not.toThrow();
+    expect(findings(app)).toEqual([]);
+  });
+
   test('are live: a key without rotation is reported', () => {
     const { app } = build(
       {},
