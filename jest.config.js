@@ -33,6 +33,13 @@ module.exports = {
       displayName: 'infra',
       roots: ['<rootDir>/test/infra'],
       setupFilesAfterEnv: ['<rootDir>/test/infra/setup.ts'],
+      // The construct loads the pre-built handlers: bundle them fresh from the sources first.
+      globalSetup: '<rootDir>/test/infra/global-setup.ts',
+    },
+    {
+      ...common,
+      displayName: 'package',
+      roots: ['<rootDir>/test/package'],
     },
     {
       ...common,

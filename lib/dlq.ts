@@ -14,7 +14,7 @@ import {
   type MessageAttributeValue,
   type SQSClient,
 } from '@aws-sdk/client-sqs';
-import { DLQ_ATTRIBUTE } from '../lambdas/send-email/pipeline';
+import { DLQ_ATTRIBUTE } from '../lambdas/send-email/dlq-attributes';
 import { IDEMPOTENCY_KEY_ATTRIBUTE, maskAddress } from '../lambdas/send-email/message';
 
 /** One DLQ message as an operator sees it. */

@@ -4,14 +4,14 @@ import * as iam from 'aws-cdk-lib/aws-iam';
 import * as kms from 'aws-cdk-lib/aws-kms';
 import * as lambda from 'aws-cdk-lib/aws-lambda';
 import { SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
-import * as nodejs from 'aws-cdk-lib/aws-lambda-nodejs';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import * as sns from 'aws-cdk-lib/aws-sns';
 import { SqsSubscription } from 'aws-cdk-lib/aws-sns-subscriptions';
 import * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct, IConstruct, IValidation } from 'constructs';
 import { ENV, HANDLER_DEFAULTS } from '../lambdas/send-email/settings';
-import { BUNDLING, HANDLER_ENTRY } from './bundling';
+import { handlerCode } from './assets';
+import { BUNDLING } from './bundling';
 import { DLQ_RETENTION_SECONDS, PipelineSettings, ResolvedSettings, SettingsError, resolveSettings } from './config';
 import { IDEMPOTENCY_TABLE, SERVICE_NAME, handlerEnvironment } from './handler-env';
 
@@ -144,8 +144,8 @@ export class EmailPipeline extends Construct {
   public readonly logsKey?: kms.Key;
   /** Powertools idempotency records, one per dedupe key. */
   public readonly table: dynamodb.Table;
-  /** The send-email function. */
-  public readonly sendFunction: nodejs.NodejsFunction;
+  /** The send-email function (its code is the package's pre-built bundle). */
+  public readonly sendFunction: lambda.Function;
   /** The function's log group. */
   public readonly logGroup: logs.LogGroup;
   /** The function's execution role (no managed policies). */
@@ -311,10 +311,10 @@ export class EmailPipeline extends Construct {
     });
     this.logGroup.grantWrite(this.role);
 
-    this.sendFunction = new nodejs.NodejsFunction(this, 'SendFunction', {
+    this.sendFunction = new lambda.Function(this, 'SendFunction', {
       role: this.role,
-      entry: HANDLER_ENTRY,
-      handler: 'handler',
+      code: handlerCode('send-email'),
+      handler: 'index.handler',
       runtime: RUNTIME,
       architecture: lambda.Architecture.ARM_64,
       timeout: Duration.seconds(settings.functionTimeoutSeconds),
@@ -322,15 +322,6 @@ export class EmailPipeline extends Construct {
       logGroup: this.logGroup,
       environment,
       description: 'Sends each queued email once: idempotency record in DynamoDB, then SES v2 SendEmail',
-      bundling: {
-        target: BUNDLING.target,
-        minify: BUNDLING.minify,
-        sourceMap: BUNDLING.sourceMap,
-        externalModules: [...BUNDLING.externalModules],
-        mainFields: [...BUNDLING.mainFields],
-        // Warnings and errors only: keeps `cdk synth --quiet` quiet.
-        logLevel: nodejs.LogLevel.WARNING,
-      },
     });
 
     this.sendFunction.addEventSource(

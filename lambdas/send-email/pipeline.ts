@@ -18,20 +18,9 @@ import { PipelineError } from './errors';
 import { InvalidMessageError, maskAddress, parseRecord, type EmailMessage, type ParsedRecord } from './message';
 import type { HandlerSettings } from './settings';
 import { METRIC } from './metric-names';
+import { DLQ_ATTRIBUTE } from './dlq-attributes';
 
-export { METRIC };
-
-/** The DLQ message attributes a permanent failure carries. */
-export const DLQ_ATTRIBUTE = {
-  errorClass: 'error-class',
-  errorCode: 'error-code',
-  reason: 'error-reason',
-  dedupeKey: 'dedupe-key',
-  snsMessageId: 'sns-message-id',
-  failedAt: 'failed-at',
-  sourceMessageId: 'source-message-id',
-  receiveCount: 'receive-count',
-} as const;
+export { DLQ_ATTRIBUTE, METRIC };
 
 /** What SES said for an email, stored with the idempotency record and returned to duplicates. */
 export interface SendResult {

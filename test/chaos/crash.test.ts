@@ -22,6 +22,9 @@ test('pods killed at random points and right after SES accepted lose nothing; ea
   const run = await ChaosRun.start({
     order: 2,
     scenario: 'crash injection',
+    // Room for a batch on a busy machine (a timeout would be an ambiguous event of its own),
+    // yet a killed pod's records come back after 30 s (6 x the timeout), not a minute.
+    settings: { functionTimeoutSeconds: 5 },
     ses: (send: SesSend, r: ChaosRun) => {
       const due = crashAt[0] !== undefined && send.index >= crashAt[0] && !send.pod.killed && !send.pod.crashPending;
       if (!due) return pass();

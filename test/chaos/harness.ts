@@ -29,9 +29,15 @@ export const RESULTS_DIR = path.join(LOCAL_DIR, 'chaos', 'results');
 
 /**
  * FAST (support.ts) plus a receive budget that injected outages cannot use up: a good
- * message must never reach the DLQ because of a fault that passes.
+ * message must never reach the DLQ because of a fault that passes; and an invocation long
+ * enough that a batch never runs past it on a busy two-core machine (three pods, the
+ * emulators and whatever else runs beside them). An invocation that times out after SES
+ * accepted a send is an ambiguous event the scenarios do not inject: with FAST's 2 s, a
+ * loaded machine made them happen and the duplicate storm sent twice. Nothing is killed in
+ * most scenarios, so a longer timeout costs them nothing; the crash scenario, whose killed
+ * pods' records come back only after the visibility timeout (6 x this), sets its own.
  */
-export const CHAOS_SETTINGS: Partial<PipelineSettings> = { maxReceiveCount: 10 };
+export const CHAOS_SETTINGS: Partial<PipelineSettings> = { maxReceiveCount: 10, functionTimeoutSeconds: 10 };
 
 /** Seed of the fault schedule; set CHAOS_SEED to replay one. */
 export const SEED = Number(process.env.CHAOS_SEED ?? Date.now() % 1_000_000_007);

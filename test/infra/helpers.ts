@@ -32,8 +32,6 @@ function newOutdir(): string {
 }
 
 export interface SynthOptions {
-  /** Run esbuild for real instead of a placeholder asset. @default false */
-  readonly bundling?: boolean;
   /** Run the built-in CloudFormation validation plugin (about 2 s). @default false */
   readonly cfnValidation?: boolean;
   /** Run the cdk-nag AwsSolutions and Serverless checks, as bin/app.ts does. @default false */
@@ -54,8 +52,6 @@ export function build(
     outdir: newOutdir(),
     context: {
       ...CDK_JSON_CONTEXT,
-      // An empty list skips bundling for every stack: the asset is a placeholder.
-      ...(options.bundling ? {} : { 'aws:cdk:bundling-stacks': [] }),
       ...options.context,
     },
     builtinCloudFormationValidation: options.cfnValidation ?? false,

@@ -1,0 +1,6 @@
+/** The construct loads pre-built handlers (lib/assets.ts): build them from the current sources once per run. */
+import { buildAssets } from '../../tools/build';
+
+export default async function globalSetup(): Promise<void> {
+  await buildAssets();
+}
