@@ -1,25 +1,27 @@
 #!/usr/bin/env node
 import { App, Validations } from 'aws-cdk-lib';
-import { AwsSolutionsChecks } from 'cdk-nag';
-import { CONTEXT_PREFIX, SettingsError, settingsFromContext } from '../lib/config';
+import { AwsSolutionsChecks, ServerlessChecks } from 'cdk-nag';
+import { settingsFromContext, splitContextSettings } from '../lib/config';
+import { principalsFromStrings } from '../lib/email-pipeline';
 import { EmailPipelineStack } from '../lib/email-pipeline-stack';
 
 // Environment-agnostic on purpose: no account/region, no lookups, so
 // `cdk synth` runs offline and the template deploys to any environment.
 const app = new App();
-const settings = settingsFromContext((key) => app.node.tryGetContext(key));
-// Optional: who gets alarm mail (`-c emailPipeline:alarmEmail=oncall@example.com`).
-const alarmEmail: unknown = app.node.tryGetContext(`${CONTEXT_PREFIX}alarmEmail`);
-if (alarmEmail !== undefined && typeof alarmEmail !== 'string') {
-  throw new SettingsError(`${CONTEXT_PREFIX}alarmEmail`, alarmEmail, 'must be a string');
-}
+// Every `emailPipeline:` key is checked: a misspelled one fails the synth.
+const { pipeline, app: options } = splitContextSettings(settingsFromContext(app.node.getAllContext()));
 
 new EmailPipelineStack(app, 'EmailPipeline', {
   description: 'SNS -> SQS -> Lambda -> SES v2: exactly-once email effects on at-least-once delivery',
-  pipeline: settings,
-  monitoring: alarmEmail ? { alarmEmail } : {},
+  pipeline: {
+    ...pipeline,
+    ...(options.publisherPrincipals ? { publisherPrincipals: principalsFromStrings(options.publisherPrincipals) } : {}),
+    ...(options.sesTemplateNames ? { sesTemplateNames: options.sesTemplateNames } : {}),
+  },
+  // Optional: who gets alarm mail (`-c emailPipeline:alarmEmail=oncall@example.com`).
+  monitoring: options.alarmEmail ? { alarmEmail: options.alarmEmail } : {},
 });
 
-// cdk-nag 3.x is a validation plugin: every synth runs the AWS Solutions checks,
-// and an unacknowledged finding fails it.
-Validations.of(app).addPlugins(new AwsSolutionsChecks(app));
+// cdk-nag 3.x is a validation plugin: every synth runs the AWS Solutions and
+// Serverless checks, and an unacknowledged finding fails it.
+Validations.of(app).addPlugins(new AwsSolutionsChecks(app), new ServerlessChecks(app));

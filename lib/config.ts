@@ -6,6 +6,8 @@
  * This module is plain TypeScript with no aws-cdk-lib import: the local
  * pipeline and the tools load it without paying for the CDK.
  */
+import { closest } from 'fastest-levenshtein';
+import { displayNameProblem, parseAddress } from '../lambdas/send-email/address';
 
 /** Log levels understood by Powertools Logger. */
 export const LOG_LEVELS = ['DEBUG', 'INFO', 'WARN', 'ERROR'] as const;
@@ -18,11 +20,22 @@ const DAY = 24 * 60 * 60;
  * Every optional field documents its default.
  */
 export interface PipelineSettings {
-  /** The From address of every email. Required; never taken from a message. */
+  /**
+   * The From address of every email: a bare ASCII address (`noreply@example.com`,
+   * domain in punycode), checked by the message contract's address rules.
+   * Required; never taken from a message.
+   */
   readonly senderAddress: string;
   /**
+   * Display name of the From address (`Example Shop` gives
+   * `Example Shop <noreply@example.com>`); non-ASCII names are RFC 2047-encoded
+   * for SES. @default none (the bare address)
+   */
+  readonly senderName?: string;
+  /**
    * The verified SES identity that sends (a domain such as `example.com`, or an
-   * email address). Required; IAM is scoped to it.
+   * email address). Required; lower-cased, since IAM matches the identity ARN
+   * case-sensitively.
    */
   readonly sesIdentity: string;
   /** SES configuration set for sends. @default none */
@@ -30,14 +43,20 @@ export interface PipelineSettings {
   /** How long SQS keeps an unprocessed message. @default 345600 (4 days, the SQS default) */
   readonly retentionPeriodSeconds?: number;
   /**
-   * How long an idempotency record keeps a key claimed. Must be at least the
-   * retention period, so that no duplicate can outlive its record. The default
-   * also covers the DLQ's 14 days: a message redriven from the DLQ late in its
-   * life still meets its record (SQS keeps the first enqueue time across a
-   * redrive, so 14 days bounds every copy's age).
-   * @default the longer of the retention period and the DLQ retention (14 days), + 1 day
+   * How long an idempotency record keeps a key claimed. Must cover every path a
+   * copy can take back: the queue's retention plus the DLQ's (a copy can wait
+   * out its retention, be dead-lettered, and be redriven as a new message late
+   * in the DLQ's 14 days). See {@link allowShortDedupeWindow}.
+   * @default retention period + DLQ retention (14 days) + 1 day
    */
   readonly dedupeWindowSeconds?: number;
+  /**
+   * Accept a dedupeWindowSeconds shorter than retention + DLQ retention (it must
+   * still cover the retention period). Only for pipelines whose DLQ is never
+   * redriven late, or whose records must expire sooner: a copy redriven after
+   * its record expired is sent again. @default false
+   */
+  readonly allowShortDedupeWindow?: boolean;
   /** Lambda timeout. @default 30 */
   readonly functionTimeoutSeconds?: number;
   /** Lambda memory. @default 256 */
@@ -75,8 +94,8 @@ export interface PipelineSettings {
 }
 
 /** {@link PipelineSettings} with every default applied. */
-export type ResolvedSettings = Required<Omit<PipelineSettings, 'configurationSetName'>> &
-  Pick<PipelineSettings, 'configurationSetName'>;
+export type ResolvedSettings = Required<Omit<PipelineSettings, 'configurationSetName' | 'senderName'>> &
+  Pick<PipelineSettings, 'configurationSetName' | 'senderName'>;
 
 export const DEFAULTS = {
   retentionPeriodSeconds: 4 * DAY,
@@ -89,6 +108,7 @@ export const DEFAULTS = {
   maxConcurrency: 10,
   maxReceiveCount: 5,
   idempotencyKeyPrefix: 'email-pipeline',
+  allowShortDedupeWindow: false,
   failOpen: false,
   logLevel: 'INFO' as LogLevel,
   metricsNamespace: 'EmailPipeline',
@@ -119,8 +139,6 @@ function checkInt(name: string, value: number, min: number, max: number, unit = 
   }
 }
 
-const EMAIL =
-  /^[^\s@<>()[\],;:"\\]+@[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)+$/;
 const DOMAIN = /^[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)+$/;
 const PREFIX = /^[A-Za-z0-9._-]{1,64}$/;
 const NAMESPACE = /^[A-Za-z0-9._/#:-]{1,255}$/;
@@ -131,25 +149,56 @@ function domainOf(address: string): string {
 }
 
 /**
+ * Why `value` cannot be a configured address (sender, email identity, alarm
+ * recipient), or undefined: the message contract's rules, and a bare address
+ * as written (no display name, punycode domain, no IAM wildcards).
+ */
+export function configuredAddressProblem(value: unknown): string | undefined {
+  if (typeof value !== 'string') return 'must be an email address such as noreply@example.com';
+  const parsed = parseAddress(value);
+  if (!parsed.ok) return `must be an email address such as noreply@example.com: it ${parsed.reason}`;
+  if (parsed.value.displayName !== undefined || /[<>]/.test(value)) {
+    return 'must be a bare address without a display name (set senderName for the From name)';
+  }
+  if (parsed.value.address !== value) {
+    return `must be written as SES takes it: ${parsed.value.address} (domain in punycode, no spaces)`;
+  }
+  if (/[*?]/.test(value)) return 'must not contain * or ?, which IAM conditions read as wildcards';
+  return undefined;
+}
+
+/**
  * Applies defaults and checks every rule, including the synth-time invariants
  * of the design: visibility timeout >= 6 x function timeout, dedupe window >=
  * retention period, maxReceiveCount >= 5. Throws {@link SettingsError}.
  */
 export function resolveSettings(input: PipelineSettings): ResolvedSettings {
-  const { senderAddress, sesIdentity } = input;
-  if (typeof senderAddress !== 'string' || !EMAIL.test(senderAddress)) {
-    throw new SettingsError(
-      'senderAddress',
-      senderAddress,
-      'must be a plain email address such as noreply@example.com',
-    );
-  }
-  if (typeof sesIdentity !== 'string' || !(EMAIL.test(sesIdentity) || DOMAIN.test(sesIdentity))) {
+  const { senderAddress } = input;
+  const senderProblem = configuredAddressProblem(senderAddress);
+  if (senderProblem !== undefined) throw new SettingsError('senderAddress', senderAddress, senderProblem);
+  const written: unknown = input.sesIdentity;
+  const identityIsAddress = typeof written === 'string' && written.includes('@');
+  if (
+    typeof written !== 'string' ||
+    (identityIsAddress ? configuredAddressProblem(written) !== undefined : !DOMAIN.test(written))
+  ) {
     throw new SettingsError(
       'sesIdentity',
-      sesIdentity,
-      'must be a verified SES identity: a domain or an email address',
+      written,
+      'must be a verified SES identity: a domain (punycode) or an email address',
     );
+  }
+  // IAM compares the identity ARN case-sensitively; SES identities are not case-sensitive.
+  const sesIdentity = identityIsAddress
+    ? `${written.slice(0, written.lastIndexOf('@'))}@${domainOf(written)}`
+    : written.toLowerCase();
+  const senderName = input.senderName;
+  if (senderName !== undefined) {
+    const problem =
+      typeof senderName !== 'string' || senderName.trim() === ''
+        ? 'must be a non-empty string'
+        : displayNameProblem(senderName);
+    if (problem !== undefined) throw new SettingsError('senderName', senderName, problem);
   }
   const identityMatches = sesIdentity.includes('@')
     ? sesIdentity.toLowerCase() === senderAddress.toLowerCase()
@@ -174,10 +223,20 @@ export function resolveSettings(input: PipelineSettings): ResolvedSettings {
     ' seconds (1 minute to 14 days, the SQS limits)',
   );
 
-  const dedupeWindowSeconds =
-    input.dedupeWindowSeconds ??
-    Math.max(retentionPeriodSeconds, DLQ_RETENTION_SECONDS) + DEFAULTS.dedupeWindowMarginSeconds;
+  const allowShortDedupeWindow = input.allowShortDedupeWindow ?? DEFAULTS.allowShortDedupeWindow;
+  if (typeof allowShortDedupeWindow !== 'boolean') {
+    throw new SettingsError('allowShortDedupeWindow', allowShortDedupeWindow, 'must be true or false');
+  }
+  const everyPath = retentionPeriodSeconds + DLQ_RETENTION_SECONDS;
+  const dedupeWindowSeconds = input.dedupeWindowSeconds ?? everyPath + DEFAULTS.dedupeWindowMarginSeconds;
   checkInt('dedupeWindowSeconds', dedupeWindowSeconds, 1, 366 * DAY, ' seconds');
+  if (dedupeWindowSeconds < everyPath && !allowShortDedupeWindow) {
+    throw new SettingsError(
+      'dedupeWindowSeconds',
+      dedupeWindowSeconds,
+      `must be at least the queue retention plus the DLQ retention (${retentionPeriodSeconds} + ${DLQ_RETENTION_SECONDS} = ${everyPath}), so a copy redriven from the DLQ still meets its record; set allowShortDedupeWindow=true to accept a shorter window on purpose`,
+    );
+  }
   if (dedupeWindowSeconds < retentionPeriodSeconds) {
     throw new SettingsError(
       'dedupeWindowSeconds',
@@ -250,16 +309,25 @@ export function resolveSettings(input: PipelineSettings): ResolvedSettings {
   if (typeof metricsNamespace !== 'string' || !NAMESPACE.test(metricsNamespace)) {
     throw new SettingsError('metricsNamespace', metricsNamespace, 'must be 1 to 255 letters, digits or . _ / # : -');
   }
+  if (/^aws\//i.test(metricsNamespace)) {
+    throw new SettingsError(
+      'metricsNamespace',
+      metricsNamespace,
+      'must not start with "AWS/": reserved for AWS services',
+    );
+  }
 
   const logRetentionDays = input.logRetentionDays ?? DEFAULTS.logRetentionDays;
   checkInt('logRetentionDays', logRetentionDays, 1, 3653, ' days');
 
   return {
     senderAddress,
+    ...(senderName !== undefined ? { senderName } : {}),
     sesIdentity,
     ...(input.configurationSetName !== undefined ? { configurationSetName: input.configurationSetName } : {}),
     retentionPeriodSeconds,
     dedupeWindowSeconds,
+    allowShortDedupeWindow,
     functionTimeoutSeconds,
     memorySizeMb,
     visibilityTimeoutSeconds,
@@ -275,15 +343,41 @@ export function resolveSettings(input: PipelineSettings): ResolvedSettings {
   };
 }
 
-type Kind = 'string' | 'integer' | 'boolean';
+type Kind = 'string' | 'integer' | 'boolean' | 'list';
 
-/** Context keys (cdk.json `context` or `-c key=value`) and their types. */
-export const CONTEXT_KEYS: Readonly<Record<keyof PipelineSettings, Kind>> = {
+/**
+ * Settings the CDK app reads from context besides {@link PipelineSettings}:
+ * construct and monitoring options given as plain strings.
+ */
+export interface AppContextSettings {
+  /**
+   * Who may publish to the topic: 12-digit account ids and IAM ARNs (roles,
+   * users). `-c` takes them comma-separated, cdk.json as a list.
+   * @default the deploying account
+   */
+  readonly publisherPrincipals?: readonly string[];
+  /** SES templates the function may send with. @default all (`template/*`) */
+  readonly sesTemplateNames?: readonly string[];
+  /** An email address subscribed to the alarm topic. @default none */
+  readonly alarmEmail?: string;
+}
+
+export type ContextSettings = PipelineSettings & AppContextSettings;
+
+/**
+ * Context keys (cdk.json `context` or `-c key=value`) and their types: the one
+ * declaration of what may follow `emailPipeline:`. A setting added to
+ * {@link PipelineSettings} must be added here (the type says so), and a key not
+ * listed here fails the synth.
+ */
+export const CONTEXT_KEYS: Readonly<Record<keyof ContextSettings, Kind>> = {
   senderAddress: 'string',
+  senderName: 'string',
   sesIdentity: 'string',
   configurationSetName: 'string',
   retentionPeriodSeconds: 'integer',
   dedupeWindowSeconds: 'integer',
+  allowShortDedupeWindow: 'boolean',
   functionTimeoutSeconds: 'integer',
   memorySizeMb: 'integer',
   visibilityTimeoutSeconds: 'integer',
@@ -296,16 +390,26 @@ export const CONTEXT_KEYS: Readonly<Record<keyof PipelineSettings, Kind>> = {
   logLevel: 'string',
   metricsNamespace: 'string',
   logRetentionDays: 'integer',
+  publisherPrincipals: 'list',
+  sesTemplateNames: 'list',
+  alarmEmail: 'string',
 };
 
 /** Context values are namespaced so they cannot clash with CDK feature flags. */
 export const CONTEXT_PREFIX = 'emailPipeline:';
 
-function coerce(key: string, kind: Kind, raw: unknown): string | number | boolean {
+function coerce(key: string, kind: Kind, raw: unknown): string | number | boolean | string[] {
   // `-c key=value` always gives strings; cdk.json gives JSON types.
   if (kind === 'string') {
     if (typeof raw !== 'string') throw new SettingsError(key, raw, 'must be a string');
     return raw;
+  }
+  if (kind === 'list') {
+    const items = typeof raw === 'string' ? raw.split(',').map((item) => item.trim()) : raw;
+    if (!Array.isArray(items) || !items.every((item) => typeof item === 'string' && item !== '')) {
+      throw new SettingsError(key, raw, 'must be a comma-separated string or a list of non-empty strings');
+    }
+    return items as string[];
   }
   if (kind === 'boolean') {
     if (raw === true || raw === 'true') return true;
@@ -317,14 +421,55 @@ function coerce(key: string, kind: Kind, raw: unknown): string | number | boolea
   return n;
 }
 
+/** Refuses every `emailPipeline:` key that is not declared, naming the closest known one. */
+function checkKnownKeys(context: Readonly<Record<string, unknown>>): void {
+  const known = Object.keys(CONTEXT_KEYS);
+  for (const key of Object.keys(context)) {
+    if (!key.startsWith(CONTEXT_PREFIX)) continue;
+    const name = key.slice(CONTEXT_PREFIX.length);
+    if (Object.hasOwn(CONTEXT_KEYS, name)) continue;
+    const suggestion = closest(
+      name.toLowerCase(),
+      known.map((k) => k.toLowerCase()),
+    );
+    const match = known.find((k) => k.toLowerCase() === suggestion);
+    throw new SettingsError(
+      key,
+      context[key],
+      `is not a known setting${match ? `; did you mean ${CONTEXT_PREFIX}${match}?` : ''} (known: ${known.join(', ')})`,
+    );
+  }
+}
+
+/** A 12-digit account id, or an IAM role or user ARN. */
+const PRINCIPAL = /^(?:\d{12}|arn:aws[a-z-]*:iam::\d{12}:(?:root|(?:role|user)\/[\w+=,.@/-]{1,512}))$/;
+
+function checkAppSettings(settings: AppContextSettings): void {
+  for (const principal of settings.publisherPrincipals ?? []) {
+    if (!PRINCIPAL.test(principal)) {
+      throw new SettingsError(
+        `${CONTEXT_PREFIX}publisherPrincipals`,
+        principal,
+        'each must be a 12-digit account id or an IAM ARN (arn:aws:iam::123456789012:role/name, :user/name or :root)',
+      );
+    }
+  }
+  if (settings.alarmEmail !== undefined) {
+    const problem = configuredAddressProblem(settings.alarmEmail);
+    if (problem !== undefined) throw new SettingsError(`${CONTEXT_PREFIX}alarmEmail`, settings.alarmEmail, problem);
+  }
+}
+
 /**
- * Reads settings from CDK context (`emailPipeline:senderAddress` and so on).
- * `tryGetContext` is the construct node's method, or a lookup in a plain object.
+ * Reads settings from CDK context (`emailPipeline:senderAddress` and so on):
+ * the whole context, as `app.node.getAllContext()` or cdk.json's `context`
+ * give it. Unknown `emailPipeline:` keys are refused.
  */
-export function settingsFromContext(tryGetContext: (key: string) => unknown): PipelineSettings {
+export function settingsFromContext(context: Readonly<Record<string, unknown>>): ContextSettings {
+  checkKnownKeys(context);
   const out: Record<string, unknown> = {};
   for (const [key, kind] of Object.entries(CONTEXT_KEYS)) {
-    const raw = tryGetContext(CONTEXT_PREFIX + key);
+    const raw = context[CONTEXT_PREFIX + key];
     if (raw === undefined || raw === null || raw === '') continue;
     out[key] = coerce(CONTEXT_PREFIX + key, kind, raw);
   }
@@ -337,5 +482,22 @@ export function settingsFromContext(tryGetContext: (key: string) => unknown): Pi
       );
     }
   }
-  return out as unknown as PipelineSettings;
+  checkAppSettings(out as AppContextSettings);
+  return out as unknown as ContextSettings;
+}
+
+/** Splits context settings into the pipeline's and the app's own. */
+export function splitContextSettings(settings: ContextSettings): {
+  readonly pipeline: PipelineSettings;
+  readonly app: AppContextSettings;
+} {
+  const { publisherPrincipals, sesTemplateNames, alarmEmail, ...pipeline } = settings;
+  return {
+    pipeline,
+    app: {
+      ...(publisherPrincipals !== undefined ? { publisherPrincipals } : {}),
+      ...(sesTemplateNames !== undefined ? { sesTemplateNames } : {}),
+      ...(alarmEmail !== undefined ? { alarmEmail } : {}),
+    },
+  };
 }

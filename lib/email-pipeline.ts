@@ -1,4 +1,4 @@
-import { ArnFormat, CfnResource, Duration, RemovalPolicy, Stack, Validations } from 'aws-cdk-lib';
+import { ArnFormat, Aws, CfnResource, Duration, Names, RemovalPolicy, Stack, Validations } from 'aws-cdk-lib';
 import * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import * as kms from 'aws-cdk-lib/aws-kms';
@@ -20,6 +20,23 @@ export const DLQ_RETENTION = Duration.seconds(DLQ_RETENTION_SECONDS);
 
 /** The Lambda runtime; {@link BUNDLING}.target must name the same Node.js major version. */
 export const RUNTIME = lambda.Runtime.NODEJS_24_X;
+
+/**
+ * The principal tag that lets an operator redrive (see
+ * {@link EmailPipelineProps.redrivePrincipals}): a role or user tagged
+ * `email-pipeline-redrive=true` may send to the work queue and the DLQs.
+ */
+export const REDRIVE_PRINCIPAL_TAG = 'email-pipeline-redrive';
+
+/**
+ * Principals from strings (settings given in CDK context): a 12-digit account
+ * id becomes an {@link iam.AccountPrincipal}, an ARN an {@link iam.ArnPrincipal}.
+ */
+export function principalsFromStrings(values: readonly string[]): iam.IPrincipal[] {
+  return values.map((value) =>
+    /^\d{12}$/.test(value) ? new iam.AccountPrincipal(value) : new iam.ArnPrincipal(value),
+  );
+}
 
 /** Default of {@link EmailPipelineProps.serviceName} (the local pipeline's too). */
 export const DEFAULT_SERVICE_NAME = SERVICE_NAME;
@@ -89,6 +106,20 @@ export interface EmailPipelineProps extends PipelineSettings {
    * @default the deploying account (`new iam.AccountRootPrincipal()`)
    */
   readonly publisherPrincipals?: readonly iam.IPrincipal[];
+  /**
+   * Who may redrive (StartMessageMoveTask from a DLQ, or `npm run dlq -- redrive`):
+   * the queue policies deny sqs:SendMessage to everyone but the topic (work
+   * queue) and the function (DLQ), except these. Roles, users (`ArnPrincipal`)
+   * or an account's root.
+   * @default principals tagged `email-pipeline-redrive=true` ({@link REDRIVE_PRINCIPAL_TAG})
+   */
+  readonly redrivePrincipals?: readonly iam.IPrincipal[];
+  /**
+   * Encrypt the function's log group with a customer-managed key (rotation on).
+   * Turn off to use CloudWatch Logs' default encryption.
+   * @default true
+   */
+  readonly encryptLogs?: boolean;
 }
 
 /**
@@ -107,6 +138,10 @@ export class EmailPipeline extends Construct {
   public readonly queue: sqs.Queue;
   /** Permanent failures (sent by the handler) and messages past maxReceiveCount. */
   public readonly deadLetterQueue: sqs.Queue;
+  /** Deliveries SNS could not make to the work queue (the subscription's redrive policy). */
+  public readonly subscriptionDeadLetterQueue: sqs.Queue;
+  /** Customer-managed key (rotation on) of the function's logs, unless `encryptLogs` is false. */
+  public readonly logsKey?: kms.Key;
   /** Powertools idempotency records, one per dedupe key. */
   public readonly table: dynamodb.Table;
   /** The send-email function (its code is the package's pre-built bundle). */
@@ -156,14 +191,25 @@ export class EmailPipeline extends Construct {
       removalPolicy,
     });
 
+    // The work queue's name is fixed here (not generated) so that the DLQ's
+    // RedriveAllowPolicy can name it without a reference cycle.
+    const queueName = Names.uniqueResourceName(this, { maxLength: 74, separator: '-' }) + '-work';
+    const stack = Stack.of(this);
+    const queueArn = stack.formatArn({ service: 'sqs', resource: queueName, arnFormat: ArnFormat.NO_RESOURCE_NAME });
     this.deadLetterQueue = new sqs.Queue(this, 'DeadLetterQueue', {
       retentionPeriod: DLQ_RETENTION,
       encryption: sqs.QueueEncryption.KMS,
       encryptionMasterKey: this.queueKey,
       enforceSSL: true,
     });
+    // Only the work queue may use this DLQ (set on the L1: the L2 would need the queue object).
+    (this.deadLetterQueue.node.defaultChild as sqs.CfnQueue).redriveAllowPolicy = {
+      redrivePermission: 'byQueue',
+      sourceQueueArns: [queueArn],
+    };
 
     this.queue = new sqs.Queue(this, 'Queue', {
+      queueName,
       visibilityTimeout: Duration.seconds(settings.visibilityTimeoutSeconds),
       retentionPeriod: Duration.seconds(settings.retentionPeriodSeconds),
       deadLetterQueue: { queue: this.deadLetterQueue, maxReceiveCount: settings.maxReceiveCount },
@@ -172,10 +218,29 @@ export class EmailPipeline extends Construct {
       enforceSSL: true,
     });
 
+    this.subscriptionDeadLetterQueue = new sqs.Queue(this, 'SubscriptionDeadLetterQueue', {
+      retentionPeriod: DLQ_RETENTION,
+      encryption: sqs.QueueEncryption.KMS,
+      encryptionMasterKey: this.queueKey,
+      enforceSSL: true,
+    });
+    Validations.of(this.subscriptionDeadLetterQueue).acknowledge({
+      id: 'AwsSolutions::AwsSolutions-SQS3',
+      reason:
+        "This queue is the SNS subscription's dead-letter queue (its redrive policy names it); cdk-nag recognises only SQS " +
+        'redrive policies as DLQ use, and a DLQ of a DLQ would only move the same messages once more.',
+    });
+
     this.topic = new sns.Topic(this, 'Topic', { masterKey: this.topicKey, enforceSSL: true });
     // The handler reads the SNS MessageId from the envelope: raw delivery stays off.
     // The subscription also gives SNS (this topic only) use of the key to write to the queue.
-    this.topic.addSubscription(new SqsSubscription(this.queue, { rawMessageDelivery: false }));
+    // What SNS cannot deliver (a policy or key refusal) goes to its own DLQ instead of being lost.
+    this.topic.addSubscription(
+      new SqsSubscription(this.queue, {
+        rawMessageDelivery: false,
+        deadLetterQueue: this.subscriptionDeadLetterQueue,
+      }),
+    );
     this.restrictPublishers(props.publisherPrincipals ?? [new iam.AccountRootPrincipal()]);
 
     // --- idempotency store ------------------------------------------------
@@ -190,15 +255,43 @@ export class EmailPipeline extends Construct {
     });
 
     // --- function ----------------------------------------------------------
+    if (props.encryptLogs ?? true) {
+      this.logsKey = new kms.Key(this, 'LogsKey', {
+        description: "Encrypts the email pipeline function's logs",
+        enableKeyRotation: true,
+        removalPolicy,
+      });
+      // CloudWatch Logs may use the key for log groups of this account and region only.
+      this.logsKey.addToResourcePolicy(
+        new iam.PolicyStatement({
+          sid: 'CloudWatchLogsUseKey',
+          principals: [new iam.ServicePrincipal(`logs.${stack.region}.amazonaws.com`)],
+          actions: ['kms:Encrypt*', 'kms:Decrypt*', 'kms:ReEncrypt*', 'kms:GenerateDataKey*', 'kms:Describe*'],
+          resources: ['*'],
+          conditions: {
+            ArnLike: {
+              'kms:EncryptionContext:aws:logs:arn': stack.formatArn({
+                service: 'logs',
+                resource: 'log-group',
+                resourceName: '*',
+                arnFormat: ArnFormat.COLON_RESOURCE_NAME,
+              }),
+            },
+          },
+        }),
+      );
+    }
     this.logGroup = new logs.LogGroup(this, 'FunctionLogs', {
       retention: settings.logRetentionDays as logs.RetentionDays,
       removalPolicy,
+      ...(this.logsKey ? { encryptionKey: this.logsKey } : {}),
     });
 
     // The shared mapping (also used by the local pipeline), plus what only the
     // deployed function sets.
     const environment: Record<string, string> = {
       ...handlerEnvironment(settings, {
+        topicArn: this.topic.topicArn,
         tableName: this.table.tableName,
         sourceQueueUrl: this.queue.queueUrl,
         deadLetterQueueUrl: this.deadLetterQueue.queueUrl,
@@ -241,6 +334,8 @@ export class EmailPipeline extends Construct {
     );
 
     this.grantLeastPrivilege(props);
+    this.restrictQueueSenders(props.redrivePrincipals);
+    this.acknowledgeServerlessRules();
 
     this.node.addValidation(new DeliveryContractValidation(this));
   }
@@ -309,6 +404,82 @@ export class EmailPipeline extends Construct {
           'the identity is fixed and ses:FromAddress pins the sender. Set sesTemplateNames to list the templates instead.',
       });
     }
+  }
+
+  /** cdk-nag Serverless rules that do not apply to this design, each with its reason. */
+  private acknowledgeServerlessRules(): void {
+    for (const dlq of [this.deadLetterQueue, this.subscriptionDeadLetterQueue]) {
+      Validations.of(dlq).acknowledge({
+        id: 'Serverless::Serverless-SQSRedrivePolicy',
+        reason:
+          'This queue is itself a dead-letter queue; a DLQ of a DLQ would only move the same messages once more. ' +
+          'The DLQ alarm and the redrive tools (npm run dlq) are how operators empty it.',
+      });
+    }
+    Validations.of(this.sendFunction).acknowledge(
+      {
+        id: 'Serverless::Serverless-LambdaDLQ',
+        reason:
+          'The function is invoked only synchronously, by the SQS event source mapping; a Lambda DLQ applies to ' +
+          "asynchronous invocations. Failed messages go to the work queue's DLQ (redrive policy, and the handler for permanent failures).",
+      },
+      {
+        id: 'Serverless::Serverless-LambdaTracing',
+        reason:
+          'X-Ray tracing is left off: each decision is a structured log line with the dedupe key and SNS MessageId, and the ' +
+          'custom metrics count every outcome; turn tracing on with an escape hatch if needed.',
+      },
+    );
+    for (const child of this.sendFunction.node.findAll()) {
+      if (child instanceof lambda.CfnEventSourceMapping) {
+        Validations.of(child).acknowledge({
+          id: 'Serverless::Serverless-LambdaEventSourceMappingDestination',
+          reason:
+            'An on-failure destination is for stream sources (Kinesis, DynamoDB, Kafka); for an SQS source the redrive policy of the queue ' +
+            '(maxReceiveCount to the DLQ) is the failure destination, and it is set.',
+        });
+      }
+    }
+  }
+
+  /**
+   * Queue policies: only the topic may send to the work queue, only the
+   * function (and the queue's own redrive) to its DLQ, only the topic to the
+   * subscription's DLQ; operators' redrive is exempt. A Deny, so that no IAM
+   * policy (PowerUser, a CI role) can plant a message the function would send.
+   */
+  private restrictQueueSenders(redrivePrincipals: readonly iam.IPrincipal[] | undefined): void {
+    const redrivers: Record<string, Record<string, string[]>> = {};
+    if (redrivePrincipals === undefined) {
+      redrivers.StringNotEquals = { [`aws:PrincipalTag/${REDRIVE_PRINCIPAL_TAG}`]: ['true'] };
+    } else {
+      const arns = redrivePrincipals.map((principal) => principalArn(principal, 'redrivePrincipals'));
+      if (arns.length > 0) redrivers.ArnNotEquals = { 'aws:PrincipalArn': arns };
+    }
+    const deny = (queue: sqs.Queue, sid: string, allowed: Record<string, string[]>) => {
+      const conditions: Record<string, Record<string, string[]>> = { ...redrivers };
+      // Conditions of one statement all must hold: deny unless one of the allowed keys matches.
+      for (const [key, values] of Object.entries(allowed)) {
+        const previous = conditions.ArnNotEquals ?? {};
+        conditions.ArnNotEquals = { ...previous, [key]: [...(previous[key] ?? []), ...values] };
+      }
+      queue.addToResourcePolicy(
+        new iam.PolicyStatement({
+          sid,
+          effect: iam.Effect.DENY,
+          principals: [new iam.AnyPrincipal()],
+          actions: ['sqs:SendMessage'],
+          resources: [queue.queueArn],
+          conditions,
+        }),
+      );
+    };
+    deny(this.queue, 'OnlyTheTopicSends', { 'aws:SourceArn': [this.topic.topicArn] });
+    deny(this.deadLetterQueue, 'OnlyTheFunctionDeadLetters', {
+      'aws:PrincipalArn': [this.role.roleArn],
+      'aws:SourceArn': [this.queue.queueArn],
+    });
+    deny(this.subscriptionDeadLetterQueue, 'OnlyTheTopicDeadLetters', { 'aws:SourceArn': [this.topic.topicArn] });
   }
 
   /**
@@ -460,6 +631,16 @@ class DeliveryContractValidation implements IValidation {
 /** How cdk-nag renders an SES ARN of this stack in a finding id. */
 function sesArnPattern(resource: string): string {
   return `arn:<AWS::Partition>:ses:<AWS::Region>:<AWS::AccountId>:${resource}`;
+}
+
+/** The ARN a principal is known by in `aws:PrincipalArn`. */
+function principalArn(principal: iam.IPrincipal, setting: string): string {
+  if (principal instanceof iam.ArnPrincipal) return principal.arn;
+  if (isRole(principal)) return principal.roleArn;
+  if (principal instanceof iam.AccountPrincipal) {
+    return `arn:${Aws.PARTITION}:iam::${String(principal.accountId)}:root`;
+  }
+  throw new SettingsError(setting, principal.toString(), 'each must be a role, an ArnPrincipal or an account');
 }
 
 function isRole(p: iam.IPrincipal): p is iam.IRole {

@@ -12,6 +12,8 @@ export const IDEMPOTENCY_TABLE = { partitionKey: 'id', ttlAttribute: 'expiration
 
 /** Names of the resources the handler talks to (CDK tokens in a stack, real values locally). */
 export interface HandlerResourceRefs {
+  /** The pipeline's topic: the handler sends only envelopes from it. */
+  readonly topicArn: string;
   readonly tableName: string;
   readonly sourceQueueUrl: string;
   readonly deadLetterQueueUrl: string;
@@ -25,6 +27,8 @@ export interface HandlerResourceRefs {
 export function handlerEnvironment(settings: ResolvedSettings, refs: HandlerResourceRefs): Record<string, string> {
   return {
     [ENV.senderAddress]: settings.senderAddress,
+    ...(settings.senderName ? { [ENV.senderName]: settings.senderName } : {}),
+    [ENV.topicArn]: refs.topicArn,
     ...(settings.configurationSetName ? { [ENV.configurationSetName]: settings.configurationSetName } : {}),
     [ENV.tableName]: refs.tableName,
     [ENV.keyPrefix]: settings.idempotencyKeyPrefix,

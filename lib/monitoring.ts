@@ -1,4 +1,4 @@
-import { ArnFormat, Duration, Stack } from 'aws-cdk-lib';
+import { ArnFormat, Duration, Stack, Validations } from 'aws-cdk-lib';
 import * as cw from 'aws-cdk-lib/aws-cloudwatch';
 import { SnsAction } from 'aws-cdk-lib/aws-cloudwatch-actions';
 import * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
@@ -8,7 +8,7 @@ import * as sns from 'aws-cdk-lib/aws-sns';
 import { EmailSubscription } from 'aws-cdk-lib/aws-sns-subscriptions';
 import { Construct } from 'constructs';
 import { METRIC } from '../lambdas/send-email/metric-names';
-import { SettingsError } from './config';
+import { SettingsError, configuredAddressProblem } from './config';
 import { EmailPipeline } from './email-pipeline';
 
 /** Metric names the handler publishes in `settings.metricsNamespace`, dimension `service`. */
@@ -145,10 +145,15 @@ export class EmailPipelineMonitoring extends Construct {
 
     this.alarmTopic = props.alarmTopic ?? this.createAlarmTopic();
     if (props.alarmEmail !== undefined) {
-      if (!/^[^\s@<>()[\],;:"\\]+@[^\s@<>()[\],;:"\\]+\.[^\s@<>()[\],;:"\\]+$/.test(props.alarmEmail)) {
-        throw new SettingsError('alarmEmail', props.alarmEmail, 'must be an email address');
-      }
-      this.alarmTopic.addSubscription(new EmailSubscription(props.alarmEmail));
+      const problem = configuredAddressProblem(props.alarmEmail);
+      if (problem !== undefined) throw new SettingsError('alarmEmail', props.alarmEmail, problem);
+      const subscription = this.alarmTopic.addSubscription(new EmailSubscription(props.alarmEmail));
+      Validations.of(subscription).acknowledge({
+        id: 'Serverless::Serverless-SNSRedrivePolicy',
+        reason:
+          'An alarm mail SNS cannot deliver is not lost information: the alarm keeps its state and history in ' +
+          'CloudWatch, and the dashboard shows it. A DLQ of undelivered alarm mails would itself need watching.',
+      });
     }
 
     this.createAlarms(props.alarms ?? {}, props.notifyOnOk ?? true);
@@ -198,6 +203,8 @@ export class EmailPipelineMonitoring extends Construct {
         principals: [new iam.ServicePrincipal('cloudwatch.amazonaws.com')],
         actions: ['kms:Decrypt', 'kms:GenerateDataKey*'],
         resources: ['*'],
+        // Only alarms of this account, as the topic policy says.
+        conditions: alarmSourceConditions(stack),
       }),
     );
     const topic = new sns.Topic(this, 'AlarmTopic', {
@@ -211,17 +218,7 @@ export class EmailPipelineMonitoring extends Construct {
         principals: [new iam.ServicePrincipal('cloudwatch.amazonaws.com')],
         actions: ['sns:Publish'],
         resources: [topic.topicArn],
-        conditions: {
-          StringEquals: { 'aws:SourceAccount': stack.account },
-          ArnLike: {
-            'aws:SourceArn': stack.formatArn({
-              service: 'cloudwatch',
-              resource: 'alarm',
-              resourceName: '*',
-              arnFormat: ArnFormat.COLON_RESOURCE_NAME,
-            }),
-          },
-        },
+        conditions: alarmSourceConditions(stack),
       }),
     );
     return topic;
@@ -499,4 +496,19 @@ function resolveTuning(name: keyof PipelineAlarmsProps, tuning: AlarmTuning | un
     );
   }
   return resolved;
+}
+
+/** CloudWatch alarms of the stack's account and region, as `aws:SourceAccount`/`aws:SourceArn` conditions. */
+function alarmSourceConditions(stack: Stack): Record<string, Record<string, string>> {
+  return {
+    StringEquals: { 'aws:SourceAccount': stack.account },
+    ArnLike: {
+      'aws:SourceArn': stack.formatArn({
+        service: 'cloudwatch',
+        resource: 'alarm',
+        resourceName: '*',
+        arnFormat: ArnFormat.COLON_RESOURCE_NAME,
+      }),
+    },
+  };
 }

@@ -3,6 +3,7 @@
  * (errors.ts): permanent, retryable, ambiguous, systemic. SES errors and
  * errors of the idempotency layer (Powertools, DynamoDB) are both here.
  */
+import { redactAddresses } from './address';
 import { AmbiguousSendError, PermanentError, PipelineError, RetryableError, SystemicError } from './errors';
 
 // ---------------------------------------------------------------- SES
@@ -51,7 +52,8 @@ export function classifySesError(error: unknown): PipelineError {
   if (error instanceof PipelineError) return error;
   const e = shape(error);
   const name = e.name ?? 'Error';
-  const detail = e.message ? `${name}: ${e.message}` : name;
+  // SES messages can quote addresses ("... not verified: ada@example.com"); reasons are logged.
+  const detail = e.message ? `${name}: ${redactAddresses(e.message)}` : name;
   const status = e.$metadata?.httpStatusCode;
   if (PERMANENT_SES_ERRORS.has(name)) {
     return new PermanentError(name, `SES refused the email (${detail})`, { cause: error });

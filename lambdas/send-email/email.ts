@@ -6,6 +6,7 @@
 import { createHash } from 'node:crypto';
 import type { SendEmailCommandInput } from '@aws-sdk/client-sesv2';
 import type { RetryErrorInfo, RetryStrategyV2, RetryToken } from '@smithy/types';
+import { formatDisplayName } from './address';
 import { isDailyQuota, provesNotSent, shape } from './classify';
 import type { EmailMessage } from './message';
 
@@ -14,6 +15,8 @@ export const DEDUPE_TAG = 'dedupe-key';
 
 export interface SenderSettings {
   readonly senderAddress: string;
+  /** Display name of the From address; quoted or RFC 2047-encoded as SES requires. */
+  readonly senderName?: string;
   readonly configurationSetName?: string;
 }
 
@@ -45,7 +48,9 @@ export function buildSendEmailInput(email: EmailMessage, sender: SenderSettings,
         },
       };
   return {
-    FromEmailAddress: sender.senderAddress,
+    FromEmailAddress: sender.senderName
+      ? `${formatDisplayName(sender.senderName)} <${sender.senderAddress}>`
+      : sender.senderAddress,
     Destination: {
       ToAddresses: [...email.to],
       ...(email.cc.length ? { CcAddresses: [...email.cc] } : {}),

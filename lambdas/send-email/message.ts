@@ -1,8 +1,11 @@
 /**
  * Pure parsing and validation of one queue record: the SNS envelope, the
- * dedupe key and the message contract (v1). No I/O, no clients.
+ * dedupe key and the message contract (v1.1). No I/O, no clients.
  */
+import { ADDRESS_LIMITS, BIDI_OR_INVISIBLE, maskAddress, parseAddress } from './address';
 import { PermanentError } from './errors';
+
+export { maskAddress };
 
 /** The SNS message attribute (or SQS message attribute) that carries the publisher's key. */
 export const IDEMPOTENCY_KEY_ATTRIBUTE = 'idempotency-key';
@@ -12,7 +15,7 @@ export const LIMITS = {
   maxRecipients: 50,
   maxReplyTo: 10,
   /** RFC 5321 caps a path at 254 characters in practice. */
-  maxAddressLength: 254,
+  maxAddressLength: ADDRESS_LIMITS.maxAddressLength,
   maxSubjectLength: 998,
   /** Text + HTML + template data, in UTF-8 bytes. SNS and SQS cap a message at 256 KiB. */
   maxContentBytes: 200 * 1024,
@@ -22,7 +25,11 @@ export const LIMITS = {
   maxTemplateNameLength: 64,
 } as const;
 
-/** One email, validated and normalised (lists are always arrays). */
+/**
+ * One email, validated and normalised (lists are always arrays). Addresses are
+ * in the form SES takes: ASCII, punycode domains, display names quoted or
+ * RFC 2047-encoded.
+ */
 export interface EmailMessage {
   readonly to: readonly string[];
   readonly cc: readonly string[];
@@ -41,8 +48,8 @@ export interface ParsedRecord {
   readonly key: string;
   /** Where the key came from, for logs. */
   readonly keySource: 'attribute' | 'sns-message-id';
-  /** The SNS MessageId, when the body was an SNS envelope. */
-  readonly snsMessageId?: string;
+  /** The SNS MessageId of the envelope. */
+  readonly snsMessageId: string;
   readonly email: EmailMessage;
 }
 
@@ -113,9 +120,19 @@ function looksLikeEnvelope(body: Json): boolean {
   return body.Type === 'Notification' || ('TopicArn' in body && 'Message' in body);
 }
 
-function readEnvelope(body: Json): Envelope {
+/** SNS message attribute types a key may have; the key is the Value either way. */
+const KEY_TYPES: ReadonlySet<unknown> = new Set(['String', 'Number']);
+
+function readEnvelope(body: Json, topicArn: string): Envelope {
   if (body.Type !== 'Notification') {
     fail('InvalidEnvelope', 'envelope.Type', `must be "Notification", got ${JSON.stringify(body.Type)}`);
+  }
+  if (body.TopicArn !== topicArn) {
+    fail(
+      'ForeignTopic',
+      'envelope.TopicArn',
+      `must be the pipeline's topic ${topicArn}, got ${JSON.stringify(body.TopicArn ?? null)}: only its messages are sent`,
+    );
   }
   if (typeof body.MessageId !== 'string' || body.MessageId.trim() === '') {
     fail('InvalidEnvelope', 'envelope.MessageId', 'is missing: the SNS envelope has no MessageId');
@@ -131,8 +148,8 @@ function readEnvelope(body: Json): Envelope {
     }
     const attribute = attributes[IDEMPOTENCY_KEY_ATTRIBUTE];
     if (attribute !== undefined) {
-      if (!isObject(attribute) || attribute.Type !== 'String' || typeof attribute.Value !== 'string') {
-        fail('InvalidKey', `attribute ${IDEMPOTENCY_KEY_ATTRIBUTE}`, 'must be a String message attribute');
+      if (!isObject(attribute) || !KEY_TYPES.has(attribute.Type) || typeof attribute.Value !== 'string') {
+        fail('InvalidKey', `attribute ${IDEMPOTENCY_KEY_ATTRIBUTE}`, 'must be a String or Number message attribute');
       }
       attributeKey = attribute.Value;
     }
@@ -163,70 +180,46 @@ function parseJson(text: string, field: string): unknown {
 }
 
 /**
- * Parses one queue record. The dedupe key is the `idempotency-key` attribute,
- * else the SNS MessageId. A raw body (not an SNS envelope) needs the attribute
- * on the SQS message; without it the record is rejected, never sent unprotected.
+ * Parses one queue record. Only an SNS envelope from `topicArn` (the pipeline's
+ * own topic) is trusted: a raw body or another topic's envelope put straight on
+ * the queue is refused, never sent. The dedupe key is the `idempotency-key`
+ * attribute (String or Number), else the SNS MessageId.
  */
-export function parseRecord(record: QueueRecordLike): ParsedRecord {
+export function parseRecord(record: QueueRecordLike, topicArn: string): ParsedRecord {
   const body = parseJson(record.body, 'body');
   if (!isObject(body)) {
     fail('InvalidJson', 'body', `must be a JSON object, got ${describe(body)}`);
   }
-  if (looksLikeEnvelope(body)) {
-    const envelope = readEnvelope(body);
-    const snsMessageId = envelope.messageId;
-    if (envelope.attributeKey !== undefined) {
-      const key = tagged({ snsMessageId }, () => checkKey(envelope.attributeKey ?? ''));
-      const email = tagged({ key, snsMessageId }, () => validateEmail(parseJson(envelope.message, 'envelope.Message')));
-      return { key, keySource: 'attribute', snsMessageId, email };
-    }
-    const email = tagged({ key: snsMessageId, snsMessageId }, () =>
-      validateEmail(parseJson(envelope.message, 'envelope.Message')),
-    );
-    return { key: snsMessageId, keySource: 'sns-message-id', snsMessageId, email };
-  }
-  // A raw message put straight on the queue (or raw delivery turned on by mistake).
-  const attributeKey = record.messageAttributes?.[IDEMPOTENCY_KEY_ATTRIBUTE]?.stringValue;
-  if (attributeKey === undefined) {
+  if (!looksLikeEnvelope(body)) {
+    // Put straight on the queue (or raw delivery turned on): nothing says the topic's publishers sent it.
     fail(
-      'MissingIdempotencyKey',
-      `attribute ${IDEMPOTENCY_KEY_ATTRIBUTE}`,
-      'is required on a message that is not an SNS envelope: without it there is no safe dedupe key',
+      'NotAnEnvelope',
+      'body',
+      "must be an SNS notification from the pipeline's topic: publish to the topic, not to the queue",
     );
   }
-  return { key: checkKey(attributeKey), keySource: 'attribute', email: validateEmail(body) };
+  const envelope = readEnvelope(body, topicArn);
+  const snsMessageId = envelope.messageId;
+  if (envelope.attributeKey !== undefined) {
+    const key = tagged({ snsMessageId }, () => checkKey(envelope.attributeKey ?? ''));
+    const email = tagged({ key, snsMessageId }, () => validateEmail(parseJson(envelope.message, 'envelope.Message')));
+    return { key, keySource: 'attribute', snsMessageId, email };
+  }
+  const email = tagged({ key: snsMessageId, snsMessageId }, () =>
+    validateEmail(parseJson(envelope.message, 'envelope.Message')),
+  );
+  return { key: snsMessageId, keySource: 'sns-message-id', snsMessageId, email };
 }
 
 // ---------------------------------------------------------------- the contract
 
 const KNOWN_FIELDS = new Set(['to', 'cc', 'bcc', 'replyTo', 'subject', 'text', 'html', 'template', 'tags']);
 
-// A plain address: ASCII local part without quoting, a domain of DNS labels.
-const LOCAL_PART = /^[A-Za-z0-9!#$%&'*+/=?^_`{|}~-]+(?:\.[A-Za-z0-9!#$%&'*+/=?^_`{|}~-]+)*$/;
-const DOMAIN = /^(?:[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?\.)+[A-Za-z](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?$/;
 const TAG = /^[A-Za-z0-9_-]+$/;
 const TEMPLATE_NAME = /^[A-Za-z0-9_-]+$/;
-// Characters that reorder or hide text: a classic way to disguise a subject (U+202E turns
-// "Invoice gnp.exe" around). Joiners (U+200C/D) stay allowed: scripts and emoji need them.
-const BIDI_OR_INVISIBLE = /[\u200b\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff]/;
 // Control characters other than tab, CR and LF (allowed in bodies only).
 // eslint-disable-next-line no-control-regex -- finding control characters is the point
 const CONTROL_IN_BODY = /[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f]/;
-
-function addressProblem(value: string): string | undefined {
-  if (/[\r\n]/.test(value)) return 'must not contain CR or LF (header injection)';
-  if (value.length > LIMITS.maxAddressLength) return `must be at most ${LIMITS.maxAddressLength} characters`;
-  if (/[^\x20-\x7e]/.test(value)) {
-    return 'must be plain ASCII (no display names, invisible or non-ASCII characters; use punycode for the domain)';
-  }
-  const at = value.lastIndexOf('@');
-  if (at <= 0 || at === value.length - 1) return 'must be an email address like name@example.com';
-  const local = value.slice(0, at);
-  const domain = value.slice(at + 1);
-  if (local.length > 64 || !LOCAL_PART.test(local)) return 'has an invalid local part (before the @)';
-  if (!DOMAIN.test(domain)) return 'has an invalid domain (after the @)';
-  return undefined;
-}
 
 class Collector {
   readonly issues: ValidationIssue[] = [];
@@ -253,9 +246,9 @@ function addressList(c: Collector, field: string, value: unknown, required: bool
       c.add(path, `must be a string, got ${describe(item)}`);
       return;
     }
-    const problem = addressProblem(item);
-    if (problem) c.add(path, problem);
-    else out.push(item);
+    const parsed = parseAddress(item);
+    if (parsed.ok) out.push(parsed.value.formatted);
+    else c.add(path, parsed.reason);
   });
   return out;
 }
@@ -335,7 +328,7 @@ function utf8Bytes(value: string | undefined): number {
 }
 
 /**
- * Validates the message contract v1 and returns the normalised email.
+ * Validates the message contract v1.1 and returns the normalised email.
  * Throws {@link InvalidMessageError} listing every field at fault.
  */
 export function validateEmail(message: unknown): EmailMessage {
@@ -397,11 +390,4 @@ export function validateEmail(message: unknown): EmailMessage {
     ...(template !== undefined ? { template } : {}),
     tags,
   };
-}
-
-/** Masks an address for logs: `j***@example.com`. */
-export function maskAddress(address: string): string {
-  const at = address.lastIndexOf('@');
-  if (at <= 0) return '***';
-  return `${address[0]}***${address.slice(at)}`;
 }

@@ -339,7 +339,7 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
   async function processRecord(record: SQSRecord): Promise<void> {
     let parsed: ParsedRecord;
     try {
-      parsed = parseRecord(record);
+      parsed = parseRecord(record, settings.topicArn);
     } catch (error) {
       await settle(record, unexpectedError(error), undefined);
       return;

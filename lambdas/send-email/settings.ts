@@ -6,6 +6,8 @@
  */
 export const ENV = {
   senderAddress: 'SENDER_ADDRESS',
+  senderName: 'SENDER_NAME',
+  topicArn: 'TOPIC_ARN',
   configurationSetName: 'SES_CONFIGURATION_SET',
   tableName: 'IDEMPOTENCY_TABLE_NAME',
   keyPrefix: 'IDEMPOTENCY_KEY_PREFIX',
@@ -22,6 +24,10 @@ export const ENV = {
 
 export interface HandlerSettings {
   readonly senderAddress: string;
+  /** Display name of the From address, as written (the handler encodes it). */
+  readonly senderName?: string;
+  /** The pipeline's topic: only its envelopes are sent. */
+  readonly topicArn: string;
   readonly configurationSetName?: string;
   readonly tableName: string;
   readonly keyPrefix: string;
@@ -78,8 +84,11 @@ export function readSettings(env: Env = process.env): HandlerSettings {
     throw new Error(`Environment variable ${ENV.failOpen} must be "true" or "false", got "${failOpenRaw}"`);
   }
   const configurationSetName = env[ENV.configurationSetName];
+  const senderName = env[ENV.senderName];
   return {
     senderAddress: required(env, ENV.senderAddress),
+    ...(senderName ? { senderName } : {}),
+    topicArn: required(env, ENV.topicArn),
     ...(configurationSetName ? { configurationSetName } : {}),
     tableName: required(env, ENV.tableName),
     keyPrefix: required(env, ENV.keyPrefix),

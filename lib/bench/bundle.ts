@@ -110,6 +110,7 @@ export async function measureBundle(options: {
     PATH: process.env.PATH,
     ...LOCAL_AWS_ENV,
     ...handlerEnvironment(options.settings, {
+      topicArn: 'arn:aws:sns:us-east-1:000000000000:bench-topic',
       tableName: 'bench-idempotency',
       sourceQueueUrl: 'http://127.0.0.1:9/000000000000/bench-queue',
       deadLetterQueueUrl: 'http://127.0.0.1:9/000000000000/bench-dlq',

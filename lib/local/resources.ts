@@ -28,6 +28,7 @@ export interface LocalResources {
 /** What the handler needs to know of these resources (its environment). */
 export function handlerRefs(resources: LocalResources): HandlerResourceRefs {
   return {
+    topicArn: resources.topicArn,
     tableName: resources.tableName,
     sourceQueueUrl: resources.queueUrl,
     deadLetterQueueUrl: resources.deadLetterQueueUrl,

@@ -4,7 +4,13 @@
  */
 import { readFileSync } from 'node:fs';
 import * as path from 'node:path';
-import { resolveSettings, settingsFromContext, type PipelineSettings, type ResolvedSettings } from '../config';
+import {
+  resolveSettings,
+  settingsFromContext,
+  splitContextSettings,
+  type PipelineSettings,
+  type ResolvedSettings,
+} from '../config';
 import { REPO_ROOT } from './paths';
 
 export function readCdkContext(file = path.join(REPO_ROOT, 'cdk.json')): Record<string, unknown> {
@@ -16,5 +22,5 @@ export function readCdkContext(file = path.join(REPO_ROOT, 'cdk.json')): Record<
 /** Settings from cdk.json, with `overrides` on top (tests shorten timeouts this way). */
 export function loadLocalSettings(overrides: Partial<PipelineSettings> = {}): ResolvedSettings {
   const context = readCdkContext();
-  return resolveSettings({ ...settingsFromContext((key) => context[key]), ...overrides });
+  return resolveSettings({ ...splitContextSettings(settingsFromContext(context)).pipeline, ...overrides });
 }

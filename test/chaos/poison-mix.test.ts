@@ -1,7 +1,7 @@
 /**
  * Scenario 5, a poison mix: 200 good emails with 40 bad messages shuffled in among them,
  * five of each kind: not JSON, a schema violation, an invalid address, header injection, a
- * raw body with no dedupe key, an unknown SES template, an address SES rejects, and a key
+ * raw body put straight on the queue, an unknown SES template, an address SES rejects, and a key
  * reused by a publisher for a different email. Each bad one goes to the DLQ at once, with its
  * reason, while its batch neighbours are sent; nothing is retried into the DLQ.
  */
@@ -61,7 +61,7 @@ test('bad messages among good ones go to the DLQ at once with their reasons; eve
   expect(result.deadLettered).toEqual({
     InvalidJson: EACH,
     InvalidMessage: 3 * EACH,
-    MissingIdempotencyKey: EACH,
+    NotAnEnvelope: EACH,
     NotFoundException: EACH,
     MessageRejected: EACH,
     KeyReusedWithDifferentContent: EACH,

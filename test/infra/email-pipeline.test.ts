@@ -102,15 +102,16 @@ describe('function', () => {
       failOpen: true,
       logLevel: 'DEBUG',
       metricsNamespace: 'Mail',
-      dedupeWindowSeconds: 500_000,
+      dedupeWindowSeconds: 2_000_000,
       maxReceiveCount: 6,
     });
     const vars = resource(template, ids.function).Properties.Environment.Variables;
     expect(vars).toEqual({
       [ENV.senderAddress]: 'noreply@example.com',
+      [ENV.topicArn]: { Ref: ids.topic },
       [ENV.tableName]: { Ref: ids.table },
       [ENV.keyPrefix]: 'email-pipeline',
-      [ENV.dedupeWindowSeconds]: '500000',
+      [ENV.dedupeWindowSeconds]: '2000000',
       [ENV.sourceQueueUrl]: { Ref: ids.queue },
       [ENV.deadLetterQueueUrl]: { Ref: ids.deadLetterQueue },
       [ENV.maxReceiveCount]: '6',
@@ -124,9 +125,14 @@ describe('function', () => {
       POWERTOOLS_METRICS_NAMESPACE: 'Mail',
       NODE_OPTIONS: '--enable-source-maps',
     });
-    // Every name the handler reads is set, except the optional configuration set.
+    // Every name the handler reads is set, except the optional sender name and configuration set.
     const missing = Object.values(ENV).filter((name) => !(name in vars));
-    expect(missing).toEqual([ENV.configurationSetName]);
+    expect(missing.sort()).toEqual([ENV.configurationSetName, ENV.senderName].sort());
+  });
+
+  test('senderName reaches the function as SENDER_NAME', () => {
+    const { template, ids } = synthesize({ senderName: 'Example Shop' });
+    expect(resource(template, ids.function).Properties.Environment.Variables[ENV.senderName]).toBe('Example Shop');
   });
 
   test('passes the backoff options to the handler', () => {

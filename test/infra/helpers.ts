@@ -5,7 +5,7 @@ import { App, CfnResource, Validations } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
 import { IConstruct } from 'constructs';
 import { EmailPipelineProps } from '../../lib/email-pipeline';
-import { AwsSolutionsChecks } from 'cdk-nag';
+import { AwsSolutionsChecks, ServerlessChecks } from 'cdk-nag';
 import { EmailPipelineStack, EmailPipelineStackProps } from '../../lib/email-pipeline-stack';
 
 /** The feature flags and settings `cdk synth` uses, so tests synthesize the same way. */
@@ -34,7 +34,7 @@ function newOutdir(): string {
 export interface SynthOptions {
   /** Run the built-in CloudFormation validation plugin (about 2 s). @default false */
   readonly cfnValidation?: boolean;
-  /** Run the cdk-nag AwsSolutions checks, as bin/app.ts does. @default false */
+  /** Run the cdk-nag AwsSolutions and Serverless checks, as bin/app.ts does. @default false */
   readonly nag?: boolean;
   /** Monitoring options of the stack. @default the stack's default (dashboard and alarms) */
   readonly monitoring?: EmailPipelineStackProps['monitoring'];
@@ -60,7 +60,7 @@ export function build(
     pipeline: { ...BASE_PROPS, ...props },
     ...(options.monitoring !== undefined ? { monitoring: options.monitoring } : {}),
   });
-  if (options.nag) Validations.of(app).addPlugins(new AwsSolutionsChecks(app));
+  if (options.nag) Validations.of(app).addPlugins(new AwsSolutionsChecks(app), new ServerlessChecks(app));
   mutate?.(stack);
   return { app, stack };
 }

@@ -21,10 +21,20 @@ describe('synth-time invariants', () => {
     expect(error.message).toContain('6 x functionTimeoutSeconds (180)');
   });
 
-  test('a dedupe window shorter than the retention period fails the synth', () => {
-    const error = synthError({ retentionPeriodSeconds: 86_400, dedupeWindowSeconds: 86_399 });
+  test('a dedupe window shorter than retention + DLQ retention fails the synth', () => {
+    const error = synthError({ retentionPeriodSeconds: 86_400, dedupeWindowSeconds: 86_400 });
     expect(error).toBeInstanceOf(SettingsError);
-    expect(error.message).toContain('dedupeWindowSeconds=86399');
+    expect(error.message).toContain('dedupeWindowSeconds=86400');
+    expect(error.message).toContain('the queue retention plus the DLQ retention (86400 + 1209600 = 1296000)');
+  });
+
+  test('with allowShortDedupeWindow, a dedupe window shorter than the retention period still fails the synth', () => {
+    const error = synthError({
+      retentionPeriodSeconds: 86_400,
+      dedupeWindowSeconds: 86_399,
+      allowShortDedupeWindow: true,
+    });
+    expect(error).toBeInstanceOf(SettingsError);
     expect(error.message).toContain('retentionPeriodSeconds=86400');
   });
 

@@ -7,6 +7,7 @@
 import { SendMessageCommand } from '@aws-sdk/client-sqs';
 import { PublishCommand } from '@aws-sdk/client-sns';
 import { drainQueue } from '../../lib/local/queues';
+import { snsEnvelope } from '../../lib/local/records';
 import { email, startTestPipeline, until, type TestPipeline } from './support';
 
 let p: TestPipeline;
@@ -17,6 +18,8 @@ interface Case {
   /** What the publisher sends: an SNS message (string or object) or a raw SQS body. */
   readonly message?: string | object;
   readonly rawBody?: string;
+  /** An SQS idempotency-key attribute on the raw body. */
+  readonly rawKey?: string;
   /** The DLQ error-reason must match this. */
   readonly reason: RegExp;
   readonly code: string;
@@ -107,16 +110,25 @@ function cases(p: TestPipeline): Case[] {
       reason: /^SES refused the email/,
     },
     {
-      name: 'raw body without an idempotency key',
+      name: 'raw body put straight on the queue, even with an idempotency key',
       rawBody: JSON.stringify(email(to)),
-      code: 'MissingIdempotencyKey',
-      reason: /^attribute idempotency-key: is required on a message that is not an SNS envelope/,
+      rawKey: 'planted-1',
+      code: 'NotAnEnvelope',
+      reason: /^body: must be an SNS notification from the pipeline's topic/,
+    },
+    {
+      name: 'envelope of another topic put straight on the queue',
+      rawBody: JSON.stringify(
+        snsEnvelope(email(to), { topicArn: 'arn:aws:sns:us-east-1:000000000000:someone-elses', key: 'planted-2' }),
+      ),
+      code: 'ForeignTopic',
+      reason: /^envelope\.TopicArn: must be the pipeline's topic arn:aws:sns:/,
     },
     {
       name: 'envelope missing fields',
       rawBody: JSON.stringify({
         Type: 'Notification',
-        TopicArn: 'arn:aws:sns:us-east-1:000000000000:x',
+        TopicArn: p.pipeline.resources.topicArn,
         Message: '{}',
       }),
       code: 'InvalidEnvelope',
@@ -136,7 +148,13 @@ test('each bad message reaches the DLQ at once with its own reason while its nei
     if (c.rawBody !== undefined) {
       sends.push(
         p.pipeline.sqs.send(
-          new SendMessageCommand({ QueueUrl: p.pipeline.resources.queueUrl, MessageBody: c.rawBody }),
+          new SendMessageCommand({
+            QueueUrl: p.pipeline.resources.queueUrl,
+            MessageBody: c.rawBody,
+            ...(c.rawKey !== undefined
+              ? { MessageAttributes: { 'idempotency-key': { DataType: 'String', StringValue: c.rawKey } } }
+              : {}),
+          }),
         ),
       );
     } else {

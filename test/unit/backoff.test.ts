@@ -3,6 +3,7 @@ import { readSettings } from '../../lambdas/send-email/settings';
 
 /** Only the required variables: everything else takes its default. */
 const MINIMAL_ENV = {
+  TOPIC_ARN: 'arn:aws:sns:eu-west-1:123456789012:emails',
   SENDER_ADDRESS: 'noreply@example.com',
   IDEMPOTENCY_TABLE_NAME: 'table',
   IDEMPOTENCY_KEY_PREFIX: 'email-pipeline',

@@ -34,7 +34,8 @@ describe('resolveSettings: defaults', () => {
       senderAddress: 'noreply@example.com',
       sesIdentity: 'example.com',
       retentionPeriodSeconds: 4 * DAY,
-      dedupeWindowSeconds: 15 * DAY,
+      dedupeWindowSeconds: 19 * DAY,
+      allowShortDedupeWindow: false,
       functionTimeoutSeconds: 30,
       memorySizeMb: 256,
       visibilityTimeoutSeconds: 180,
@@ -50,12 +51,9 @@ describe('resolveSettings: defaults', () => {
     });
   });
 
-  test('the default dedupe window covers the DLQ retention plus one day, so a late redrive is still deduplicated', () => {
-    expect(resolveSettings({ ...base, retentionPeriodSeconds: 2 * DAY }).dedupeWindowSeconds).toBe(15 * DAY);
-  });
-
-  test('the default dedupe window is never shorter than the retention period plus one day', () => {
-    expect(resolveSettings({ ...base, retentionPeriodSeconds: 14 * DAY }).dedupeWindowSeconds).toBe(15 * DAY);
+  test('the default dedupe window covers the retention plus the DLQ retention plus one day, so a late redrive is still deduplicated', () => {
+    expect(resolveSettings({ ...base, retentionPeriodSeconds: 2 * DAY }).dedupeWindowSeconds).toBe(17 * DAY);
+    expect(resolveSettings({ ...base, retentionPeriodSeconds: 14 * DAY }).dedupeWindowSeconds).toBe(29 * DAY);
   });
 
   test('the default visibility timeout is 6 x the function timeout', () => {
@@ -66,7 +64,7 @@ describe('resolveSettings: defaults', () => {
     const settings = resolveSettings({
       ...base,
       configurationSetName: 'email-events',
-      dedupeWindowSeconds: 10 * DAY,
+      dedupeWindowSeconds: 20 * DAY,
       visibilityTimeoutSeconds: 600,
       maxReceiveCount: 8,
       failOpen: true,
@@ -75,7 +73,7 @@ describe('resolveSettings: defaults', () => {
 
     expect(settings).toMatchObject({
       configurationSetName: 'email-events',
-      dedupeWindowSeconds: 10 * DAY,
+      dedupeWindowSeconds: 20 * DAY,
       visibilityTimeoutSeconds: 600,
       maxReceiveCount: 8,
       failOpen: true,
@@ -91,23 +89,37 @@ describe('resolveSettings: defaults', () => {
 // ---------------------------------------------------------------- the design's invariants
 
 describe('resolveSettings: invariants', () => {
-  test('a dedupe window shorter than the retention period is refused', () => {
-    const error = rejected({ retentionPeriodSeconds: 4 * DAY, dedupeWindowSeconds: 4 * DAY - 1 });
+  test('a dedupe window shorter than retention + DLQ retention is refused, naming both', () => {
+    const error = rejected({ retentionPeriodSeconds: 4 * DAY, dedupeWindowSeconds: 18 * DAY - 1 });
 
     expect(error.setting).toBe('dedupeWindowSeconds');
-    expect(error.value).toBe(4 * DAY - 1);
-    expect(error.message).toContain(`dedupeWindowSeconds=${4 * DAY - 1}`);
+    expect(error.value).toBe(18 * DAY - 1);
+    expect(error.message).toContain(`dedupeWindowSeconds=${18 * DAY - 1}`);
+    expect(error.message).toContain(
+      `must be at least the queue retention plus the DLQ retention (${4 * DAY} + ${14 * DAY} = ${18 * DAY})`,
+    );
+    expect(error.message).toContain('allowShortDedupeWindow=true');
+  });
+
+  test('a dedupe window equal to the queue retention is refused: a copy can still come back from the DLQ', () => {
+    expect(rejected({ dedupeWindowSeconds: 4 * DAY }).setting).toBe('dedupeWindowSeconds');
+  });
+
+  test('a dedupe window of exactly retention + DLQ retention is accepted', () => {
+    expect(resolveSettings({ ...base, dedupeWindowSeconds: 18 * DAY }).dedupeWindowSeconds).toBe(18 * DAY);
+  });
+
+  test('allowShortDedupeWindow accepts a window that covers only the retention period, on purpose', () => {
+    const settings = resolveSettings({ ...base, dedupeWindowSeconds: 4 * DAY, allowShortDedupeWindow: true });
+
+    expect(settings).toMatchObject({ dedupeWindowSeconds: 4 * DAY, allowShortDedupeWindow: true });
+  });
+
+  test('even with allowShortDedupeWindow, a window shorter than the retention period is refused', () => {
+    const error = rejected({ dedupeWindowSeconds: 4 * DAY - 1, allowShortDedupeWindow: true });
+
+    expect(error.setting).toBe('dedupeWindowSeconds');
     expect(error.message).toContain(`must be at least the queue retention period (retentionPeriodSeconds=${4 * DAY})`);
-  });
-
-  test('a dedupe window equal to the retention period is accepted', () => {
-    expect(resolveSettings({ ...base, dedupeWindowSeconds: 4 * DAY }).dedupeWindowSeconds).toBe(4 * DAY);
-  });
-
-  test('a longer retention without a longer dedupe window is refused', () => {
-    const error = rejected({ retentionPeriodSeconds: 14 * DAY, dedupeWindowSeconds: 5 * DAY });
-
-    expect(error.setting).toBe('dedupeWindowSeconds');
   });
 
   test('a visibility timeout under 6 x the function timeout is refused', () => {
@@ -181,11 +193,63 @@ describe('resolveSettings: sender and identity', () => {
     expect(error.message).toContain('must belong to the SES identity noreply@example.com');
   });
 
-  test('a sender that is not an email address is refused', () => {
+  test('a sender with a display name is refused, pointing to senderName', () => {
     const error = rejected({ senderAddress: 'Example <noreply@example.com>' });
 
     expect(error.setting).toBe('senderAddress');
-    expect(error.message).toContain('must be a plain email address');
+    expect(error.message).toContain('must be a bare address without a display name (set senderName');
+  });
+
+  test.each([
+    ['NUL', 'no\u0000reply@example.com', 'control characters'],
+    ['ESC', 'no\u001breply@example.com', 'control characters'],
+    ['DEL', 'no\u007freply@example.com', 'control characters'],
+    ['a zero-width space', 'no\u200breply@example.com', 'invisible or text-direction'],
+    ['a bidi override', 'no\u202ereply@example.com', 'invisible or text-direction'],
+    ['a wildcard', '*@example.com', 'wildcards'],
+    ['a 300-character local part', `${'a'.repeat(300)}@example.com`, 'invalid local part'],
+    ['an IDN domain not in punycode', 'noreply@bücher.example', 'xn--bcher-kva.example'],
+    ['a doubled dot in the domain', 'noreply@example..com', 'invalid domain'],
+  ])('a sender with %s is refused by the contract rules', (_, senderAddress, reason) => {
+    const error = settingsError(() => resolveSettings({ senderAddress, sesIdentity: 'example.com' }));
+
+    expect(error.setting).toBe('senderAddress');
+    expect(error.message).toContain(reason);
+  });
+
+  test('senderName is kept as written; the handler encodes it', () => {
+    expect(resolveSettings({ ...base, senderName: 'Café Shop' }).senderName).toBe('Café Shop');
+  });
+
+  test.each([
+    ['empty', '  ', 'must be a non-empty string'],
+    ['CR/LF', 'Shop\r\nBcc: eve@evil.example', 'control characters'],
+    ['a bidi override', 'Shop\u202e', 'invisible or text-direction'],
+    ['too long', 'S'.repeat(129), 'longer than 128'],
+  ])('a senderName that is %s is refused', (_, senderName, reason) => {
+    const error = rejected({ senderName });
+
+    expect(error.setting).toBe('senderName');
+    expect(error.message).toContain(reason);
+  });
+
+  test('a domain identity is lower-cased, so the IAM identity ARN matches', () => {
+    expect(resolveSettings({ senderAddress: 'noreply@example.com', sesIdentity: 'EXAMPLE.COM' }).sesIdentity).toBe(
+      'example.com',
+    );
+  });
+
+  test("an address identity's domain is lower-cased", () => {
+    expect(
+      resolveSettings({ senderAddress: 'NoReply@example.com', sesIdentity: 'NoReply@EXAMPLE.com' }).sesIdentity,
+    ).toBe('NoReply@example.com');
+  });
+
+  test.each(['AWS/SES', 'aws/lambda'])('a reserved metrics namespace %p is refused', (metricsNamespace) => {
+    const error = rejected({ metricsNamespace });
+
+    expect(error.setting).toBe('metricsNamespace');
+    expect(error.message).toContain('reserved');
   });
 
   test('a sender with CR/LF is refused', () => {
@@ -243,10 +307,9 @@ describe('resolveSettings: ranges and formats', () => {
 // ---------------------------------------------------------------- CDK context
 
 describe('settingsFromContext', () => {
-  /** A context lookup over `emailPipeline:`-prefixed keys. */
-  function context(values: Record<string, unknown>): (key: string) => unknown {
-    const prefixed = Object.fromEntries(Object.entries(values).map(([k, v]) => [CONTEXT_PREFIX + k, v]));
-    return (key) => prefixed[key];
+  /** A context of `emailPipeline:`-prefixed keys. */
+  function context(values: Record<string, unknown>): Record<string, unknown> {
+    return Object.fromEntries(Object.entries(values).map(([k, v]) => [CONTEXT_PREFIX + k, v]));
   }
 
   const required = { senderAddress: 'noreply@example.com', sesIdentity: 'example.com' };
@@ -280,7 +343,7 @@ describe('settingsFromContext', () => {
   });
 
   test('reads only keys under the emailPipeline: prefix', () => {
-    const lookup = (key: string) => (key === 'functionTimeoutSeconds' ? '60' : context(required)(key));
+    const lookup = { ...context(required), functionTimeoutSeconds: '60', '@aws-cdk/core:flag': true };
 
     expect(settingsFromContext(lookup)).not.toHaveProperty('functionTimeoutSeconds');
   });
@@ -317,10 +380,77 @@ describe('settingsFromContext', () => {
     expect(error.message).toContain(`is required: set it in cdk.json "context" or pass -c emailPipeline:${key}=...`);
   });
 
-  test('knows every setting of PipelineSettings', () => {
-    const all = Object.keys(resolveSettings({ ...base, configurationSetName: 'set' })).sort();
+  test('knows every setting of PipelineSettings, and the app options', () => {
+    const all = Object.keys(resolveSettings({ ...base, configurationSetName: 'set', senderName: 'Shop' }));
 
-    expect(Object.keys(CONTEXT_KEYS).sort()).toEqual(all);
+    expect(Object.keys(CONTEXT_KEYS).sort()).toEqual(
+      [...all, 'publisherPrincipals', 'sesTemplateNames', 'alarmEmail'].sort(),
+    );
+  });
+
+  test.each([
+    ['senderAdress', 'senderAddress'],
+    ['failopen', 'failOpen'],
+    ['maxRecieveCount', 'maxReceiveCount'],
+  ])('a misspelled key emailPipeline:%s fails, naming the closest known key %s', (typo, known) => {
+    const error = settingsError(() => settingsFromContext({ ...context(required), [CONTEXT_PREFIX + typo]: 'x' }));
+
+    expect(error.setting).toBe(CONTEXT_PREFIX + typo);
+    expect(error.message).toContain(`is not a known setting; did you mean ${CONTEXT_PREFIX}${known}?`);
+  });
+
+  test('the known keys come from the one declaration: every declared key is accepted', () => {
+    // Values of the right kind for each key; a key missing from CONTEXT_KEYS would be refused as unknown.
+    const sample = { string: 'x', integer: '1', boolean: 'true', list: 'a' } as const;
+    const keys = Object.keys(CONTEXT_KEYS).filter((k) => k !== 'alarmEmail' && k !== 'publisherPrincipals');
+    const values = Object.fromEntries(keys.map((k) => [k, sample[CONTEXT_KEYS[k as keyof typeof CONTEXT_KEYS]]]));
+
+    expect(() => settingsFromContext(context({ ...values, ...required }))).not.toThrow();
+  });
+
+  test('publisherPrincipals and sesTemplateNames are read as lists: comma-separated from -c, arrays from cdk.json', () => {
+    const fromCli = settingsFromContext(
+      context({
+        ...required,
+        publisherPrincipals: '123456789012, arn:aws:iam::123456789012:role/orders',
+        sesTemplateNames: 'welcome,receipt',
+      }),
+    );
+    const fromJson = settingsFromContext(
+      context({
+        ...required,
+        publisherPrincipals: ['123456789012', 'arn:aws:iam::123456789012:role/orders'],
+        sesTemplateNames: ['welcome', 'receipt'],
+      }),
+    );
+
+    expect(fromCli).toMatchObject({
+      publisherPrincipals: ['123456789012', 'arn:aws:iam::123456789012:role/orders'],
+      sesTemplateNames: ['welcome', 'receipt'],
+    });
+    expect(fromJson).toStrictEqual(fromCli);
+  });
+
+  test.each(['12345', 'arn:aws:iam::123456789012:group/ops', '*', 'arn:aws:iam::*:role/x'])(
+    'a publisher principal %p that is neither an account id nor an IAM role/user ARN is refused',
+    (principal) => {
+      const error = settingsError(() => settingsFromContext(context({ ...required, publisherPrincipals: principal })));
+
+      expect(error.setting).toBe('emailPipeline:publisherPrincipals');
+      expect(error.message).toContain('12-digit account id or an IAM ARN');
+    },
+  );
+
+  test('an empty entry in a list is refused', () => {
+    const error = settingsError(() => settingsFromContext(context({ ...required, sesTemplateNames: 'a,,b' })));
+
+    expect(error.setting).toBe('emailPipeline:sesTemplateNames');
+  });
+
+  test.each(['a@b..c', 'oncall', 'On Call <oncall@example.com>'])('an alarmEmail %p is refused', (alarmEmail) => {
+    const error = settingsError(() => settingsFromContext(context({ ...required, alarmEmail })));
+
+    expect(error.setting).toBe('emailPipeline:alarmEmail');
   });
 
   test('its output resolves to the same settings as the props would', () => {

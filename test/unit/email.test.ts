@@ -37,6 +37,16 @@ describe('buildSendEmailInput', () => {
     });
   });
 
+  test.each([
+    ['Example Shop', 'Example Shop <noreply@example.com>'],
+    ['Shop, Inc.', '"Shop, Inc." <noreply@example.com>'],
+    ['Café', '=?UTF-8?B?Q2Fmw6k=?= <noreply@example.com>'],
+  ])('senderName %p gives the From address %p, as SES requires', (senderName, from) => {
+    const input = buildSendEmailInput(email({ subject: 'S', text: 'T' }), { ...sender, senderName }, KEY);
+
+    expect(input.FromEmailAddress).toBe(from);
+  });
+
   test('builds an html email', () => {
     const input = buildSendEmailInput(email({ subject: 'Shipped', html: '<p>On its way</p>' }), sender, KEY);
 
@@ -210,6 +220,21 @@ describe('classifySesError', () => {
     expect(failure.cause).toBe(error);
     return failure;
   }
+
+  test('addresses SES quotes in its message are masked in the reason', () => {
+    const failure = classifySesError(
+      sesError(
+        'MessageRejected',
+        'Email address is not verified. The following identities failed: ada.lovelace@example.com, <bob@example.org>',
+        400,
+      ),
+    );
+
+    expect(failure.message).toContain('a***@example.com');
+    expect(failure.message).toContain('b***@example.org');
+    expect(failure.message).not.toContain('lovelace');
+    expect(failure.message).not.toContain('bob@');
+  });
 
   test.each(['MessageRejected', 'BadRequestException', 'NotFoundException', 'MailFromDomainNotVerifiedException'])(
     '%s is permanent, with its name as the code',

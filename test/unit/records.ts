@@ -9,6 +9,9 @@ import { snsEnvelope } from '../../lib/local/records';
 
 export const SNS_MESSAGE_ID = '5f3c2b1a-0d9e-4c8b-a7f6-e5d4c3b2a190';
 
+/** The pipeline's own topic: the one the handler trusts. */
+export const TOPIC_ARN = 'arn:aws:sns:eu-west-1:123456789012:emails';
+
 /** A message that meets the contract; spread it and override one field. */
 export const validMessage = {
   to: ['ada@example.com'],
@@ -19,6 +22,8 @@ export const validMessage = {
 export interface EnvelopeOptions {
   /** Sets the SNS message attribute `idempotency-key` (a String). */
   readonly key?: string;
+  /** @default {@link TOPIC_ARN} */
+  readonly topicArn?: string;
   /** Replaces or removes (undefined) fields of the envelope itself. */
   readonly fields?: Readonly<Record<string, unknown>>;
 }
@@ -29,7 +34,7 @@ export function envelopeBody(message: unknown, options: EnvelopeOptions = {}): R
     // The envelope carries the message as a JSON string; a string passes through unchanged.
     ...snsEnvelope(message, {
       messageId: SNS_MESSAGE_ID,
-      topicArn: 'arn:aws:sns:eu-west-1:123456789012:emails',
+      topicArn: options.topicArn ?? TOPIC_ARN,
       ...(options.key !== undefined ? { key: options.key } : {}),
     }),
     SignatureVersion: '1',

@@ -5,6 +5,7 @@ import { handlerEnvironment } from '../../lib/handler-env';
 /** Every required variable, set; spread and override one at a time. */
 const env = {
   SENDER_ADDRESS: 'noreply@example.com',
+  TOPIC_ARN: 'arn:aws:sns:eu-west-1:123456789012:emails',
   IDEMPOTENCY_TABLE_NAME: 'email-idempotency',
   IDEMPOTENCY_KEY_PREFIX: 'email-pipeline',
   DEDUPE_WINDOW_SECONDS: '432000',
@@ -23,6 +24,7 @@ describe('readSettings', () => {
   test('reads every variable into typed settings, with the documented defaults', () => {
     expect(readSettings(env)).toStrictEqual({
       senderAddress: 'noreply@example.com',
+      topicArn: 'arn:aws:sns:eu-west-1:123456789012:emails',
       tableName: 'email-idempotency',
       keyPrefix: 'email-pipeline',
       dedupeWindowSeconds: 432000,
@@ -105,7 +107,12 @@ describe('readSettings', () => {
       configurationSetName: 'email-events',
       failOpen: true,
     });
-    const refs = { tableName: 'table', sourceQueueUrl: 'https://queue/src', deadLetterQueueUrl: 'https://queue/dlq' };
+    const refs = {
+      topicArn: 'arn:aws:sns:eu-west-1:123456789012:emails',
+      tableName: 'table',
+      sourceQueueUrl: 'https://queue/src',
+      deadLetterQueueUrl: 'https://queue/dlq',
+    };
 
     expect(readSettings(handlerEnvironment(resolved, refs))).toMatchObject({
       senderAddress: resolved.senderAddress,

@@ -1,0 +1,237 @@
+import * as iam from 'aws-cdk-lib/aws-iam';
+import { CfnResource, Stack } from 'aws-cdk-lib';
+import { principalsFromStrings, REDRIVE_PRINCIPAL_TAG } from '../../lib/email-pipeline';
+import { SettingsError } from '../../lib/config';
+import { resource, synthDefault, synthesize, Synthesized } from './helpers';
+
+type Statement = Record<string, any>;
+const arnOf = (logicalId: string) => ({ 'Fn::GetAtt': [logicalId, 'Arn'] });
+const same = (a: unknown, b: unknown) => JSON.stringify(a) === JSON.stringify(b);
+
+/** Statements of the queue policy of one queue. */
+function queuePolicy(s: Synthesized, logicalId: string): Statement[] {
+  const policies = Object.values(s.template.findResources('AWS::SQS::QueuePolicy')).filter((p) =>
+    (p.Properties.Queues as Array<{ Ref: string }>).some((r) => r.Ref === logicalId),
+  );
+  expect(policies).toHaveLength(1);
+  return policies[0].Properties.PolicyDocument.Statement;
+}
+
+/** What IAM knows of a request: condition keys and their values (CloudFormation values, compared as JSON). */
+type RequestContext = Readonly<Record<string, unknown>>;
+
+/**
+ * Whether one condition operator matches, as IAM evaluates it: the negated
+ * operators (ArnNotEquals, StringNotEquals) match when the key is absent.
+ */
+function operatorMatches(operator: string, conditions: Record<string, unknown>, request: RequestContext): boolean {
+  return Object.entries(conditions).every(([key, expected]) => {
+    const values = ([] as unknown[]).concat(expected);
+    const present = key in request;
+    const equal = present && values.some((v) => same(v, request[key]));
+    switch (operator) {
+      case 'ArnNotEquals':
+      case 'StringNotEquals':
+        return !equal;
+      case 'ArnEquals':
+      case 'StringEquals':
+        return equal;
+      default:
+        throw new Error(`operator ${operator} is not modelled by this test`);
+    }
+  });
+}
+
+/** True when a Deny statement of the policy applies to sqs:SendMessage with this request context. */
+function sendIsDenied(statements: Statement[], request: RequestContext): boolean {
+  return statements.some(
+    (s) =>
+      s.Effect === 'Deny' &&
+      ([] as string[]).concat(s.Action).includes('sqs:SendMessage') &&
+      s.Condition?.Bool === undefined &&
+      Object.entries(s.Condition ?? {}).every(([op, c]) => operatorMatches(op, c as Record<string, unknown>, request)),
+  );
+}
+
+/** The request SNS makes when the topic delivers. */
+const fromTopic = (s: Synthesized) => ({ 'aws:SourceArn': { Ref: s.ids.topic } });
+/** A principal of the account with sqs:SendMessage (PowerUser, a CI role), no tag. */
+const someRole = { 'aws:PrincipalArn': 'arn:aws:iam::123456789012:role/ci' };
+/** An operator whose role carries the redrive tag. */
+const taggedOperator = {
+  'aws:PrincipalArn': 'arn:aws:iam::123456789012:role/ops',
+  [`aws:PrincipalTag/${REDRIVE_PRINCIPAL_TAG}`]: 'true',
+};
+
+describe('work queue policy: only the topic sends', () => {
+  test('SNS delivering from the pipeline topic is not denied', () => {
+    const s = synthDefault();
+    expect(sendIsDenied(queuePolicy(s, s.ids.queue), fromTopic(s))).toBe(false);
+  });
+
+  test('SNS delivering from another topic is denied', () => {
+    const s = synthDefault();
+    const other = { 'aws:SourceArn': 'arn:aws:sns:eu-west-1:123456789012:other' };
+    expect(sendIsDenied(queuePolicy(s, s.ids.queue), other)).toBe(true);
+  });
+
+  test('a principal of the account sending straight to the queue is denied, whatever its IAM policies', () => {
+    const s = synthDefault();
+    expect(sendIsDenied(queuePolicy(s, s.ids.queue), someRole)).toBe(true);
+  });
+
+  test(`by default an operator tagged ${REDRIVE_PRINCIPAL_TAG}=true may redrive into it`, () => {
+    const s = synthDefault();
+    expect(sendIsDenied(queuePolicy(s, s.ids.queue), taggedOperator)).toBe(false);
+  });
+
+  test('with redrivePrincipals, only the named role may redrive; the tag no longer suffices', () => {
+    const s = synthesize({ redrivePrincipals: [new iam.ArnPrincipal('arn:aws:iam::123456789012:role/redrive')] });
+    const statements = queuePolicy(s, s.ids.queue);
+    expect(sendIsDenied(statements, { 'aws:PrincipalArn': 'arn:aws:iam::123456789012:role/redrive' })).toBe(false);
+    expect(sendIsDenied(statements, taggedOperator)).toBe(true);
+    expect(sendIsDenied(statements, fromTopic(s))).toBe(false);
+  });
+
+  test('a redrive principal that has no ARN is refused', () => {
+    expect(() => synthesize({ redrivePrincipals: [new iam.ServicePrincipal('sqs.amazonaws.com')] })).toThrow(
+      SettingsError,
+    );
+  });
+});
+
+describe('DLQ policy: only the function and the queue redrive send', () => {
+  test("the function's role may dead-letter", () => {
+    const s = synthDefault();
+    expect(sendIsDenied(queuePolicy(s, s.ids.deadLetterQueue), { 'aws:PrincipalArn': arnOf(s.ids.role) })).toBe(false);
+  });
+
+  test('anyone else of the account is denied, so nothing can be planted for a redrive to mail', () => {
+    const s = synthDefault();
+    expect(sendIsDenied(queuePolicy(s, s.ids.deadLetterQueue), someRole)).toBe(true);
+    expect(sendIsDenied(queuePolicy(s, s.ids.deadLetterQueue), fromTopic(s))).toBe(true);
+  });
+
+  test("the work queue's own redrive (source ARN of the queue) is not denied", () => {
+    const s = synthDefault();
+    expect(sendIsDenied(queuePolicy(s, s.ids.deadLetterQueue), { 'aws:SourceArn': arnOf(s.ids.queue) })).toBe(false);
+  });
+
+  test('RedriveAllowPolicy names the work queue, by the name the queue is given', () => {
+    const s = synthDefault();
+    const dlq = resource(s.template, s.ids.deadLetterQueue).Properties;
+    const queueName = resource(s.template, s.ids.queue).Properties.QueueName as string;
+    expect(dlq.RedriveAllowPolicy.redrivePermission).toBe('byQueue');
+    expect(Stack.of(s.stack).resolve(s.stack.pipeline.queue.queueArn)).toEqual(arnOf(s.ids.queue));
+    expect(dlq.RedriveAllowPolicy.sourceQueueArns).toEqual([
+      {
+        'Fn::Join': [
+          '',
+          [
+            'arn:',
+            { Ref: 'AWS::Partition' },
+            ':sqs:',
+            { Ref: 'AWS::Region' },
+            ':',
+            { Ref: 'AWS::AccountId' },
+            `:${queueName}`,
+          ],
+        ],
+      },
+    ]);
+    expect(queueName.length).toBeLessThanOrEqual(80);
+  });
+});
+
+describe('SNS subscription redrive policy', () => {
+  function subscriptionDlq(s: Synthesized): string {
+    return Stack.of(s.stack).getLogicalId(
+      s.stack.pipeline.subscriptionDeadLetterQueue.node.defaultChild as CfnResource,
+    );
+  }
+
+  test('the subscription has a redrive policy to its own DLQ', () => {
+    const s = synthDefault();
+    const [subscription] = Object.values(s.template.findResources('AWS::SNS::Subscription'));
+    expect(subscription?.Properties.RedrivePolicy).toEqual({ deadLetterTargetArn: arnOf(subscriptionDlq(s)) });
+  });
+
+  test('that DLQ is encrypted with the queue key (SNS may use it for this topic) and keeps 14 days', () => {
+    const s = synthDefault();
+    const props = resource(s.template, subscriptionDlq(s)).Properties;
+    expect(props.KmsMasterKeyId).toEqual(arnOf(s.ids.queueKey));
+    expect(props.MessageRetentionPeriod).toBe(14 * 86_400);
+  });
+
+  test('only the topic (and a tagged operator) may send to it', () => {
+    const s = synthDefault();
+    const statements = queuePolicy(s, subscriptionDlq(s));
+    expect(sendIsDenied(statements, fromTopic(s))).toBe(false);
+    expect(sendIsDenied(statements, someRole)).toBe(true);
+    expect(sendIsDenied(statements, taggedOperator)).toBe(false);
+  });
+});
+
+describe('function logs', () => {
+  test('are encrypted with a customer-managed key with rotation by default', () => {
+    const s = synthDefault();
+    const keyId = Stack.of(s.stack).getLogicalId(s.stack.pipeline.logsKey?.node.defaultChild as CfnResource);
+    expect(resource(s.template, s.ids.logGroup).Properties.KmsKeyId).toEqual(arnOf(keyId));
+    const key = resource(s.template, keyId).Properties;
+    expect(key.EnableKeyRotation).toBe(true);
+    const grant = (key.KeyPolicy.Statement as Statement[]).find((st) => st.Sid === 'CloudWatchLogsUseKey');
+    expect(grant?.Condition?.ArnLike?.['kms:EncryptionContext:aws:logs:arn']).toBeDefined();
+  });
+
+  test('encryptLogs=false leaves the default encryption and creates no key', () => {
+    const s = synthesize({ encryptLogs: false });
+    expect(resource(s.template, s.ids.logGroup).Properties.KmsKeyId).toBeUndefined();
+    expect(s.stack.pipeline.logsKey).toBeUndefined();
+  });
+});
+
+describe('alarm key', () => {
+  test("CloudWatch may use it only for this account's alarms", () => {
+    const s = synthDefault();
+    const keys = Object.values(s.template.findResources('AWS::KMS::Key'));
+    const grants = keys
+      .flatMap((k) => k.Properties.KeyPolicy.Statement as Statement[])
+      .filter((st) => st.Sid === 'CloudWatchAlarmsUseKey');
+    expect(grants).toHaveLength(1);
+    expect(grants[0]?.Condition).toEqual({
+      StringEquals: { 'aws:SourceAccount': { Ref: 'AWS::AccountId' } },
+      ArnLike: {
+        'aws:SourceArn': {
+          'Fn::Join': [
+            '',
+            [
+              'arn:',
+              { Ref: 'AWS::Partition' },
+              ':cloudwatch:',
+              { Ref: 'AWS::Region' },
+              ':',
+              { Ref: 'AWS::AccountId' },
+              ':alarm:*',
+            ],
+          ],
+        },
+      },
+    });
+  });
+});
+
+describe('publisherPrincipals from context strings', () => {
+  test('account ids and ARNs become the topic allow-list', () => {
+    const s = synthesize({
+      publisherPrincipals: principalsFromStrings(['210987654321', 'arn:aws:iam::123456789012:role/orders']),
+    });
+    const policy = Object.values(s.template.findResources('AWS::SNS::TopicPolicy'))[0];
+    const deny = (policy?.Properties.PolicyDocument.Statement as Statement[]).find(
+      (st) => st.Sid === 'OnlyConfiguredPublishers',
+    );
+    expect(deny?.Condition).toEqual({
+      StringNotEquals: { 'aws:PrincipalAccount': ['210987654321'] },
+      ArnNotEquals: { 'aws:PrincipalArn': ['arn:aws:iam::123456789012:role/orders'] },
+    });
+  });
+});
