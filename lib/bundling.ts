@@ -6,6 +6,8 @@ import * as path from 'node:path';
  * developer runs locally is built the way `cdk deploy` builds it.
  */
 export const HANDLER_ENTRY = path.join(__dirname, '..', 'lambdas', 'send-email', 'handler.ts');
+export const LEDGER_ENTRY = path.join(__dirname, '..', 'lambdas', 'ledger', 'handler.ts');
+export const STATUS_ENTRY = path.join(__dirname, '..', 'lambdas', 'status', 'handler.ts');
 
 export const BUNDLING = {
   /** esbuild target; matches the Lambda runtime (nodejs24.x, RUNTIME in email-pipeline.ts). */

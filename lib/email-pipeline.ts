@@ -14,6 +14,7 @@ import { ENV, HANDLER_DEFAULTS } from '../lambdas/send-email/settings';
 import { BUNDLING, HANDLER_ENTRY } from './bundling';
 import { DLQ_RETENTION_SECONDS, PipelineSettings, ResolvedSettings, SettingsError, resolveSettings } from './config';
 import { IDEMPOTENCY_TABLE, SERVICE_NAME, handlerEnvironment } from './handler-env';
+import { SendLedger } from './ledger';
 
 /** How long the dead-letter queue keeps a message: the SQS maximum, so operators have time to look. */
 export const DLQ_RETENTION = Duration.seconds(DLQ_RETENTION_SECONDS);
@@ -124,6 +125,8 @@ export class EmailPipeline extends Construct {
    * each other.
    */
   public readonly queueKey: kms.Key;
+  /** The send ledger: configuration set, SES events, ledger table, status topic and status URL. */
+  public readonly ledger: SendLedger;
   /** The settings with every default applied. */
   public readonly settings: ResolvedSettings;
   /** The Powertools service name (`service` dimension of the custom metrics). */
@@ -176,7 +179,8 @@ export class EmailPipeline extends Construct {
     // The handler reads the SNS MessageId from the envelope: raw delivery stays off.
     // The subscription also gives SNS (this topic only) use of the key to write to the queue.
     this.topic.addSubscription(new SqsSubscription(this.queue, { rawMessageDelivery: false }));
-    this.restrictPublishers(props.publisherPrincipals ?? [new iam.AccountRootPrincipal()]);
+    const publishers = props.publisherPrincipals ?? [new iam.AccountRootPrincipal()];
+    this.restrictPublishers(publishers);
 
     // --- idempotency store ------------------------------------------------
     this.table = new dynamodb.Table(this, 'IdempotencyTable', {
@@ -249,6 +253,17 @@ export class EmailPipeline extends Construct {
       }),
     );
 
+    // --- send ledger (SES events, delivery status) ---------------------------
+    this.ledger = new SendLedger(this, 'Ledger', {
+      settings,
+      removalPolicy,
+      runtime: RUNTIME,
+      idempotencyTable: this.table,
+      serviceName: this.serviceName,
+      subscriberPrincipals: publishers,
+    });
+    this.ledger.grantSender(this.sendFunction);
+
     this.grantLeastPrivilege(props);
 
     this.node.addValidation(new DeliveryContractValidation(this));
@@ -271,10 +286,10 @@ export class EmailPipeline extends Construct {
     // template are checked too when the request uses them.
     const sesArn = (resource: string, name: string) =>
       stack.formatArn({ service: 'ses', resource, resourceName: name, arnFormat: ArnFormat.SLASH_RESOURCE_NAME });
-    const sesResources = [sesArn('identity', this.settings.sesIdentity)];
-    if (this.settings.configurationSetName !== undefined) {
-      sesResources.push(sesArn('configuration-set', this.settings.configurationSetName));
-    }
+    const sesResources = [
+      sesArn('identity', this.settings.sesIdentity),
+      sesArn('configuration-set', this.ledger.configurationSetName),
+    ];
     for (const template of props.sesTemplateNames ?? ['*']) {
       sesResources.push(sesArn('template', template));
     }

@@ -37,7 +37,7 @@ describe('synth-time invariants', () => {
 
   test('raw message delivery turned on through an escape hatch fails the synth', () => {
     const error = synthError({}, (stack) => {
-      findCfn(stack.pipeline, 'AWS::SNS::Subscription').addPropertyOverride('RawMessageDelivery', true);
+      findCfn(stack.pipeline.queue, 'AWS::SNS::Subscription').addPropertyOverride('RawMessageDelivery', true);
     });
     expect(error.message).toContain('rawMessageDelivery=true');
     expect(error.message).toContain('raw message delivery must stay off');
@@ -45,14 +45,17 @@ describe('synth-time invariants', () => {
 
   test('raw message delivery set on the L1 property fails the synth', () => {
     const error = synthError({}, (stack) => {
-      (findCfn(stack.pipeline, 'AWS::SNS::Subscription') as sns.CfnSubscription).rawMessageDelivery = true;
+      (findCfn(stack.pipeline.queue, 'AWS::SNS::Subscription') as sns.CfnSubscription).rawMessageDelivery = true;
     });
     expect(error.message).toContain('rawMessageDelivery=true');
   });
 
   test('batch item failure reporting turned off through an escape hatch fails the synth', () => {
     const error = synthError({}, (stack) => {
-      findCfn(stack.pipeline, 'AWS::Lambda::EventSourceMapping').addPropertyOverride('FunctionResponseTypes', []);
+      findCfn(stack.pipeline.sendFunction, 'AWS::Lambda::EventSourceMapping').addPropertyOverride(
+        'FunctionResponseTypes',
+        [],
+      );
     });
     expect(error.message).toContain('reportBatchItemFailures is off (FunctionResponseTypes=[])');
     expect(error.message).toContain('batch item failure reporting must be on');
@@ -61,7 +64,7 @@ describe('synth-time invariants', () => {
   test('batch item failure reporting removed from the L1 property fails the synth', () => {
     const error = synthError({}, (stack) => {
       (
-        findCfn(stack.pipeline, 'AWS::Lambda::EventSourceMapping') as lambda.CfnEventSourceMapping
+        findCfn(stack.pipeline.sendFunction, 'AWS::Lambda::EventSourceMapping') as lambda.CfnEventSourceMapping
       ).functionResponseTypes = undefined;
     });
     expect(error.message).toContain('reportBatchItemFailures is off (FunctionResponseTypes=null)');
