@@ -23,6 +23,10 @@ export interface LocalOutputs {
   readonly DynamoDbEndpoint: string;
   readonly SesEndpoint: string;
   readonly MailboxUrl: string;
+  // The send ledger and the status lookup (npm run status, GET /deliveries/{key}).
+  readonly LedgerTableName: string;
+  readonly IdempotencyKeyPrefix: string;
+  readonly StatusUrl: string;
 }
 
 /** The running local pipeline's outputs, or undefined when none runs (no outputs.json). */
