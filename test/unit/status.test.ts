@@ -34,6 +34,24 @@ describe('keyProblem', () => {
   });
 });
 
+describe('lookupDelivery request shapes', () => {
+  /** Records each command's input; answers with no item (the shapes are what is checked). */
+  function recordingDb() {
+    const inputs: unknown[] = [];
+    return { inputs, db: { send: async (command: { input: unknown }) => (inputs.push(command.input), {}) } };
+  }
+  const target = { ledgerTableName: 'Ledger', idempotencyTableName: 'Idem', keyPrefix: 'email-pipeline' };
+
+  test('reads the ledger item by key, then the idempotency record by its Powertools id: two GetItem, nothing else', async () => {
+    const { inputs, db } = recordingDb();
+    await lookupDelivery({ ...target, db: db as never }, 'order-42');
+    expect(inputs).toEqual([
+      { TableName: 'Ledger', Key: { key: 'order-42' } },
+      { TableName: 'Idem', Key: { id: idempotencyRecordId('email-pipeline', 'order-42') } },
+    ]);
+  });
+});
+
 describe('idempotencyRecordId', () => {
   test.each(['order-42', 'order/42', 'Grüße 👋', '"quoted"'])(
     "is the id Powertools gives the send function's record of %j",
