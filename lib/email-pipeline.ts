@@ -267,6 +267,8 @@ export class EmailPipeline extends Construct {
     this.grantLeastPrivilege(props);
 
     this.node.addValidation(new DeliveryContractValidation(this));
+    // The ledger's buffer has the same contract: SNS envelope in, partial batch responses out.
+    this.node.addValidation(new DeliveryContractValidation(this, this.ledger.bufferQueue));
   }
 
   /** The function's own permissions; the event source adds receive/delete on the queue. */
@@ -436,11 +438,14 @@ interface SynthesizedResource {
  * delivery on or batch item failure reporting off after the L2 set them.
  */
 class DeliveryContractValidation implements IValidation {
-  constructor(private readonly pipeline: EmailPipeline) {}
+  constructor(
+    private readonly pipeline: EmailPipeline,
+    private readonly queue: sqs.IQueue = pipeline.queue,
+  ) {}
 
   public validate(): string[] {
     const stack = Stack.of(this.pipeline);
-    const queueArn = JSON.stringify(stack.resolve(this.pipeline.queue.queueArn));
+    const queueArn = JSON.stringify(stack.resolve(this.queue.queueArn));
     const errors: string[] = [];
     let subscriptions = 0;
     let mappings = 0;

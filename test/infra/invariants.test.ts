@@ -70,6 +70,28 @@ describe('synth-time invariants', () => {
     expect(error.message).toContain('reportBatchItemFailures is off (FunctionResponseTypes=null)');
   });
 
+  test('raw message delivery on the send ledger buffer fails the synth too', () => {
+    const error = synthError({}, (stack) => {
+      findCfn(stack.pipeline.ledger.bufferQueue, 'AWS::SNS::Subscription').addPropertyOverride(
+        'RawMessageDelivery',
+        true,
+      );
+    });
+    expect(error.message).toContain('rawMessageDelivery=true on the subscription EmailPipeline/Pipeline/Ledger/');
+  });
+
+  test('batch item failure reporting turned off on the ledger function fails the synth too', () => {
+    const error = synthError({}, (stack) => {
+      findCfn(stack.pipeline.ledger.ledgerFunction, 'AWS::Lambda::EventSourceMapping').addPropertyOverride(
+        'FunctionResponseTypes',
+        [],
+      );
+    });
+    expect(error.message).toMatch(
+      /reportBatchItemFailures is off \(FunctionResponseTypes=\[\]\) on EmailPipeline\/Pipeline\/Ledger\//,
+    );
+  });
+
   test('a log retention CloudWatch Logs does not accept fails the synth', () => {
     const error = synthError({ logRetentionDays: 2 });
     expect(error).toBeInstanceOf(SettingsError);
