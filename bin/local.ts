@@ -17,7 +17,7 @@ import { startStatusServer, statusPort, type StatusServer } from '../lib/local/s
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { lookupDelivery } from '../lambdas/status/lookup';
 import { loadLocalSettings } from '../lib/local/settings';
-import { OUTPUTS_FILE, PID_FILE, STATE_DIR, type LocalOutputs } from '../lib/local/state';
+import { OUTPUTS_FILE, PID_FILE, STATE_DIR, localOutputs } from '../lib/local/state';
 
 export const LOCAL_NAME = 'email-pipeline';
 
@@ -117,20 +117,7 @@ async function main(): Promise<void> {
 
   const { endpoints } = emulators;
   const { resources } = pipeline;
-  const outputs: LocalOutputs = {
-    TopicArn: resources.topicArn,
-    QueueUrl: resources.queueUrl,
-    DeadLetterQueueUrl: resources.deadLetterQueueUrl,
-    TableName: resources.tableName,
-    SnsEndpoint: endpoints.sns,
-    SqsEndpoint: endpoints.sqs,
-    DynamoDbEndpoint: endpoints.dynamodb,
-    SesEndpoint: endpoints.ses,
-    MailboxUrl: endpoints.mailboxUrl,
-    LedgerTableName: resources.ledgerTableName,
-    IdempotencyKeyPrefix: settings.idempotencyKeyPrefix,
-    StatusUrl: `${status.url}/deliveries/`,
-  };
+  const outputs = localOutputs(resources, endpoints, settings.idempotencyKeyPrefix, `${status.url}/deliveries/`);
   writeFileSync(OUTPUTS_FILE, `${JSON.stringify(outputs, null, 2)}\n`);
   const seconds = ((Date.now() - started) / 1000).toFixed(1);
   console.log(

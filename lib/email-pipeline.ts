@@ -12,6 +12,7 @@ import * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct, IConstruct, IValidation } from 'constructs';
 import { ENV, HANDLER_DEFAULTS } from '../lambdas/send-email/settings';
 import { BUNDLING, HANDLER_ENTRY } from './bundling';
+import { functionBundling, protectedTableProps } from './construct-defaults';
 import { DLQ_RETENTION_SECONDS, PipelineSettings, ResolvedSettings, SettingsError, resolveSettings } from './config';
 import { IDEMPOTENCY_TABLE, SERVICE_NAME, handlerEnvironment } from './handler-env';
 import { SendLedger } from './ledger';
@@ -183,15 +184,7 @@ export class EmailPipeline extends Construct {
     this.restrictPublishers(publishers);
 
     // --- idempotency store ------------------------------------------------
-    this.table = new dynamodb.Table(this, 'IdempotencyTable', {
-      partitionKey: { name: IDEMPOTENCY_TABLE.partitionKey, type: dynamodb.AttributeType.STRING },
-      timeToLiveAttribute: IDEMPOTENCY_TABLE.ttlAttribute,
-      billingMode: dynamodb.BillingMode.PAY_PER_REQUEST,
-      pointInTimeRecoverySpecification: { pointInTimeRecoveryEnabled: true },
-      encryption: dynamodb.TableEncryption.AWS_MANAGED,
-      deletionProtection: removalPolicy === RemovalPolicy.RETAIN,
-      removalPolicy,
-    });
+    this.table = new dynamodb.Table(this, 'IdempotencyTable', protectedTableProps(IDEMPOTENCY_TABLE, removalPolicy));
 
     // --- function ----------------------------------------------------------
     this.logGroup = new logs.LogGroup(this, 'FunctionLogs', {
@@ -233,15 +226,7 @@ export class EmailPipeline extends Construct {
       logGroup: this.logGroup,
       environment,
       description: 'Sends each queued email once: idempotency record in DynamoDB, then SES v2 SendEmail',
-      bundling: {
-        target: BUNDLING.target,
-        minify: BUNDLING.minify,
-        sourceMap: BUNDLING.sourceMap,
-        externalModules: [...BUNDLING.externalModules],
-        mainFields: [...BUNDLING.mainFields],
-        // Warnings and errors only: keeps `cdk synth --quiet` quiet.
-        logLevel: nodejs.LogLevel.WARNING,
-      },
+      bundling: functionBundling(),
     });
 
     this.sendFunction.addEventSource(

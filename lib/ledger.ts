@@ -22,7 +22,8 @@ import * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
 import { LEDGER_ENV, LEDGER_TABLE } from '../lambdas/ledger/schema';
 import { ENV } from '../lambdas/send-email/settings';
-import { BUNDLING, LEDGER_ENTRY, STATUS_ENTRY } from './bundling';
+import { LEDGER_ENTRY, STATUS_ENTRY } from './bundling';
+import { functionBundling, protectedTableProps } from './construct-defaults';
 import { DLQ_RETENTION_SECONDS, type ResolvedSettings } from './config';
 
 /** The SES events the ledger records (all but opens, clicks and subscriptions, which say nothing about delivery). */
@@ -186,15 +187,7 @@ export class SendLedger extends Construct {
     for (const principal of props.subscriberPrincipals) this.deliveryStatusTopic.grantSubscribe(principal);
 
     // --- ledger table -------------------------------------------------------
-    this.table = new dynamodb.Table(this, 'Table', {
-      partitionKey: { name: LEDGER_TABLE.partitionKey, type: dynamodb.AttributeType.STRING },
-      timeToLiveAttribute: LEDGER_TABLE.ttlAttribute,
-      billingMode: dynamodb.BillingMode.PAY_PER_REQUEST,
-      pointInTimeRecoverySpecification: { pointInTimeRecoveryEnabled: true },
-      encryption: dynamodb.TableEncryption.AWS_MANAGED,
-      deletionProtection: removalPolicy === RemovalPolicy.RETAIN,
-      removalPolicy,
-    });
+    this.table = new dynamodb.Table(this, 'Table', protectedTableProps(LEDGER_TABLE, removalPolicy));
 
     // --- functions ----------------------------------------------------------
     const common = {
@@ -329,14 +322,7 @@ export class SendLedger extends Construct {
       logGroup,
       environment: spec.environment,
       description: spec.description,
-      bundling: {
-        target: BUNDLING.target,
-        minify: BUNDLING.minify,
-        sourceMap: BUNDLING.sourceMap,
-        externalModules: [...BUNDLING.externalModules],
-        mainFields: [...BUNDLING.mainFields],
-        logLevel: nodejs.LogLevel.WARNING,
-      },
+      bundling: functionBundling(),
     });
   }
 }

@@ -2,7 +2,8 @@ import { CfnResource } from 'aws-cdk-lib';
 import { functionPolicyStatements, statementsFor, synthDefault, synthesize } from './helpers';
 
 const arnOf = (logicalId: string) => ({ 'Fn::GetAtt': [logicalId, 'Arn'] });
-const sesArn = (resource: string) => ({
+/** An SES ARN of this stack; `ref`, when given, is the logical id whose Ref ends it (the owned configuration set). */
+const sesArn = (resource: string, ref?: string) => ({
   'Fn::Join': [
     '',
     [
@@ -13,22 +14,7 @@ const sesArn = (resource: string) => ({
       ':',
       { Ref: 'AWS::AccountId' },
       `:${resource}`,
-    ],
-  ],
-});
-/** An SES ARN of this stack whose name is a reference (the owned configuration set). */
-const sesArnOf = (prefix: string, logicalId: string) => ({
-  'Fn::Join': [
-    '',
-    [
-      'arn:',
-      { Ref: 'AWS::Partition' },
-      ':ses:',
-      { Ref: 'AWS::Region' },
-      ':',
-      { Ref: 'AWS::AccountId' },
-      `:${prefix}`,
-      { Ref: logicalId },
+      ...(ref !== undefined ? [{ Ref: ref }] : []),
     ],
   ],
 });
@@ -66,7 +52,7 @@ describe('function permissions', () => {
     expect(asList(s.Action)).toEqual(['ses:SendEmail']);
     const ownedSet = stack.getLogicalId(stack.pipeline.ledger.configurationSet?.node.defaultChild as CfnResource);
     expect(asSet(s.Resource)).toEqual(
-      asSet([sesArn('identity/example.com'), sesArn('template/*'), sesArnOf('configuration-set/', ownedSet)]),
+      asSet([sesArn('identity/example.com'), sesArn('template/*'), sesArn('configuration-set/', ownedSet)]),
     );
     expect(s.Condition).toEqual({ StringEquals: { 'ses:FromAddress': 'noreply@example.com' } });
   });

@@ -17,7 +17,7 @@ import { emulatorClients } from '../../lib/local/emulators';
 import { REPO_ROOT } from '../../lib/local/paths';
 import { createResources } from '../../lib/local/resources';
 import { loadLocalSettings } from '../../lib/local/settings';
-import type { LocalOutputs } from '../../lib/local/state';
+import { localOutputs, type LocalOutputs } from '../../lib/local/state';
 import { startStatusServer, type StatusServer } from '../../lib/local/status-server';
 import { endpointsFromEnv, uniqueName } from './support';
 
@@ -38,20 +38,7 @@ beforeAll(async () => {
     idempotencyTableName: resources.tableName,
     keyPrefix: settings.idempotencyKeyPrefix,
   };
-  outputs = {
-    TopicArn: resources.topicArn,
-    QueueUrl: resources.queueUrl,
-    DeadLetterQueueUrl: resources.deadLetterQueueUrl,
-    TableName: resources.tableName,
-    SnsEndpoint: endpoints.sns,
-    SqsEndpoint: endpoints.sqs,
-    DynamoDbEndpoint: endpoints.dynamodb,
-    SesEndpoint: endpoints.ses,
-    MailboxUrl: endpoints.mailboxUrl,
-    LedgerTableName: resources.ledgerTableName,
-    IdempotencyKeyPrefix: settings.idempotencyKeyPrefix,
-    StatusUrl: 'unused',
-  };
+  outputs = localOutputs(resources, endpoints, settings.idempotencyKeyPrefix, 'unused');
   // The send function's persistence settings (lambdas/send-email/pipeline.ts).
   persistence = new DynamoDBPersistenceLayer({ tableName: resources.tableName, awsSdkV3Client: clients.dynamodb });
   persistence.configure({
