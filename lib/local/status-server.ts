@@ -41,7 +41,15 @@ export function startStatusServer(options: StatusServerOptions): Promise<StatusS
     });
   });
   return new Promise((resolve, reject) => {
-    server.once('error', reject);
+    server.once('error', (error: NodeJS.ErrnoException) =>
+      reject(
+        error.code === 'EADDRINUSE'
+          ? new Error(
+              `The status port ${options.port} is in use: stop what holds it, or set STATUS_PORT to another port`,
+            )
+          : error,
+      ),
+    );
     server.listen(options.port, '127.0.0.1', () => {
       const { port } = server.address() as AddressInfo;
       resolve({
