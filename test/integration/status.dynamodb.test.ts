@@ -11,7 +11,9 @@ import * as path from 'node:path';
 import { IdempotencyConfig } from '@aws-lambda-powertools/idempotency';
 import { DynamoDBPersistenceLayer } from '@aws-lambda-powertools/idempotency/dynamodb';
 import { DynamoDBDocumentClient, PutCommand } from '@aws-sdk/lib-dynamodb';
-import type { DeliveryReport, LedgerItem } from '../../lambdas/ledger/schema';
+import type { LambdaFunctionURLEvent, LambdaFunctionURLResult } from 'aws-lambda';
+import { LEDGER_ENV, type DeliveryReport, type LedgerItem } from '../../lambdas/ledger/schema';
+import { ENV } from '../../lambdas/send-email/settings';
 import { lookupDelivery, type LookupTarget } from '../../lambdas/status/lookup';
 import { emulatorClients } from '../../lib/local/emulators';
 import { REPO_ROOT } from '../../lib/local/paths';
@@ -146,6 +148,45 @@ describe('lookupDelivery', () => {
 
   test('a key nobody sent is unknown', async () => {
     expect(await lookup(uniqueName('never'))).toEqual({ key: expect.any(String), status: 'unknown', events: [] });
+  });
+});
+
+describe('the status function (its handler, as the function URL calls it)', () => {
+  /** The parts of a function URL event the handler reads. */
+  const urlEvent = (method: string, rawPath: string) =>
+    ({ rawPath, requestContext: { http: { method } } }) as unknown as LambdaFunctionURLEvent;
+
+  let handler: (event: LambdaFunctionURLEvent) => Promise<LambdaFunctionURLResult>;
+  const saved = { ...process.env };
+  beforeAll(async () => {
+    // The environment the construct gives the status function, pointed at DynamoDB Local.
+    Object.assign(process.env, {
+      [LEDGER_ENV.tableName]: target.ledgerTableName,
+      [ENV.tableName]: target.idempotencyTableName,
+      [ENV.keyPrefix]: target.keyPrefix,
+      AWS_ENDPOINT_URL_DYNAMODB: endpoints.dynamodb,
+      POWERTOOLS_LOG_LEVEL: 'SILENT',
+    });
+    ({ handler } = await import('../../lambdas/status/handler'));
+  });
+  afterAll(() => {
+    process.env = saved;
+  });
+
+  test('answers GET /deliveries/{key} with the report', async () => {
+    const key = uniqueName('fn');
+    await ledgerItem(key, { status: 'rejected', sesMessageId: 'ses-8', events: [{ type: 'Reject', at: 'x' }] });
+    const result = (await handler(urlEvent('GET', `/deliveries/${encodeURIComponent(key)}`))) as {
+      statusCode: number;
+      body: string;
+    };
+    expect(result.statusCode).toBe(200);
+    expect(JSON.parse(result.body)).toEqual(await lookup(key));
+  });
+
+  test('answers 400 for a bad key and 405 for another method', async () => {
+    expect(await handler(urlEvent('GET', '/deliveries/%20x'))).toMatchObject({ statusCode: 400 });
+    expect(await handler(urlEvent('DELETE', '/deliveries/x'))).toMatchObject({ statusCode: 405 });
   });
 });
 
