@@ -157,20 +157,22 @@ describe('the status function (its handler, as the function URL calls it)', () =
     ({ rawPath, requestContext: { http: { method } } }) as unknown as LambdaFunctionURLEvent;
 
   let handler: (event: LambdaFunctionURLEvent) => Promise<LambdaFunctionURLResult>;
-  const saved = { ...process.env };
+  let added: string[] = [];
   beforeAll(async () => {
     // The environment the construct gives the status function, pointed at DynamoDB Local.
-    Object.assign(process.env, {
+    const env = {
       [LEDGER_ENV.tableName]: target.ledgerTableName,
       [ENV.tableName]: target.idempotencyTableName,
       [ENV.keyPrefix]: target.keyPrefix,
       AWS_ENDPOINT_URL_DYNAMODB: endpoints.dynamodb,
       POWERTOOLS_LOG_LEVEL: 'SILENT',
-    });
+    };
+    added = Object.keys(env).filter((name) => process.env[name] === undefined);
+    Object.assign(process.env, env);
     ({ handler } = await import('../../lambdas/status/handler'));
   });
   afterAll(() => {
-    process.env = saved;
+    for (const name of added) delete process.env[name];
   });
 
   test('answers GET /deliveries/{key} with the report', async () => {
