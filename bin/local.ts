@@ -4,7 +4,8 @@
  * cdk.json's settings, and consumer processes running the handler bundle.
  *
  * Environment: DYNAMODB_PORT (8000), SQS_PORT (4566, SNS and SQS), SES_PORT (8005),
- * LOCAL_CONSUMERS (2), LOCAL_STATE_DIR (.local: the PID file and outputs.json).
+ * LOCAL_CONSUMERS (2), LOCAL_STATE_DIR (.local: the PID file and outputs.json),
+ * STATUS_PORT (8010: GET /deliveries/{key}).
  */
 import '../lib/local/quiet';
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -12,8 +13,11 @@ import * as path from 'node:path';
 import { checkJava, ensureDynamoDbLocal, startEmulators, type Emulators } from '../lib/local/emulators';
 import { formatDecision } from '../lib/local/format';
 import { LocalPipeline } from '../lib/local/pipeline';
+import { startStatusServer, statusPort, type StatusServer } from '../lib/local/status-server';
+import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { lookupDelivery } from '../lambdas/status/lookup';
 import { loadLocalSettings } from '../lib/local/settings';
-import { OUTPUTS_FILE, PID_FILE, STATE_DIR, type LocalOutputs } from '../lib/local/state';
+import { OUTPUTS_FILE, PID_FILE, STATE_DIR, localOutputs } from '../lib/local/state';
 
 export const LOCAL_NAME = 'email-pipeline';
 
@@ -57,12 +61,14 @@ async function main(): Promise<void> {
   const consumers = consumersWanted();
   let emulators: Emulators | undefined;
   let pipeline: LocalPipeline | undefined;
+  let status: StatusServer | undefined;
   let stopping = false;
 
   const shutdown = async (signal: string) => {
     if (stopping) return;
     stopping = true;
     console.log(`\n${signal}: stopping consumers and emulators...`);
+    await status?.close().catch(() => undefined);
     await pipeline?.stop().catch(() => undefined);
     await emulators?.stop().catch(() => undefined);
     rmSync(PID_FILE, { force: true });
@@ -90,6 +96,19 @@ async function main(): Promise<void> {
       },
     });
     for (let i = 0; i < consumers; i += 1) await pipeline.startConsumer();
+    // GET /deliveries/{key}: the deployed status function's code over the local tables.
+    const target = {
+      db: DynamoDBDocumentClient.from(pipeline.dynamodb),
+      ledgerTableName: pipeline.resources.ledgerTableName,
+      idempotencyTableName: pipeline.resources.tableName,
+      keyPrefix: settings.idempotencyKeyPrefix,
+    };
+    status = await startStatusServer({
+      port: statusPort(),
+      lookup: (key) => lookupDelivery(target, key),
+      onError: (error) =>
+        console.error(`status lookup failed: ${error instanceof Error ? error.message : String(error)}`),
+    });
   } catch (error) {
     console.error(error instanceof Error ? error.message : error);
     await shutdown('startup failed');
@@ -98,17 +117,7 @@ async function main(): Promise<void> {
 
   const { endpoints } = emulators;
   const { resources } = pipeline;
-  const outputs: LocalOutputs = {
-    TopicArn: resources.topicArn,
-    QueueUrl: resources.queueUrl,
-    DeadLetterQueueUrl: resources.deadLetterQueueUrl,
-    TableName: resources.tableName,
-    SnsEndpoint: endpoints.sns,
-    SqsEndpoint: endpoints.sqs,
-    DynamoDbEndpoint: endpoints.dynamodb,
-    SesEndpoint: endpoints.ses,
-    MailboxUrl: endpoints.mailboxUrl,
-  };
+  const outputs = localOutputs(resources, endpoints, settings.idempotencyKeyPrefix, `${status.url}/deliveries/`);
   writeFileSync(OUTPUTS_FILE, `${JSON.stringify(outputs, null, 2)}\n`);
   const seconds = ((Date.now() - started) / 1000).toFixed(1);
   console.log(
@@ -121,6 +130,7 @@ async function main(): Promise<void> {
       `  SES v2        ${endpoints.ses}   sent mail: ${endpoints.ses}/store`,
       `  Mailbox page  ${endpoints.mailboxUrl}`,
       `  Topic         ${resources.topicArn}`,
+      `  Status        ${status.url}/deliveries/{key}   or: npm run status -- <key>`,
       `  Outputs       ${path.relative(process.cwd(), OUTPUTS_FILE)}`,
       '',
       'Publish an email (AWS CLI; any credentials work locally):',

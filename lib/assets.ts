@@ -7,11 +7,13 @@
 import { existsSync } from 'node:fs';
 import * as path from 'node:path';
 import * as lambda from 'aws-cdk-lib/aws-lambda';
-import { HANDLER_ENTRY } from './bundling';
+import { HANDLER_ENTRY, LEDGER_ENTRY, STATUS_ENTRY } from './bundling';
 
 /** Every Lambda entry point, by the name of its asset folder. */
 export const LAMBDA_ENTRIES = {
   'send-email': HANDLER_ENTRY,
+  ledger: LEDGER_ENTRY,
+  status: STATUS_ENTRY,
 } as const;
 
 export type LambdaName = keyof typeof LAMBDA_ENTRIES;

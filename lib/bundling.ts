@@ -1,11 +1,14 @@
 import * as path from 'node:path';
 
 /**
- * How the send-email handler is bundled. The CDK construct (NodejsFunction)
- * and the local pipeline (esbuild API) both read these values, so the code a
- * developer runs locally is built the way `cdk deploy` builds it.
+ * How the Lambda handlers are bundled. `npm run build` (the pre-built assets the
+ * construct ships, tools/build.ts) and the local pipeline (lib/local/build.ts)
+ * both read these values, so the code a developer runs locally is the code
+ * `cdk deploy` uploads.
  */
 export const HANDLER_ENTRY = path.join(__dirname, '..', 'lambdas', 'send-email', 'handler.ts');
+export const LEDGER_ENTRY = path.join(__dirname, '..', 'lambdas', 'ledger', 'handler.ts');
+export const STATUS_ENTRY = path.join(__dirname, '..', 'lambdas', 'status', 'handler.ts');
 
 export const BUNDLING = {
   /** esbuild target; matches the Lambda runtime (nodejs24.x, RUNTIME in email-pipeline.ts). */

@@ -91,6 +91,14 @@ export interface PipelineSettings {
   readonly metricsNamespace?: string;
   /** How long the function's logs are kept, in days. @default 30 */
   readonly logRetentionDays?: number;
+  /**
+   * How long a send whose outcome is unknown (ambiguous SES answer, or a claim
+   * that died with its invocation) waits for its SES `Send` event before it is
+   * sent again. SES usually publishes within seconds; must be shorter than the
+   * retention period.
+   * @default 300
+   */
+  readonly sendConfirmationGraceSeconds?: number;
 }
 
 /** {@link PipelineSettings} with every default applied. */
@@ -113,6 +121,7 @@ export const DEFAULTS = {
   logLevel: 'INFO' as LogLevel,
   metricsNamespace: 'EmailPipeline',
   logRetentionDays: 30,
+  sendConfirmationGraceSeconds: 300,
 } as const;
 
 /** The DLQ keeps messages for the SQS maximum, so operators have time to look. */
@@ -320,6 +329,16 @@ export function resolveSettings(input: PipelineSettings): ResolvedSettings {
   const logRetentionDays = input.logRetentionDays ?? DEFAULTS.logRetentionDays;
   checkInt('logRetentionDays', logRetentionDays, 1, 3653, ' days');
 
+  const sendConfirmationGraceSeconds = input.sendConfirmationGraceSeconds ?? DEFAULTS.sendConfirmationGraceSeconds;
+  checkInt('sendConfirmationGraceSeconds', sendConfirmationGraceSeconds, 1, 12 * 60 * 60, ' seconds');
+  if (sendConfirmationGraceSeconds >= retentionPeriodSeconds) {
+    throw new SettingsError(
+      'sendConfirmationGraceSeconds',
+      sendConfirmationGraceSeconds,
+      `must be shorter than the queue retention period (retentionPeriodSeconds=${retentionPeriodSeconds}), or a message waiting for its SES event expires from the queue`,
+    );
+  }
+
   return {
     senderAddress,
     ...(senderName !== undefined ? { senderName } : {}),
@@ -340,6 +359,7 @@ export function resolveSettings(input: PipelineSettings): ResolvedSettings {
     logLevel,
     metricsNamespace,
     logRetentionDays,
+    sendConfirmationGraceSeconds,
   };
 }
 
@@ -393,6 +413,7 @@ export const CONTEXT_KEYS: Readonly<Record<keyof ContextSettings, Kind>> = {
   publisherPrincipals: 'list',
   sesTemplateNames: 'list',
   alarmEmail: 'string',
+  sendConfirmationGraceSeconds: 'integer',
 };
 
 /** Context values are namespaced so they cannot clash with CDK feature flags. */

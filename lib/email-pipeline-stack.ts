@@ -52,6 +52,24 @@ export class EmailPipelineStack extends Stack {
       value: this.pipeline.sendFunction.functionName,
       description: 'The send-email function',
     });
+    // --- send ledger: what publishers and `npm run status -- --stack` read ----
+    const { ledger } = this.pipeline;
+    new CfnOutput(this, 'StatusUrl', {
+      value: `${ledger.statusUrl.url}deliveries/`,
+      description: 'GET <StatusUrl><key> (SigV4, lambda:InvokeFunctionUrl): the delivery status of a dedupe key',
+    });
+    new CfnOutput(this, 'DeliveryStatusTopicArn', {
+      value: ledger.deliveryStatusTopic.topicArn,
+      description: 'Every status change of a key; filter on the status and idempotency-key attributes',
+    });
+    new CfnOutput(this, 'LedgerTableName', {
+      value: ledger.table.tableName,
+      description: 'Send ledger: SES MessageId, status and events per dedupe key',
+    });
+    new CfnOutput(this, 'IdempotencyKeyPrefix', {
+      value: this.pipeline.settings.idempotencyKeyPrefix,
+      description: 'Prefix of the idempotency records (the status lookup reads them)',
+    });
     if (this.monitoring !== undefined) {
       new CfnOutput(this, 'AlarmTopicArn', {
         value: this.monitoring.alarmTopic.topicArn,

@@ -12,8 +12,10 @@ import { Construct, IConstruct, IValidation } from 'constructs';
 import { ENV, HANDLER_DEFAULTS } from '../lambdas/send-email/settings';
 import { handlerCode } from './assets';
 import { BUNDLING } from './bundling';
+import { acknowledgeServerlessRules, protectedTableProps } from './construct-defaults';
 import { DLQ_RETENTION_SECONDS, PipelineSettings, ResolvedSettings, SettingsError, resolveSettings } from './config';
 import { IDEMPOTENCY_TABLE, SERVICE_NAME, handlerEnvironment } from './handler-env';
+import { SendLedger } from './ledger';
 
 /** How long the dead-letter queue keeps a message: the SQS maximum, so operators have time to look. */
 export const DLQ_RETENTION = Duration.seconds(DLQ_RETENTION_SECONDS);
@@ -159,6 +161,8 @@ export class EmailPipeline extends Construct {
    * each other.
    */
   public readonly queueKey: kms.Key;
+  /** The send ledger: configuration set, SES events, ledger table, status topic and status URL. */
+  public readonly ledger: SendLedger;
   /** The settings with every default applied. */
   public readonly settings: ResolvedSettings;
   /** The Powertools service name (`service` dimension of the custom metrics). */
@@ -241,18 +245,11 @@ export class EmailPipeline extends Construct {
         deadLetterQueue: this.subscriptionDeadLetterQueue,
       }),
     );
-    this.restrictPublishers(props.publisherPrincipals ?? [new iam.AccountRootPrincipal()]);
+    const publishers = props.publisherPrincipals ?? [new iam.AccountRootPrincipal()];
+    this.restrictPublishers(publishers);
 
     // --- idempotency store ------------------------------------------------
-    this.table = new dynamodb.Table(this, 'IdempotencyTable', {
-      partitionKey: { name: IDEMPOTENCY_TABLE.partitionKey, type: dynamodb.AttributeType.STRING },
-      timeToLiveAttribute: IDEMPOTENCY_TABLE.ttlAttribute,
-      billingMode: dynamodb.BillingMode.PAY_PER_REQUEST,
-      pointInTimeRecoverySpecification: { pointInTimeRecoveryEnabled: true },
-      encryption: dynamodb.TableEncryption.AWS_MANAGED,
-      deletionProtection: removalPolicy === RemovalPolicy.RETAIN,
-      removalPolicy,
-    });
+    this.table = new dynamodb.Table(this, 'IdempotencyTable', protectedTableProps(IDEMPOTENCY_TABLE, removalPolicy));
 
     // --- function ----------------------------------------------------------
     if (props.encryptLogs ?? true) {
@@ -333,11 +330,27 @@ export class EmailPipeline extends Construct {
       }),
     );
 
+    // --- send ledger (SES events, delivery status) ---------------------------
+    this.ledger = new SendLedger(this, 'Ledger', {
+      settings,
+      removalPolicy,
+      runtime: RUNTIME,
+      idempotencyTable: this.table,
+      serviceName: this.serviceName,
+      subscriberPrincipals: publishers,
+    });
+    this.ledger.grantSender(this.sendFunction);
+
     this.grantLeastPrivilege(props);
     this.restrictQueueSenders(props.redrivePrincipals);
-    this.acknowledgeServerlessRules();
+    acknowledgeServerlessRules({
+      deadLetterQueues: [this.deadLetterQueue, this.subscriptionDeadLetterQueue],
+      functions: [this.sendFunction],
+    });
 
     this.node.addValidation(new DeliveryContractValidation(this));
+    // The ledger's buffer has the same contract: SNS envelope in, partial batch responses out.
+    this.node.addValidation(new DeliveryContractValidation(this, this.ledger.bufferQueue));
   }
 
   /** The function's own permissions; the event source adds receive/delete on the queue. */
@@ -357,10 +370,10 @@ export class EmailPipeline extends Construct {
     // template are checked too when the request uses them.
     const sesArn = (resource: string, name: string) =>
       stack.formatArn({ service: 'ses', resource, resourceName: name, arnFormat: ArnFormat.SLASH_RESOURCE_NAME });
-    const sesResources = [sesArn('identity', this.settings.sesIdentity)];
-    if (this.settings.configurationSetName !== undefined) {
-      sesResources.push(sesArn('configuration-set', this.settings.configurationSetName));
-    }
+    const sesResources = [
+      sesArn('identity', this.settings.sesIdentity),
+      sesArn('configuration-set', this.ledger.configurationSetName),
+    ];
     for (const template of props.sesTemplateNames ?? ['*']) {
       sesResources.push(sesArn('template', template));
     }
@@ -403,42 +416,6 @@ export class EmailPipeline extends Construct {
           'Each message names its SES template, so ses:SendEmail is allowed on every template of this account and region; ' +
           'the identity is fixed and ses:FromAddress pins the sender. Set sesTemplateNames to list the templates instead.',
       });
-    }
-  }
-
-  /** cdk-nag Serverless rules that do not apply to this design, each with its reason. */
-  private acknowledgeServerlessRules(): void {
-    for (const dlq of [this.deadLetterQueue, this.subscriptionDeadLetterQueue]) {
-      Validations.of(dlq).acknowledge({
-        id: 'Serverless::Serverless-SQSRedrivePolicy',
-        reason:
-          'This queue is itself a dead-letter queue; a DLQ of a DLQ would only move the same messages once more. ' +
-          'The DLQ alarm and the redrive tools (npm run dlq) are how operators empty it.',
-      });
-    }
-    Validations.of(this.sendFunction).acknowledge(
-      {
-        id: 'Serverless::Serverless-LambdaDLQ',
-        reason:
-          'The function is invoked only synchronously, by the SQS event source mapping; a Lambda DLQ applies to ' +
-          "asynchronous invocations. Failed messages go to the work queue's DLQ (redrive policy, and the handler for permanent failures).",
-      },
-      {
-        id: 'Serverless::Serverless-LambdaTracing',
-        reason:
-          'X-Ray tracing is left off: each decision is a structured log line with the dedupe key and SNS MessageId, and the ' +
-          'custom metrics count every outcome; turn tracing on with an escape hatch if needed.',
-      },
-    );
-    for (const child of this.sendFunction.node.findAll()) {
-      if (child instanceof lambda.CfnEventSourceMapping) {
-        Validations.of(child).acknowledge({
-          id: 'Serverless::Serverless-LambdaEventSourceMappingDestination',
-          reason:
-            'An on-failure destination is for stream sources (Kinesis, DynamoDB, Kafka); for an SQS source the redrive policy of the queue ' +
-            '(maxReceiveCount to the DLQ) is the failure destination, and it is set.',
-        });
-      }
     }
   }
 
@@ -583,11 +560,14 @@ interface SynthesizedResource {
  * delivery on or batch item failure reporting off after the L2 set them.
  */
 class DeliveryContractValidation implements IValidation {
-  constructor(private readonly pipeline: EmailPipeline) {}
+  constructor(
+    private readonly pipeline: EmailPipeline,
+    private readonly queue: sqs.IQueue = pipeline.queue,
+  ) {}
 
   public validate(): string[] {
     const stack = Stack.of(this.pipeline);
-    const queueArn = JSON.stringify(stack.resolve(this.pipeline.queue.queueArn));
+    const queueArn = JSON.stringify(stack.resolve(this.queue.queueArn));
     const errors: string[] = [];
     let subscriptions = 0;
     let mappings = 0;

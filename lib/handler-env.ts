@@ -1,3 +1,4 @@
+import { LEDGER_ENV } from '../lambdas/ledger/schema';
 import { ENV } from '../lambdas/send-email/settings';
 import type { ResolvedSettings } from './config';
 
@@ -17,6 +18,8 @@ export interface HandlerResourceRefs {
   readonly tableName: string;
   readonly sourceQueueUrl: string;
   readonly deadLetterQueueUrl: string;
+  /** The send ledger's table (LEDGER_TABLE_NAME). @default none: no ledger lookups */
+  readonly ledgerTableName?: string;
 }
 
 /**
@@ -37,6 +40,8 @@ export function handlerEnvironment(settings: ResolvedSettings, refs: HandlerReso
     [ENV.deadLetterQueueUrl]: refs.deadLetterQueueUrl,
     [ENV.maxReceiveCount]: String(settings.maxReceiveCount),
     [ENV.failOpen]: String(settings.failOpen),
+    ...(refs.ledgerTableName !== undefined ? { [LEDGER_ENV.tableName]: refs.ledgerTableName } : {}),
+    [LEDGER_ENV.sendConfirmationGraceSeconds]: String(settings.sendConfirmationGraceSeconds),
     POWERTOOLS_SERVICE_NAME: SERVICE_NAME,
     POWERTOOLS_LOG_LEVEL: settings.logLevel,
     POWERTOOLS_METRICS_NAMESPACE: settings.metricsNamespace,

@@ -10,9 +10,20 @@ import { Construct } from 'constructs';
 import { METRIC } from '../lambdas/send-email/metric-names';
 import { SettingsError, configuredAddressProblem } from './config';
 import { EmailPipeline } from './email-pipeline';
+import { CONFIGURATION_SET_DIMENSION } from './ledger';
 
 /** Metric names the handler publishes in `settings.metricsNamespace`, dimension `service`. */
 export const HANDLER_METRICS = METRIC;
+
+/**
+ * The send function's confirm-before-resend counts (same namespace and
+ * `service` dimension): a lost answer settled by the SES event, or sent again
+ * after the grace period without one.
+ */
+export const LEDGER_METRICS = {
+  confirmedBySesEvent: 'ConfirmedBySesEvent',
+  unconfirmedResends: 'UnconfirmedResends',
+} as const;
 
 /** How one alarm behaves. Every field is optional; see each alarm for its defaults. */
 export interface AlarmTuning {
@@ -74,6 +85,19 @@ export interface PipelineAlarmsProps {
    * @default threshold 0.05, 1 period of 900 s, statistic Maximum
    */
   readonly sesBounceRate?: AlarmTuning;
+  /**
+   * A send whose outcome was unknown got no SES event within
+   * sendConfirmationGraceSeconds and was sent again: the recipient may have
+   * two copies (SES events are best-effort).
+   * @default threshold 0 (any), 1 period of 300 s, statistic Sum
+   */
+  readonly unconfirmedResends?: AlarmTuning;
+  /**
+   * SES events the ledger function could not record are in the ledger's DLQ:
+   * statuses lag, and confirmations of those keys cannot happen.
+   * @default threshold 0 (any visible message), 1 period of 300 s, statistic Maximum
+   */
+  readonly ledgerDeadLetters?: AlarmTuning;
 }
 
 export interface EmailPipelineMonitoringProps {
@@ -111,6 +135,8 @@ const ALARM_DEFAULTS: Readonly<Record<keyof PipelineAlarmsProps, AlarmDefaults>>
   systemicFailures: { threshold: 0, evaluationPeriods: 1, periodSeconds: 300 },
   snsDeliveryFailures: { threshold: 0, evaluationPeriods: 1, periodSeconds: 300 },
   sesBounceRate: { threshold: 0.05, evaluationPeriods: 1, periodSeconds: 900 },
+  unconfirmedResends: { threshold: 0, evaluationPeriods: 1, periodSeconds: 300 },
+  ledgerDeadLetters: { threshold: 0, evaluationPeriods: 1, periodSeconds: 300 },
 };
 
 /** Defaults of every alarm, for documentation and tests. */
@@ -289,6 +315,22 @@ export class EmailPipelineMonitoring extends Construct {
       (period) => this.sesMetric('Reputation.BounceRate', { period, statistic: cw.Stats.MAXIMUM }),
       'The SES account bounce rate is high: SES reviews accounts at 5% and may pause sending at 10%.',
     );
+
+    // --- send ledger ---
+    make(
+      'unconfirmedResends',
+      (period) => this.handlerMetric(LEDGER_METRICS.unconfirmedResends, { period }),
+      'Sends whose outcome was unknown got no SES event within the grace period and were sent again: those recipients may have two copies. The send function logs each key at WARN; check the SES event destination and the ledger DLQ.',
+    );
+    make(
+      'ledgerDeadLetters',
+      (period) =>
+        p.ledger.bufferDeadLetterQueue.metricApproximateNumberOfMessagesVisible({
+          period,
+          statistic: cw.Stats.MAXIMUM,
+        }),
+      'SES events the ledger function could not record are in the ledger DLQ: delivery statuses lag and unknown-fate sends of those keys cannot be confirmed. Check the ledger function logs.',
+    );
   }
 
   // --- dashboard ---------------------------------------------------------------
@@ -438,7 +480,42 @@ export class EmailPipelineMonitoring extends Construct {
       ]),
     );
 
+    this.addDeliveriesSection(dashboard);
     return dashboard;
+  }
+
+  /** 7. Deliveries: what SES reported for this pipeline's configuration set, confirmations, and the ledger's health. */
+  private addDeliveriesSection(dashboard: cw.Dashboard): void {
+    const { ledger } = this.pipeline;
+    const byConfigurationSet = (metricName: string, label: string) =>
+      this.sesMetric(metricName, {
+        label,
+        dimensionsMap: { [CONFIGURATION_SET_DIMENSION]: ledger.configurationSetName },
+      });
+    const m = (name: string, label: string) => this.handlerMetric(name, { label });
+    dashboard.addWidgets(
+      section(`7. Deliveries: send ledger (configuration set ${ledger.configurationSetName})`),
+      graph('Delivered, bounced, complained', 'Count', 8, [
+        byConfigurationSet('Delivery', 'Delivered'),
+        byConfigurationSet('Bounce', 'Bounced'),
+        byConfigurationSet('Complaint', 'Complained'),
+      ]),
+      graph('Unknown-fate sends', 'Count', 8, [
+        m(LEDGER_METRICS.confirmedBySesEvent, 'Confirmed by SES event (not resent)'),
+        m(LEDGER_METRICS.unconfirmedResends, 'Unconfirmed resends'),
+      ]),
+      graph('Ledger: events waiting and dead-lettered', 'Messages', 8, [
+        ledger.bufferQueue.metricApproximateNumberOfMessagesVisible({
+          label: 'Events waiting',
+          statistic: cw.Stats.MAXIMUM,
+        }),
+        ledger.bufferDeadLetterQueue.metricApproximateNumberOfMessagesVisible({
+          label: 'Events in the ledger DLQ',
+          statistic: cw.Stats.MAXIMUM,
+        }),
+        ledger.ledgerFunction.metricErrors({ label: 'Ledger function errors', statistic: cw.Stats.SUM }),
+      ]),
+    );
   }
 }
 

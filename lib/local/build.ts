@@ -1,6 +1,6 @@
 /**
  * Builds what the local pipeline runs: the handler bundle, with the same
- * esbuild options the CDK construct gives NodejsFunction, and the consumer
+ * esbuild options `npm run build` bundles the deployed handlers with, and the consumer
  * process that hosts it.
  */
 import * as path from 'node:path';
@@ -15,7 +15,7 @@ export interface Bundles {
   readonly consumer: string;
 }
 
-/** esbuild options for a Lambda entry point, as NodejsFunction builds it for `cdk deploy`. */
+/** esbuild options for a Lambda entry point, as `npm run build` bundles it for `cdk deploy`. */
 export function lambdaBuildOptions(entry: string, outfile: string): BuildOptions {
   return {
     entryPoints: [entry],

@@ -14,7 +14,16 @@ import {
 import { CreateTopicCommand, SubscribeCommand, type SNSClient } from '@aws-sdk/client-sns';
 import { CreateQueueCommand, GetQueueAttributesCommand, type SQSClient } from '@aws-sdk/client-sqs';
 import { DLQ_RETENTION_SECONDS, type ResolvedSettings } from '../config';
+import { LEDGER_TABLE } from '../../lambdas/ledger/schema';
 import { IDEMPOTENCY_TABLE, type HandlerResourceRefs } from '../handler-env';
+
+/**
+ * The local send ledger table of the pipeline named `name`: the one place the
+ * name is made (resources, `npm start`'s outputs, `npm run status`).
+ */
+export function ledgerTableName(name: string): string {
+  return `${name}-ledger`;
+}
 
 export interface LocalResources {
   readonly topicArn: string;
@@ -23,6 +32,8 @@ export interface LocalResources {
   readonly deadLetterQueueUrl: string;
   readonly deadLetterQueueArn: string;
   readonly tableName: string;
+  /** The send ledger's table (see {@link ledgerTableName}). */
+  readonly ledgerTableName: string;
 }
 
 /** What the handler needs to know of these resources (its environment). */
@@ -32,6 +43,7 @@ export function handlerRefs(resources: LocalResources): HandlerResourceRefs {
     tableName: resources.tableName,
     sourceQueueUrl: resources.queueUrl,
     deadLetterQueueUrl: resources.deadLetterQueueUrl,
+    ledgerTableName: resources.ledgerTableName,
   };
 }
 
@@ -50,13 +62,17 @@ async function queueArn(sqs: SQSClient, queueUrl: string): Promise<string> {
   return arn;
 }
 
-async function createTable(dynamodb: DynamoDBClient, tableName: string): Promise<void> {
+async function createTable(
+  dynamodb: DynamoDBClient,
+  tableName: string,
+  keys: { readonly partitionKey: string; readonly ttlAttribute: string } = IDEMPOTENCY_TABLE,
+): Promise<void> {
   try {
     await dynamodb.send(
       new CreateTableCommand({
         TableName: tableName,
-        AttributeDefinitions: [{ AttributeName: IDEMPOTENCY_TABLE.partitionKey, AttributeType: 'S' }],
-        KeySchema: [{ AttributeName: IDEMPOTENCY_TABLE.partitionKey, KeyType: 'HASH' }],
+        AttributeDefinitions: [{ AttributeName: keys.partitionKey, AttributeType: 'S' }],
+        KeySchema: [{ AttributeName: keys.partitionKey, KeyType: 'HASH' }],
         BillingMode: 'PAY_PER_REQUEST',
       }),
     );
@@ -69,13 +85,18 @@ async function createTable(dynamodb: DynamoDBClient, tableName: string): Promise
     .send(
       new UpdateTimeToLiveCommand({
         TableName: tableName,
-        TimeToLiveSpecification: { AttributeName: IDEMPOTENCY_TABLE.ttlAttribute, Enabled: true },
+        TimeToLiveSpecification: { AttributeName: keys.ttlAttribute, Enabled: true },
       }),
     )
     .catch((error: Error) => {
       // Enabling TTL twice is refused; anything else is a real problem.
       if (!/already enabled/i.test(error.message)) throw error;
     });
+}
+
+/** Creates (or finds) the send ledger's table, keyed and expiring as lambdas/ledger/schema.ts says. */
+export function createLedgerTable(dynamodb: DynamoDBClient, tableName: string): Promise<void> {
+  return createTable(dynamodb, tableName, LEDGER_TABLE);
 }
 
 /** Creates (or finds) every resource named after `name`. Safe to call twice. */
@@ -86,6 +107,7 @@ export async function createResources(
 ): Promise<LocalResources> {
   const { sns, sqs, dynamodb } = clients;
   const tableName = `${name}-idempotency`;
+  const ledgerTable = ledgerTableName(name);
   const [topic, dlq] = await Promise.all([
     sns.send(new CreateTopicCommand({ Name: `${name}-topic` })),
     sqs.send(
@@ -95,6 +117,7 @@ export async function createResources(
       }),
     ),
     createTable(dynamodb, tableName),
+    createLedgerTable(dynamodb, ledgerTable),
   ]);
   const topicArn = topic.TopicArn;
   const deadLetterQueueUrl = dlq.QueueUrl;
@@ -124,5 +147,13 @@ export async function createResources(
       Attributes: { RawMessageDelivery: 'false' },
     }),
   );
-  return { topicArn, queueUrl, queueArn: arn, deadLetterQueueUrl, deadLetterQueueArn, tableName };
+  return {
+    topicArn,
+    queueUrl,
+    queueArn: arn,
+    deadLetterQueueUrl,
+    deadLetterQueueArn,
+    tableName,
+    ledgerTableName: ledgerTable,
+  };
 }

@@ -6,7 +6,9 @@
  */
 import { existsSync, readFileSync } from 'node:fs';
 import * as path from 'node:path';
+import type { EmulatorEndpoints } from './emulators';
 import { LOCAL_DIR } from './paths';
+import type { LocalResources } from './resources';
 
 export const STATE_DIR = process.env.LOCAL_STATE_DIR ?? LOCAL_DIR;
 export const PID_FILE = path.join(STATE_DIR, 'pipeline.pid');
@@ -23,6 +25,33 @@ export interface LocalOutputs {
   readonly DynamoDbEndpoint: string;
   readonly SesEndpoint: string;
   readonly MailboxUrl: string;
+  // The send ledger and the status lookup (npm run status, GET /deliveries/{key}).
+  readonly LedgerTableName: string;
+  readonly IdempotencyKeyPrefix: string;
+  readonly StatusUrl: string;
+}
+
+/** The outputs of a local pipeline: its resources, the emulators' endpoints, the key prefix and the status URL. */
+export function localOutputs(
+  resources: LocalResources,
+  endpoints: EmulatorEndpoints,
+  idempotencyKeyPrefix: string,
+  statusUrl: string,
+): LocalOutputs {
+  return {
+    TopicArn: resources.topicArn,
+    QueueUrl: resources.queueUrl,
+    DeadLetterQueueUrl: resources.deadLetterQueueUrl,
+    TableName: resources.tableName,
+    SnsEndpoint: endpoints.sns,
+    SqsEndpoint: endpoints.sqs,
+    DynamoDbEndpoint: endpoints.dynamodb,
+    SesEndpoint: endpoints.ses,
+    MailboxUrl: endpoints.mailboxUrl,
+    LedgerTableName: resources.ledgerTableName,
+    IdempotencyKeyPrefix: idempotencyKeyPrefix,
+    StatusUrl: statusUrl,
+  };
 }
 
 /** The running local pipeline's outputs, or undefined when none runs (no outputs.json). */

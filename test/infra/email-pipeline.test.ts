@@ -1,3 +1,6 @@
+import { CfnResource } from 'aws-cdk-lib';
+import type { IConstruct } from 'constructs';
+import { LEDGER_ENV } from '../../lambdas/ledger/schema';
 import { ENV } from '../../lambdas/send-email/settings';
 import { BUNDLING } from '../../lib/bundling';
 import { DLQ_RETENTION, RUNTIME } from '../../lib/email-pipeline';
@@ -98,7 +101,7 @@ describe('function', () => {
   });
 
   test('gets every handler setting and the Powertools settings as environment variables', () => {
-    const { template, ids } = synthesize({
+    const { template, ids, stack } = synthesize({
       failOpen: true,
       logLevel: 'DEBUG',
       metricsNamespace: 'Mail',
@@ -106,6 +109,7 @@ describe('function', () => {
       maxReceiveCount: 6,
     });
     const vars = resource(template, ids.function).Properties.Environment.Variables;
+    const ledger = (c: IConstruct) => ({ Ref: stack.getLogicalId(c.node.defaultChild as CfnResource) });
     expect(vars).toEqual({
       [ENV.senderAddress]: 'noreply@example.com',
       [ENV.topicArn]: { Ref: ids.topic },
@@ -120,14 +124,17 @@ describe('function', () => {
       [ENV.retryBaseSeconds]: '2',
       [ENV.retryCapSeconds]: '300',
       [ENV.systemicRetrySeconds]: '300',
+      [ENV.configurationSetName]: ledger(stack.pipeline.ledger.configurationSet!),
+      [LEDGER_ENV.tableName]: ledger(stack.pipeline.ledger.table),
+      [LEDGER_ENV.sendConfirmationGraceSeconds]: '300',
       POWERTOOLS_SERVICE_NAME: 'email-pipeline',
       POWERTOOLS_LOG_LEVEL: 'DEBUG',
       POWERTOOLS_METRICS_NAMESPACE: 'Mail',
       NODE_OPTIONS: '--enable-source-maps',
     });
-    // Every name the handler reads is set, except the optional sender name and configuration set.
+    // Every name the handler reads is set, except the optional sender name (the configuration set is the ledger's own).
     const missing = Object.values(ENV).filter((name) => !(name in vars));
-    expect(missing.sort()).toEqual([ENV.configurationSetName, ENV.senderName].sort());
+    expect(missing).toEqual([ENV.senderName]);
   });
 
   test('senderName reaches the function as SENDER_NAME', () => {
@@ -172,11 +179,22 @@ describe('event source mapping', () => {
 });
 
 describe('stack outputs', () => {
+  /** The send ledger's outputs (their values are checked in ledger.test.ts). */
+  const LEDGER_OUTPUTS = ['DeliveryStatusTopicArn', 'IdempotencyKeyPrefix', 'LedgerTableName', 'StatusUrl'];
+
   test('exist with the exact names', () => {
     const { template, ids } = synthDefault();
     const outputs = template.toJSON().Outputs;
     expect(Object.keys(outputs).sort()).toEqual(
-      ['AlarmTopicArn', 'DeadLetterQueueUrl', 'FunctionName', 'QueueUrl', 'TableName', 'TopicArn'].sort(),
+      [
+        'AlarmTopicArn',
+        'DeadLetterQueueUrl',
+        'FunctionName',
+        'QueueUrl',
+        'TableName',
+        'TopicArn',
+        ...LEDGER_OUTPUTS,
+      ].sort(),
     );
     template.hasOutput('TopicArn', { Value: { Ref: ids.topic } });
     template.hasOutput('QueueUrl', { Value: { Ref: ids.queue } });
@@ -187,12 +205,8 @@ describe('stack outputs', () => {
 
   test('without monitoring there is no alarm topic output', () => {
     const outputs = synthesize({}, undefined, { monitoring: false }).template.toJSON().Outputs;
-    expect(Object.keys(outputs).sort()).toEqual([
-      'DeadLetterQueueUrl',
-      'FunctionName',
-      'QueueUrl',
-      'TableName',
-      'TopicArn',
-    ]);
+    expect(Object.keys(outputs).sort()).toEqual(
+      ['DeadLetterQueueUrl', 'FunctionName', 'QueueUrl', 'TableName', 'TopicArn', ...LEDGER_OUTPUTS].sort(),
+    );
   });
 });

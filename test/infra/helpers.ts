@@ -155,9 +155,21 @@ export function onlyResource(template: Template, type: string): { id: string; Pr
   return { id, Properties: resource.Properties ?? {} };
 }
 
-/** Every statement of every IAM policy attached to the function's role. */
-export function functionPolicyStatements(template: Template): Array<Record<string, any>> {
-  const fn = onlyResource(template, 'AWS::Lambda::Function');
+/** The send-email function (the one that has a sender address), with its logical id. */
+export function sendFunctionResource(template: Template): { id: string; Properties: Record<string, any> } {
+  const found = Object.entries(template.findResources('AWS::Lambda::Function')).filter(
+    ([, r]) => r.Properties?.Environment?.Variables?.SENDER_ADDRESS !== undefined,
+  );
+  if (found.length !== 1) throw new Error(`expected one send function, found ${found.length}`);
+  return { id: found[0][0], Properties: found[0][1].Properties };
+}
+
+/** Every statement of every IAM policy attached to a function's role: the send function's unless `functionId` names another. */
+export function functionPolicyStatements(template: Template, functionId?: string): Array<Record<string, any>> {
+  const fn =
+    functionId === undefined
+      ? sendFunctionResource(template)
+      : { Properties: resource(template, functionId).Properties };
   const roleRef = fn.Properties.Role['Fn::GetAtt'][0];
   return Object.values(template.findResources('AWS::IAM::Policy'))
     .filter((p) => (p.Properties.Roles as Array<{ Ref: string }>).some((r) => r.Ref === roleRef))

@@ -1,7 +1,9 @@
+import { CfnResource } from 'aws-cdk-lib';
 import { functionPolicyStatements, statementsFor, synthDefault, synthesize } from './helpers';
 
 const arnOf = (logicalId: string) => ({ 'Fn::GetAtt': [logicalId, 'Arn'] });
-const sesArn = (resource: string) => ({
+/** An SES ARN of this stack; `ref`, when given, is the logical id whose Ref ends it (the owned configuration set). */
+const sesArn = (resource: string, ref?: string) => ({
   'Fn::Join': [
     '',
     [
@@ -12,6 +14,7 @@ const sesArn = (resource: string) => ({
       ':',
       { Ref: 'AWS::AccountId' },
       `:${resource}`,
+      ...(ref !== undefined ? [{ Ref: ref }] : []),
     ],
   ],
 });
@@ -23,13 +26,16 @@ const asSet = (v: unknown): string[] =>
     .sort();
 
 describe('function permissions', () => {
-  test('DynamoDB item actions are allowed on the idempotency table ARN only', () => {
-    const { template, ids } = synthDefault();
+  test('DynamoDB item actions are allowed on the idempotency table, and read/update on the ledger table, only', () => {
+    const { template, ids, stack } = synthDefault();
+    const ledgerTable = stack.getLogicalId(stack.pipeline.ledger.table.node.defaultChild as CfnResource);
     const statements = functionPolicyStatements(template);
-    for (const action of ['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem']) {
-      const granting = statementsFor(statements, action);
-      expect(granting.length).toBeGreaterThan(0);
-      for (const s of granting) expect(asList(s.Resource)).toEqual([arnOf(ids.table)]);
+    const allowedOn = (action: string) => statementsFor(statements, action).flatMap((s) => asSet(s.Resource));
+    for (const action of ['dynamodb:PutItem', 'dynamodb:DeleteItem']) {
+      expect(allowedOn(action)).toEqual(asSet(arnOf(ids.table)));
+    }
+    for (const action of ['dynamodb:GetItem', 'dynamodb:UpdateItem']) {
+      expect(allowedOn(action).sort()).toEqual(asSet([arnOf(ids.table), arnOf(ledgerTable)]));
     }
     // Nothing wider than item access: no scans, queries, batch writes or table admin.
     const dynamoActions = statements.flatMap((s) => asList<string>(s.Action)).filter((a) => a.startsWith('dynamodb:'));
@@ -38,13 +44,16 @@ describe('function permissions', () => {
     );
   });
 
-  test('ses:SendEmail is scoped to the identity and templates, with the From address pinned', () => {
-    const { template } = synthDefault();
+  test('ses:SendEmail is scoped to the identity, templates and the owned configuration set, with the From address pinned', () => {
+    const { template, stack } = synthDefault();
     const granting = statementsFor(functionPolicyStatements(template), 'ses:SendEmail');
     expect(granting).toHaveLength(1);
     const [s] = granting;
     expect(asList(s.Action)).toEqual(['ses:SendEmail']);
-    expect(asSet(s.Resource)).toEqual(asSet([sesArn('identity/example.com'), sesArn('template/*')]));
+    const ownedSet = stack.getLogicalId(stack.pipeline.ledger.configurationSet?.node.defaultChild as CfnResource);
+    expect(asSet(s.Resource)).toEqual(
+      asSet([sesArn('identity/example.com'), sesArn('template/*'), sesArn('configuration-set/', ownedSet)]),
+    );
     expect(s.Condition).toEqual({ StringEquals: { 'ses:FromAddress': 'noreply@example.com' } });
   });
 
@@ -85,7 +94,7 @@ describe('function permissions', () => {
     expect(asList(logs[0].Resource)).toEqual([arnOf(ids.logGroup)]);
   });
 
-  test('the function may use the queue key (read the queue, write the DLQ) and no other key', () => {
+  test('the send function may use the queue key (read the queue, write the DLQ) and no other key', () => {
     const { template, ids } = synthDefault();
     const kmsStatements = functionPolicyStatements(template).filter((s) =>
       asList<string>(s.Action).some((a) => a.startsWith('kms:')),

@@ -47,7 +47,7 @@ describe('synth-time invariants', () => {
 
   test('raw message delivery turned on through an escape hatch fails the synth', () => {
     const error = synthError({}, (stack) => {
-      findCfn(stack.pipeline, 'AWS::SNS::Subscription').addPropertyOverride('RawMessageDelivery', true);
+      findCfn(stack.pipeline.queue, 'AWS::SNS::Subscription').addPropertyOverride('RawMessageDelivery', true);
     });
     expect(error.message).toContain('rawMessageDelivery=true');
     expect(error.message).toContain('raw message delivery must stay off');
@@ -55,14 +55,17 @@ describe('synth-time invariants', () => {
 
   test('raw message delivery set on the L1 property fails the synth', () => {
     const error = synthError({}, (stack) => {
-      (findCfn(stack.pipeline, 'AWS::SNS::Subscription') as sns.CfnSubscription).rawMessageDelivery = true;
+      (findCfn(stack.pipeline.queue, 'AWS::SNS::Subscription') as sns.CfnSubscription).rawMessageDelivery = true;
     });
     expect(error.message).toContain('rawMessageDelivery=true');
   });
 
   test('batch item failure reporting turned off through an escape hatch fails the synth', () => {
     const error = synthError({}, (stack) => {
-      findCfn(stack.pipeline, 'AWS::Lambda::EventSourceMapping').addPropertyOverride('FunctionResponseTypes', []);
+      findCfn(stack.pipeline.sendFunction, 'AWS::Lambda::EventSourceMapping').addPropertyOverride(
+        'FunctionResponseTypes',
+        [],
+      );
     });
     expect(error.message).toContain('reportBatchItemFailures is off (FunctionResponseTypes=[])');
     expect(error.message).toContain('batch item failure reporting must be on');
@@ -71,10 +74,32 @@ describe('synth-time invariants', () => {
   test('batch item failure reporting removed from the L1 property fails the synth', () => {
     const error = synthError({}, (stack) => {
       (
-        findCfn(stack.pipeline, 'AWS::Lambda::EventSourceMapping') as lambda.CfnEventSourceMapping
+        findCfn(stack.pipeline.sendFunction, 'AWS::Lambda::EventSourceMapping') as lambda.CfnEventSourceMapping
       ).functionResponseTypes = undefined;
     });
     expect(error.message).toContain('reportBatchItemFailures is off (FunctionResponseTypes=null)');
+  });
+
+  test('raw message delivery on the send ledger buffer fails the synth too', () => {
+    const error = synthError({}, (stack) => {
+      findCfn(stack.pipeline.ledger.bufferQueue, 'AWS::SNS::Subscription').addPropertyOverride(
+        'RawMessageDelivery',
+        true,
+      );
+    });
+    expect(error.message).toContain('rawMessageDelivery=true on the subscription EmailPipeline/Pipeline/Ledger/');
+  });
+
+  test('batch item failure reporting turned off on the ledger function fails the synth too', () => {
+    const error = synthError({}, (stack) => {
+      findCfn(stack.pipeline.ledger.ledgerFunction, 'AWS::Lambda::EventSourceMapping').addPropertyOverride(
+        'FunctionResponseTypes',
+        [],
+      );
+    });
+    expect(error.message).toMatch(
+      /reportBatchItemFailures is off \(FunctionResponseTypes=\[\]\) on EmailPipeline\/Pipeline\/Ledger\//,
+    );
   });
 
   test('a log retention CloudWatch Logs does not accept fails the synth', () => {

@@ -1,5 +1,6 @@
 import { SettingsError } from '../../lib/config';
-import { DEFAULT_ALARMS, HANDLER_METRICS, PipelineAlarmsProps } from '../../lib/monitoring';
+import { CfnResource } from 'aws-cdk-lib';
+import { DEFAULT_ALARMS, HANDLER_METRICS, LEDGER_METRICS, PipelineAlarmsProps } from '../../lib/monitoring';
 import { flattenJoin, synthDefault, synthesize, Synthesized } from './helpers';
 
 type Alarm = { Properties: Record<string, any> };
@@ -8,8 +9,13 @@ function alarms(s: Synthesized): Alarm[] {
   return Object.values(s.template.findResources('AWS::CloudWatch::Alarm')) as Alarm[];
 }
 
-function alarmOn(s: Synthesized, namespace: string, metricName: string): Alarm {
-  const found = alarms(s).filter((a) => a.Properties.Namespace === namespace && a.Properties.MetricName === metricName);
+function alarmOn(s: Synthesized, namespace: string, metricName: string, dimensions?: unknown): Alarm {
+  const found = alarms(s).filter(
+    (a) =>
+      a.Properties.Namespace === namespace &&
+      a.Properties.MetricName === metricName &&
+      (dimensions === undefined || JSON.stringify(a.Properties.Dimensions) === JSON.stringify(dimensions)),
+  );
   expect(found).toHaveLength(1);
   return found[0];
 }
@@ -82,6 +88,30 @@ const cases: Array<{
     statistic: 'Maximum',
     dimensions: () => undefined,
   },
+  {
+    name: 'unconfirmedResends',
+    namespace: 'EmailPipeline',
+    metric: 'UnconfirmedResends',
+    statistic: 'Sum',
+    dimensions: () => [{ Name: 'service', Value: 'email-pipeline' }],
+  },
+  {
+    name: 'ledgerDeadLetters',
+    namespace: 'AWS/SQS',
+    metric: 'ApproximateNumberOfMessagesVisible',
+    statistic: 'Maximum',
+    dimensions: (s) => [
+      {
+        Name: 'QueueName',
+        Value: {
+          'Fn::GetAtt': [
+            s.stack.getLogicalId(s.stack.pipeline.ledger.bufferDeadLetterQueue.node.defaultChild as CfnResource),
+            'QueueName',
+          ],
+        },
+      },
+    ],
+  },
 ];
 
 describe('alarms', () => {
@@ -89,7 +119,7 @@ describe('alarms', () => {
     const s = synthDefault();
     const d = DEFAULT_ALARMS[c.name];
     const topic = alarmTopicId(s);
-    expect(alarmOn(s, c.namespace, c.metric).Properties).toEqual(
+    expect(alarmOn(s, c.namespace, c.metric, c.dimensions(s)).Properties).toEqual(
       expect.objectContaining({
         Statistic: c.statistic,
         Threshold: d.threshold,
@@ -101,7 +131,7 @@ describe('alarms', () => {
         OKActions: [{ Ref: topic }],
       }),
     );
-    expect(alarmOn(s, c.namespace, c.metric).Properties.Dimensions).toEqual(c.dimensions(s));
+    expect(alarmOn(s, c.namespace, c.metric, c.dimensions(s)).Properties.Dimensions).toEqual(c.dimensions(s));
   });
 
   test('there is one alarm per documented alarm and no other', () => {
@@ -203,6 +233,7 @@ describe('dashboard', () => {
       '4. Idempotency store',
       '5. Outcomes',
       '6. SES account',
+      '7. Deliveries',
     ]);
   });
 
@@ -250,6 +281,17 @@ describe('dashboard', () => {
     for (const name of ['Send', 'Bounce', 'Complaint', 'Reputation.BounceRate']) {
       expect(body).toContain(`["AWS/SES","${name}"`);
     }
+  });
+
+  test('shows deliveries of this configuration set, confirmations and the ledger queues', () => {
+    const body = JSON.stringify(widgets(synthesize({ configurationSetName: 'transactional' })));
+    for (const name of ['Delivery', 'Bounce', 'Complaint']) {
+      expect(body).toContain(`["AWS/SES","${name}","ses:configuration-set","transactional"`);
+    }
+    for (const name of Object.values(LEDGER_METRICS)) {
+      expect(body).toContain(`["EmailPipeline","${name}","service","email-pipeline"`);
+    }
+    expect(body).toContain('Events in the ledger DLQ');
   });
 
   test('follows the configured namespace and service name', () => {

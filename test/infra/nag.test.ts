@@ -69,13 +69,13 @@ describe('cdk-nag AwsSolutions and Serverless checks', () => {
         'AwsSolutions::AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:ses:<AWS::Region>:<AWS::AccountId>:template/*]',
         // The subscription's DLQ is a DLQ (SNS redrive), which AwsSolutions does not recognise.
         'AwsSolutions::AwsSolutions-SQS3',
-        // Both DLQs: no DLQ of a DLQ.
-        'Serverless::Serverless-SQSRedrivePolicy',
-        'Serverless::Serverless-SQSRedrivePolicy',
-        // Synchronous SQS invocation: the queue's redrive policy is the failure path.
-        'Serverless::Serverless-LambdaDLQ',
-        'Serverless::Serverless-LambdaEventSourceMappingDestination',
-        'Serverless::Serverless-LambdaTracing',
+        // The three DLQs (work queue, subscription, ledger buffer): no DLQ of a DLQ.
+        ...Array<string>(3).fill('Serverless::Serverless-SQSRedrivePolicy'),
+        // Send, ledger and status functions are invoked synchronously (SQS mapping, function URL).
+        ...Array<string>(3).fill('Serverless::Serverless-LambdaDLQ'),
+        ...Array<string>(3).fill('Serverless::Serverless-LambdaTracing'),
+        // The two SQS mappings: the queue's redrive policy is the failure path.
+        ...Array<string>(2).fill('Serverless::Serverless-LambdaEventSourceMappingDestination'),
       ].sort(),
     );
     for (const [, reason] of acks) expect(reason.length).toBeGreaterThan(80);

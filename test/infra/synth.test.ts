@@ -9,21 +9,24 @@ import { build, resource } from './helpers';
 
 describe('the send-email asset (pre-built by npm run build, no esbuild or Docker at synth)', () => {
   let bundleDir: string;
-  let environment: Record<string, unknown>;
+  /** Bundle folder and environment of each function, by construct id. */
+  const functions: Record<string, { dir: string; environment: Record<string, unknown> }> = {};
 
   beforeAll(() => {
     const { app, stack } = build();
     const template = Template.fromStack(stack);
     const assembly = app.synth();
-    const fnId = stack.getLogicalId(stack.pipeline.sendFunction.node.defaultChild as CfnResource);
-    environment = resource(template, fnId).Properties.Environment.Variables;
-    const assetDirs = fs
-      .readdirSync(assembly.directory)
-      .filter((d) => d.startsWith('asset.'))
-      .map((d) => path.join(assembly.directory, d))
-      .filter((d) => fs.existsSync(path.join(d, 'index.js')));
-    expect(assetDirs).toHaveLength(1);
-    bundleDir = assetDirs[0];
+    const { sendFunction, ledger } = stack.pipeline;
+    for (const fn of [sendFunction, ledger.ledgerFunction, ledger.statusFunction]) {
+      const found = resource(template, stack.getLogicalId(fn.node.defaultChild as CfnResource));
+      functions[fn.node.id] = {
+        // The asset's S3 key is `<hash>.zip`; its staged folder is `asset.<hash>`.
+        dir: path.join(assembly.directory, `asset.${String(found.Properties.Code.S3Key).replace(/\.zip$/, '')}`),
+        environment: found.Properties.Environment.Variables,
+      };
+    }
+    bundleDir = functions[sendFunction.node.id].dir;
+    expect(fs.existsSync(path.join(bundleDir, 'index.js'))).toBe(true);
   });
 
   test('builds a minified bundle with a source map and the AWS SDK inside', () => {
@@ -35,31 +38,35 @@ describe('the send-email asset (pre-built by npm run build, no esbuild or Docker
     expect(code).toContain('sourceMappingURL=index.js.map');
   });
 
-  test('loads with the environment the construct sets and exports the handler', () => {
-    // Tokens (Refs) become plausible literals; the module reads its settings at load time.
-    const env: Record<string, string> = {};
-    for (const [name, value] of Object.entries(environment)) {
-      env[name] = typeof value === 'string' ? value : name.endsWith('_URL') ? 'https://sqs.local/123/q' : 'token';
-    }
-    const result = spawnSync(
-      process.execPath,
-      [
-        '-e',
-        `const m = require(${JSON.stringify(path.join(bundleDir, 'index.js'))}); process.exit(typeof m.handler === 'function' ? 0 : 3);`,
-      ],
-      {
-        env: {
-          ...env,
-          PATH: process.env.PATH,
-          AWS_REGION: 'eu-west-1',
-          AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
+  test.each(['SendFunction', 'LedgerFunction', 'StatusFunction'])(
+    '%s loads with the environment the construct sets and exports the handler',
+    (id) => {
+      const { dir, environment } = functions[id];
+      // Tokens (Refs) become plausible literals; the module reads its settings at load time.
+      const env: Record<string, string> = {};
+      for (const [name, value] of Object.entries(environment)) {
+        env[name] = typeof value === 'string' ? value : name.endsWith('_URL') ? 'https://sqs.local/123/q' : 'token';
+      }
+      const result = spawnSync(
+        process.execPath,
+        [
+          '-e',
+          `const m = require(${JSON.stringify(path.join(dir, 'index.js'))}); process.exit(typeof m.handler === 'function' ? 0 : 3);`,
+        ],
+        {
+          env: {
+            ...env,
+            PATH: process.env.PATH,
+            AWS_REGION: 'eu-west-1',
+            AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
+          },
+          encoding: 'utf8',
+          timeout: 20_000,
         },
-        encoding: 'utf8',
-        timeout: 20_000,
-      },
-    );
-    expect({ status: result.status, stderr: result.stderr }).toEqual({ status: 0, stderr: '' });
-  });
+      );
+      expect({ status: result.status, stderr: result.stderr }).toEqual({ status: 0, stderr: '' });
+    },
+  );
 });
 
 describe('built-in CloudFormation validation', () => {

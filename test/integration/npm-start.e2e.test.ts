@@ -14,6 +14,7 @@ import { REPO_ROOT } from '../../lib/local/paths';
 import { emulatorConfig, readMailbox } from '../../lib/local/emulators';
 import { freePort, launch, type ManagedProcess } from '../../lib/local/processes';
 import type { LocalOutputs } from '../../lib/local/state';
+import type { DeliveryReport } from '../../lambdas/ledger/schema';
 import { until } from './support';
 
 const TSX = path.join(REPO_ROOT, 'node_modules', 'tsx', 'dist', 'cli.mjs');
@@ -35,7 +36,12 @@ function portIsClosed(port: number): Promise<boolean> {
 
 test('npm start serves the pipeline, dedupes a repeated key, refuses a second start and stops cleanly', async () => {
   const stateDir = mkdtempSync(path.join(tmpdir(), 'email-pipeline-state-'));
-  const ports = { DYNAMODB_PORT: await freePort(), SQS_PORT: await freePort(), SES_PORT: await freePort() };
+  const ports = {
+    DYNAMODB_PORT: await freePort(),
+    SQS_PORT: await freePort(),
+    SES_PORT: await freePort(),
+    STATUS_PORT: await freePort(),
+  };
   const env = {
     ...process.env,
     LOCAL_STATE_DIR: stateDir,
@@ -43,6 +49,7 @@ test('npm start serves the pipeline, dedupes a repeated key, refuses a second st
     DYNAMODB_PORT: String(ports.DYNAMODB_PORT),
     SQS_PORT: String(ports.SQS_PORT),
     SES_PORT: String(ports.SES_PORT),
+    STATUS_PORT: String(ports.STATUS_PORT),
   };
   const lines: string[] = [];
   const started = Date.now();
@@ -70,6 +77,9 @@ test('npm start serves the pipeline, dedupes a repeated key, refuses a second st
       'SqsEndpoint',
       'TableName',
       'TopicArn',
+      'LedgerTableName',
+      'IdempotencyKeyPrefix',
+      'StatusUrl',
     ].sort(),
   );
 
@@ -96,6 +106,13 @@ test('npm start serves the pipeline, dedupes a repeated key, refuses a second st
   );
   expect(await mine()).toHaveLength(1);
   sns.destroy();
+
+  // The status endpoint it printed knows the key, and says unknown for one never published.
+  expect(outputs.StatusUrl).toBe(`http://127.0.0.1:${ports.STATUS_PORT}/deliveries/`);
+  expect(lines.join('\n')).toContain(`http://127.0.0.1:${ports.STATUS_PORT}/deliveries/{key}`);
+  const status = async (key: string) => (await (await fetch(`${outputs.StatusUrl}${key}`)).json()) as DeliveryReport;
+  expect(['sent', 'delivered']).toContain((await status('order-42')).status);
+  expect(await status('never-published')).toEqual({ key: 'never-published', status: 'unknown', events: [] });
 
   // A second start while this one runs says so and exits non-zero.
   const second = spawnSync(process.execPath, [TSX, ENTRY], { cwd: REPO_ROOT, env, encoding: 'utf8', timeout: 30_000 });

@@ -48,6 +48,7 @@ describe('resolveSettings: defaults', () => {
       logLevel: 'INFO',
       metricsNamespace: 'EmailPipeline',
       logRetentionDays: 30,
+      sendConfirmationGraceSeconds: 300,
     });
   });
 
@@ -461,5 +462,30 @@ describe('settingsFromContext', () => {
     expect(resolveSettings(fromContext)).toStrictEqual(
       resolveSettings({ ...required, retentionPeriodSeconds: 2 * DAY, functionTimeoutSeconds: 20 }),
     );
+  });
+});
+
+// ---------------------------------------------------------------- send confirmation grace
+
+describe('resolveSettings: sendConfirmationGraceSeconds', () => {
+  test.each([0, 1.5, 12 * 3600 + 1])('%j is refused, naming the setting and the range', (value) => {
+    const error = rejected({ sendConfirmationGraceSeconds: value });
+
+    expect(error.setting).toBe('sendConfirmationGraceSeconds');
+    expect(error.message).toContain('must be a whole number from 1 to 43200 seconds');
+  });
+
+  test('a grace as long as the retention period is refused: the waiting message would expire', () => {
+    const error = rejected({ retentionPeriodSeconds: 600, sendConfirmationGraceSeconds: 600 });
+
+    expect(error.setting).toBe('sendConfirmationGraceSeconds');
+    expect(error.message).toContain('must be shorter than the queue retention period (retentionPeriodSeconds=600)');
+  });
+
+  test('a grace shorter than the retention period is kept', () => {
+    expect(
+      resolveSettings({ ...base, retentionPeriodSeconds: 600, sendConfirmationGraceSeconds: 599 })
+        .sendConfirmationGraceSeconds,
+    ).toBe(599);
   });
 });

@@ -1,0 +1,139 @@
+/**
+ * What happened to a dedupe key: the send ledger's item when SES events came in,
+ * else the idempotency record (claimed or sent, no event yet), else `unknown`.
+ * Pure apart from the DynamoDB client it is given; the status function, the
+ * local status server and `npm run status` all use it.
+ */
+import { createHash } from 'node:crypto';
+import { GetCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { LIMITS } from '../send-email/message';
+import { LEDGER_TABLE, type DeliveryReport, type LedgerEvent, type LedgerItem } from '../ledger/schema';
+
+/** The HTTP path of a lookup: `GET /deliveries/{key}` (the key URL-encoded). */
+export const DELIVERIES_PATH = '/deliveries/';
+
+/** Where to look. */
+export interface LookupTarget {
+  /** The send ledger's table. */
+  readonly ledgerTableName: string;
+  /** The Powertools idempotency table of the send function. */
+  readonly idempotencyTableName: string;
+  /** The send function's idempotency key prefix (IDEMPOTENCY_KEY_PREFIX). */
+  readonly keyPrefix: string;
+}
+
+export interface LookupDeps extends LookupTarget {
+  readonly db: Pick<DynamoDBDocumentClient, 'send'>;
+  /** Epoch milliseconds. @default Date.now */
+  readonly now?: () => number;
+}
+
+/**
+ * Why a key cannot be a dedupe key, or undefined when it can: the same rules
+ * the send function applies to the `idempotency-key` attribute.
+ */
+export function keyProblem(key: string): string | undefined {
+  if (key.length === 0 || key.trim() !== key) return 'must not be empty or start or end with spaces';
+  if (key.length > LIMITS.maxKeyLength) return `must be at most ${LIMITS.maxKeyLength} characters`;
+  // eslint-disable-next-line no-control-regex -- finding control characters is the point
+  if (/[\u0000-\u001f\u007f]/.test(key) || !key.isWellFormed()) return 'must not contain control characters';
+  return undefined;
+}
+
+/** A key that {@link keyProblem} refuses. */
+export class InvalidKeyError extends Error {
+  constructor(
+    readonly key: string,
+    readonly problem: string,
+  ) {
+    super(`Invalid key ${JSON.stringify(key)}: ${problem}`);
+    this.name = 'InvalidKeyError';
+  }
+}
+
+/**
+ * The id of the key's Powertools idempotency record: `<keyPrefix>#<hash>`, the
+ * hash being the base64 MD5 digest of the JSON of the key (the send function's
+ * eventKeyJmesPath picks the bare key string; Powertools 2.x hashes
+ * `JSON.stringify` of it with its default `md5`).
+ */
+export function idempotencyRecordId(keyPrefix: string, key: string): string {
+  return `${keyPrefix}#${createHash('md5').update(JSON.stringify(key)).digest('base64')}`;
+}
+
+/** The parts of a Powertools idempotency record a lookup reads. */
+interface IdempotencyRecord {
+  readonly status?: string;
+  /** Epoch seconds. */
+  readonly expiration?: number;
+  readonly data?: { readonly sesMessageId?: string; readonly sentAt?: string };
+}
+
+function byTime(a: LedgerEvent, b: LedgerEvent): number {
+  return a.at < b.at ? -1 : a.at > b.at ? 1 : 0;
+}
+
+/** The ledger item's timeline, with the dead-letter mark as an event, oldest first. */
+function timeline(item: LedgerItem): LedgerEvent[] {
+  const events = [...(item.events ?? [])];
+  const mark = item.deadLettered;
+  if (mark !== undefined && !events.some((e) => e.type === 'DeadLettered' && e.at === mark.at)) {
+    events.push({ type: 'DeadLettered', at: mark.at, detail: mark.code });
+  }
+  return events.sort(byTime);
+}
+
+function live(expiration: unknown, nowMs: number): boolean {
+  return typeof expiration !== 'number' || expiration * 1000 > nowMs;
+}
+
+/**
+ * The key's delivery report. Expired items and records count as absent (TTL
+ * deletes them late). An SES event status wins over a dead-letter mark (a
+ * copy with other content may be dead-lettered after the original was sent);
+ * a live idempotency record wins over a mark too (the key was redriven).
+ */
+export async function lookupDelivery(deps: LookupDeps, key: string): Promise<DeliveryReport> {
+  const problem = keyProblem(key);
+  if (problem !== undefined) throw new InvalidKeyError(key, problem);
+  const nowMs = (deps.now ?? Date.now)();
+
+  const ledger = await deps.db.send(
+    new GetCommand({ TableName: deps.ledgerTableName, Key: { [LEDGER_TABLE.partitionKey]: key } }),
+  );
+  const item = ledger.Item as LedgerItem | undefined;
+  const found = item !== undefined && live(item.expiration, nowMs) ? item : undefined;
+  if (found?.status !== undefined) {
+    return {
+      key,
+      status: found.status,
+      ...(found.sesMessageId !== undefined ? { sesMessageId: found.sesMessageId } : {}),
+      events: timeline(found),
+      updatedAt: found.updatedAt,
+    };
+  }
+
+  const claim = await deps.db.send(
+    // `id`: the partition key Powertools' DynamoDB persistence layer uses by default (IDEMPOTENCY_TABLE in lib/handler-env.ts).
+    new GetCommand({ TableName: deps.idempotencyTableName, Key: { id: idempotencyRecordId(deps.keyPrefix, key) } }),
+  );
+  const record = claim.Item as IdempotencyRecord | undefined;
+  const events = found !== undefined ? timeline(found) : [];
+  if (record !== undefined && live(record.expiration, nowMs)) {
+    if (record.status === 'COMPLETED') {
+      const { sesMessageId, sentAt } = record.data ?? {};
+      return {
+        key,
+        status: 'sent',
+        ...(sesMessageId !== undefined ? { sesMessageId } : {}),
+        events,
+        ...(sentAt !== undefined ? { updatedAt: sentAt } : {}),
+      };
+    }
+    if (record.status === 'INPROGRESS') return { key, status: 'in-progress', events };
+  }
+  if (found?.deadLettered !== undefined) {
+    return { key, status: 'dead-lettered', events, updatedAt: found.updatedAt };
+  }
+  return { key, status: 'unknown', events: [] };
+}

@@ -1,0 +1,69 @@
+/**
+ * What the pipeline's parts share, so they cannot drift apart: the table
+ * properties of both tables (idempotency records, send ledger), and the cdk-nag
+ * Serverless rules that do not apply to its functions and dead-letter queues.
+ */
+import { RemovalPolicy, Validations } from 'aws-cdk-lib';
+import * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
+import * as lambda from 'aws-cdk-lib/aws-lambda';
+import type * as sqs from 'aws-cdk-lib/aws-sqs';
+
+/**
+ * An on-demand table keyed by one string attribute, with TTL, point-in-time
+ * recovery, encryption, and deletion protection unless it may be removed.
+ */
+export function protectedTableProps(
+  keys: { readonly partitionKey: string; readonly ttlAttribute: string },
+  removalPolicy: RemovalPolicy,
+): dynamodb.TableProps {
+  return {
+    partitionKey: { name: keys.partitionKey, type: dynamodb.AttributeType.STRING },
+    timeToLiveAttribute: keys.ttlAttribute,
+    billingMode: dynamodb.BillingMode.PAY_PER_REQUEST,
+    pointInTimeRecoverySpecification: { pointInTimeRecoveryEnabled: true },
+    encryption: dynamodb.TableEncryption.AWS_MANAGED,
+    deletionProtection: removalPolicy === RemovalPolicy.RETAIN,
+    removalPolicy,
+  };
+}
+
+/** cdk-nag Serverless rules that do not apply to this design, each with its reason. */
+export function acknowledgeServerlessRules(parts: {
+  readonly deadLetterQueues: readonly sqs.IQueue[];
+  readonly functions: readonly lambda.IFunction[];
+}): void {
+  for (const dlq of parts.deadLetterQueues) {
+    Validations.of(dlq).acknowledge({
+      id: 'Serverless::Serverless-SQSRedrivePolicy',
+      reason:
+        'This queue is itself a dead-letter queue; a DLQ of a DLQ would only move the same messages once more. ' +
+        'Its alarm and the redrive tools (npm run dlq) are how operators empty it.',
+    });
+  }
+  for (const fn of parts.functions) {
+    Validations.of(fn).acknowledge(
+      {
+        id: 'Serverless::Serverless-LambdaDLQ',
+        reason:
+          'The function is invoked only synchronously (an SQS event source mapping, or its function URL); a Lambda DLQ applies to ' +
+          "asynchronous invocations. Failed messages go to the source queue's DLQ (its redrive policy).",
+      },
+      {
+        id: 'Serverless::Serverless-LambdaTracing',
+        reason:
+          'X-Ray tracing is left off: each decision is a structured log line with the dedupe key, and the custom metrics ' +
+          'count every outcome; turn tracing on with an escape hatch if needed.',
+      },
+    );
+    for (const child of fn.node.findAll()) {
+      if (child instanceof lambda.CfnEventSourceMapping) {
+        Validations.of(child).acknowledge({
+          id: 'Serverless::Serverless-LambdaEventSourceMappingDestination',
+          reason:
+            'An on-failure destination is for stream sources (Kinesis, DynamoDB, Kafka); for an SQS source the redrive policy of the queue ' +
+            '(maxReceiveCount to the DLQ) is the failure destination, and it is set.',
+        });
+      }
+    }
+  }
+}

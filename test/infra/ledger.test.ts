@@ -1,0 +1,303 @@
+import { CfnResource } from 'aws-cdk-lib';
+import * as iam from 'aws-cdk-lib/aws-iam';
+import type { IConstruct } from 'constructs';
+import { LEDGER_ENV, LEDGER_TABLE } from '../../lambdas/ledger/schema';
+import { ENV } from '../../lambdas/send-email/settings';
+import type { EmailPipelineStack } from '../../lib/email-pipeline-stack';
+import { LEDGER_FUNCTIONS } from '../../lib/ledger';
+import { functionPolicyStatements, resource, statementsFor, synthDefault, synthesize } from './helpers';
+
+const asList = <T>(v: T | T[]): T[] => ([] as T[]).concat(v);
+const ref = (stack: EmailPipelineStack, c: IConstruct) => ({
+  Ref: stack.getLogicalId(c.node.defaultChild as CfnResource),
+});
+const arnOf = (stack: EmailPipelineStack, c: IConstruct) => ({
+  'Fn::GetAtt': [stack.getLogicalId(c.node.defaultChild as CfnResource), 'Arn'],
+});
+const idOf = (stack: EmailPipelineStack, c: IConstruct) => stack.getLogicalId(c.node.defaultChild as CfnResource);
+
+function defaults() {
+  const { template, stack } = synthDefault();
+  return { template, stack, ledger: stack.pipeline.ledger };
+}
+
+describe('configuration set and event destination', () => {
+  test('the construct owns a configuration set, and the send function uses it', () => {
+    const { template, stack, ledger } = defaults();
+    template.resourceCountIs('AWS::SES::ConfigurationSet', 1);
+    const env = resource(template, idOf(stack, stack.pipeline.sendFunction)).Properties.Environment.Variables;
+    expect(env[ENV.configurationSetName]).toEqual(ref(stack, ledger.configurationSet!));
+  });
+
+  test('every delivery event type goes to the events topic, and nothing else (no opens, clicks)', () => {
+    const { template, stack, ledger } = defaults();
+    template.hasResourceProperties('AWS::SES::ConfigurationSetEventDestination', {
+      ConfigurationSetName: ref(stack, ledger.configurationSet!),
+      EventDestination: {
+        Enabled: true,
+        MatchingEventTypes: ['send', 'delivery', 'bounce', 'complaint', 'reject', 'deliveryDelay', 'renderingFailure'],
+        SnsDestination: { TopicARN: ref(stack, ledger.eventsTopic) },
+      },
+    });
+  });
+
+  test('deliveries, bounces and complaints are also counted in CloudWatch by configuration set', () => {
+    const { template } = defaults();
+    template.hasResourceProperties('AWS::SES::ConfigurationSetEventDestination', {
+      EventDestination: {
+        MatchingEventTypes: ['delivery', 'bounce', 'complaint'],
+        CloudWatchDestination: {
+          DimensionConfigurations: [
+            {
+              DimensionName: 'ses:configuration-set',
+              DimensionValueSource: 'messageTag',
+              DefaultDimensionValue: 'none',
+            },
+          ],
+        },
+      },
+    });
+  });
+
+  test('a given configuration set is not created: it gains the event destination and the send function uses it', () => {
+    const { template, stack } = synthesize({ configurationSetName: 'transactional' });
+    template.resourceCountIs('AWS::SES::ConfigurationSet', 0);
+    template.hasResourceProperties('AWS::SES::ConfigurationSetEventDestination', {
+      ConfigurationSetName: 'transactional',
+      EventDestination: { SnsDestination: { TopicARN: ref(stack, stack.pipeline.ledger.eventsTopic) } },
+    });
+    const env = resource(template, idOf(stack, stack.pipeline.sendFunction)).Properties.Environment.Variables;
+    expect(env[ENV.configurationSetName]).toBe('transactional');
+  });
+});
+
+describe('events topic and buffer', () => {
+  test('SES may publish to the events topic only from this account and configuration set', () => {
+    const { template, stack, ledger } = defaults();
+    const policy = Object.values(template.findResources('AWS::SNS::TopicPolicy')).find((p) =>
+      asList(p.Properties.Topics).some((t) => JSON.stringify(t) === JSON.stringify(ref(stack, ledger.eventsTopic))),
+    );
+    const allow = (policy?.Properties.PolicyDocument.Statement as Array<Record<string, any>>).filter(
+      (s) => s.Effect === 'Allow',
+    );
+    expect(allow).toHaveLength(1);
+    expect(allow[0]).toMatchObject({
+      Action: 'sns:Publish',
+      Principal: { Service: 'ses.amazonaws.com' },
+      Condition: { StringEquals: { 'AWS:SourceAccount': { Ref: 'AWS::AccountId' } } },
+    });
+    expect(JSON.stringify(allow[0].Condition.StringEquals['AWS:SourceArn'])).toContain(
+      JSON.stringify(ref(stack, ledger.configurationSet!)),
+    );
+  });
+
+  test('both ledger topics are encrypted with the ledger topic key, which SES may use, and refuse plain HTTP', () => {
+    const { template, stack, ledger } = defaults();
+    for (const topic of [ledger.eventsTopic, ledger.deliveryStatusTopic]) {
+      expect(resource(template, idOf(stack, topic)).Properties.KmsMasterKeyId).toEqual(arnOf(stack, ledger.topicKey));
+    }
+    const key = resource(template, idOf(stack, ledger.topicKey)).Properties;
+    expect(key.EnableKeyRotation).toBe(true);
+    const ses = (key.KeyPolicy.Statement as Array<Record<string, any>>).filter(
+      (s) => s.Principal?.Service === 'ses.amazonaws.com',
+    );
+    expect(ses).toHaveLength(1);
+    expect(new Set(asList(ses[0].Action))).toEqual(new Set(['kms:Decrypt', 'kms:GenerateDataKey*']));
+  });
+
+  test('the buffer gets the SNS envelope (raw delivery off) from the events topic', () => {
+    const { template, stack, ledger } = defaults();
+    template.hasResourceProperties('AWS::SNS::Subscription', {
+      TopicArn: ref(stack, ledger.eventsTopic),
+      Endpoint: arnOf(stack, ledger.bufferQueue),
+      Protocol: 'sqs',
+      RawMessageDelivery: false,
+    });
+  });
+
+  test('the buffer and its DLQ are encrypted with their own key, keep events 14 days and redrive after 5 receives', () => {
+    const { template, stack, ledger } = defaults();
+    const buffer = resource(template, idOf(stack, ledger.bufferQueue)).Properties;
+    expect(buffer).toMatchObject({
+      KmsMasterKeyId: arnOf(stack, ledger.queueKey),
+      MessageRetentionPeriod: 14 * 86_400,
+      VisibilityTimeout: 6 * LEDGER_FUNCTIONS.ledgerTimeoutSeconds,
+      RedrivePolicy: { deadLetterTargetArn: arnOf(stack, ledger.bufferDeadLetterQueue), maxReceiveCount: 5 },
+    });
+    expect(resource(template, idOf(stack, ledger.bufferDeadLetterQueue)).Properties).toMatchObject({
+      KmsMasterKeyId: arnOf(stack, ledger.queueKey),
+      MessageRetentionPeriod: 14 * 86_400,
+    });
+    expect(resource(template, idOf(stack, ledger.queueKey)).Properties.EnableKeyRotation).toBe(true);
+  });
+
+  test('the ledger function reads the buffer in batches with partial batch responses', () => {
+    const { template, stack, ledger } = defaults();
+    template.hasResourceProperties('AWS::Lambda::EventSourceMapping', {
+      EventSourceArn: arnOf(stack, ledger.bufferQueue),
+      FunctionName: ref(stack, ledger.ledgerFunction),
+      BatchSize: LEDGER_FUNCTIONS.batchSize,
+      FunctionResponseTypes: ['ReportBatchItemFailures'],
+      ScalingConfig: { MaximumConcurrency: LEDGER_FUNCTIONS.maxConcurrency },
+    });
+  });
+});
+
+describe('ledger table', () => {
+  test('is keyed by the dedupe key, expires items by TTL, and is protected like the idempotency table', () => {
+    const { template, stack, ledger } = defaults();
+    const table = template.toJSON().Resources[idOf(stack, ledger.table)];
+    expect(table.Properties).toMatchObject({
+      KeySchema: [{ AttributeName: LEDGER_TABLE.partitionKey, KeyType: 'HASH' }],
+      AttributeDefinitions: [{ AttributeName: LEDGER_TABLE.partitionKey, AttributeType: 'S' }],
+      TimeToLiveSpecification: { AttributeName: LEDGER_TABLE.ttlAttribute, Enabled: true },
+      PointInTimeRecoverySpecification: { PointInTimeRecoveryEnabled: true },
+      SSESpecification: { SSEEnabled: true },
+      BillingMode: 'PAY_PER_REQUEST',
+      DeletionProtectionEnabled: true,
+    });
+    expect(table.DeletionPolicy).toBe('Retain');
+  });
+});
+
+describe('ledger function', () => {
+  test('knows its table, the status topic and the dedupe window', () => {
+    const { template, stack, ledger } = defaults();
+    const env = resource(template, idOf(stack, ledger.ledgerFunction)).Properties.Environment.Variables;
+    expect(env).toMatchObject({
+      [LEDGER_ENV.tableName]: ref(stack, ledger.table),
+      [LEDGER_ENV.deliveryStatusTopicArn]: ref(stack, ledger.deliveryStatusTopic),
+      [LEDGER_ENV.retentionSeconds]: String(stack.pipeline.settings.dedupeWindowSeconds),
+    });
+  });
+
+  test('may update ledger items, publish status changes and read its buffer, nothing more', () => {
+    const { template, stack, ledger } = defaults();
+    const statements = functionPolicyStatements(template, idOf(stack, ledger.ledgerFunction));
+    const actions = statements.flatMap((s) => asList<string>(s.Action)).sort();
+    expect(actions).toEqual(
+      [
+        'dynamodb:GetItem',
+        'dynamodb:UpdateItem',
+        'kms:Decrypt',
+        'kms:Decrypt',
+        'kms:GenerateDataKey',
+        'logs:CreateLogStream',
+        'logs:PutLogEvents',
+        'sns:Publish',
+        'sqs:ChangeMessageVisibility',
+        'sqs:DeleteMessage',
+        'sqs:GetQueueAttributes',
+        'sqs:GetQueueUrl',
+        'sqs:ReceiveMessage',
+      ].sort(),
+    );
+    expect(statementsFor(statements, 'dynamodb:UpdateItem')[0].Resource).toEqual(arnOf(stack, ledger.table));
+    expect(statementsFor(statements, 'sns:Publish')[0].Resource).toEqual(ref(stack, ledger.deliveryStatusTopic));
+    expect(statementsFor(statements, 'kms:GenerateDataKey')[0].Resource).toEqual(arnOf(stack, ledger.topicKey));
+    for (const s of statements) expect(asList(s.Resource)).not.toContain('*');
+  });
+});
+
+describe('delivery-status topic', () => {
+  test('publishers may subscribe; only the ledger function may publish', () => {
+    const { template, stack, ledger } = defaults();
+    const policy = Object.values(template.findResources('AWS::SNS::TopicPolicy')).find((p) =>
+      asList(p.Properties.Topics).some(
+        (t) => JSON.stringify(t) === JSON.stringify(ref(stack, ledger.deliveryStatusTopic)),
+      ),
+    );
+    const statements = policy?.Properties.PolicyDocument.Statement as Array<Record<string, any>>;
+    expect(statements).toContainEqual(
+      expect.objectContaining({ Effect: 'Allow', Action: 'sns:Subscribe', Principal: { AWS: expect.anything() } }),
+    );
+    const deny = statements.find((s) => s.Sid === 'OnlyTheLedgerPublishes');
+    expect(deny).toMatchObject({
+      Effect: 'Deny',
+      Action: 'sns:Publish',
+      Principal: { AWS: '*' },
+      Condition: { ArnNotEquals: { 'aws:PrincipalArn': { 'Fn::GetAtt': [expect.any(String), 'Arn'] } } },
+    });
+    const roleId = deny?.Condition.ArnNotEquals['aws:PrincipalArn']['Fn::GetAtt'][0];
+    expect(resource(template, idOf(stack, ledger.ledgerFunction)).Properties.Role).toEqual({
+      'Fn::GetAtt': [roleId, 'Arn'],
+    });
+  });
+
+  test('a listed publisher role may subscribe', () => {
+    const { template } = synthesize({
+      publisherPrincipals: [new iam.ArnPrincipal('arn:aws:iam::123456789012:role/orders')],
+    });
+    const subscribe = Object.values(template.findResources('AWS::SNS::TopicPolicy'))
+      .flatMap((p) => p.Properties.PolicyDocument.Statement as Array<Record<string, any>>)
+      .filter((s) => s.Action === 'sns:Subscribe');
+    expect(subscribe).toEqual([
+      expect.objectContaining({ Principal: { AWS: 'arn:aws:iam::123456789012:role/orders' } }),
+    ]);
+  });
+});
+
+describe('status function and endpoint', () => {
+  test('is served on a function URL that requires SigV4 (AWS_IAM)', () => {
+    const { template, stack, ledger } = defaults();
+    template.hasResourceProperties('AWS::Lambda::Url', {
+      AuthType: 'AWS_IAM',
+      TargetFunctionArn: arnOf(stack, ledger.statusFunction),
+    });
+  });
+
+  test('reads both tables with the idempotency key prefix of the send function', () => {
+    const { template, stack, ledger } = defaults();
+    const env = resource(template, idOf(stack, ledger.statusFunction)).Properties.Environment.Variables;
+    expect(env).toMatchObject({
+      [LEDGER_ENV.tableName]: ref(stack, ledger.table),
+      [ENV.tableName]: ref(stack, stack.pipeline.table),
+      [ENV.keyPrefix]: 'email-pipeline',
+    });
+  });
+
+  test('may only GetItem on the ledger and idempotency tables (and write its logs)', () => {
+    const { template, stack, ledger } = defaults();
+    const statements = functionPolicyStatements(template, idOf(stack, ledger.statusFunction));
+    const actions = statements.flatMap((s) => asList<string>(s.Action)).sort();
+    expect(actions).toEqual(['dynamodb:GetItem', 'logs:CreateLogStream', 'logs:PutLogEvents']);
+    const reads = statementsFor(statements, 'dynamodb:GetItem').flatMap((s) => asList(s.Resource));
+    expect(new Set(reads.map((r) => JSON.stringify(r)))).toEqual(
+      new Set([arnOf(stack, ledger.table), arnOf(stack, stack.pipeline.table)].map((r) => JSON.stringify(r))),
+    );
+  });
+
+  test('grantStatusRead gives a caller InvokeFunctionUrl (AWS_IAM) and the InvokeFunction it implies', () => {
+    const { template } = synthesize({}, (stack) => {
+      const caller = new iam.Role(stack, 'Caller', { assumedBy: new iam.AccountRootPrincipal() });
+      stack.pipeline.ledger.grantStatusRead(caller);
+    });
+    const statements = Object.values(template.findResources('AWS::IAM::Policy'))
+      .filter((p) => JSON.stringify(p.Properties.Roles).includes('Caller'))
+      .flatMap((p) => p.Properties.PolicyDocument.Statement as Array<Record<string, any>>);
+    expect(statements).toContainEqual(
+      expect.objectContaining({
+        Action: 'lambda:InvokeFunctionUrl',
+        Condition: { StringEquals: { 'lambda:FunctionUrlAuthType': 'AWS_IAM' } },
+      }),
+    );
+    expect(statements).toContainEqual(
+      expect.objectContaining({
+        Action: 'lambda:InvokeFunction',
+        Condition: { Bool: { 'lambda:InvokedViaFunctionUrl': true } },
+      }),
+    );
+  });
+});
+
+describe('stack outputs of the ledger', () => {
+  test('give the status URL, the delivery-status topic, the ledger table and the key prefix', () => {
+    const { template, stack, ledger } = defaults();
+    const outputs = template.toJSON().Outputs;
+    expect(JSON.stringify(outputs.StatusUrl.Value)).toContain(idOf(stack, ledger.statusUrl));
+    expect(JSON.stringify(outputs.StatusUrl.Value)).toContain('deliveries/');
+    expect(outputs.DeliveryStatusTopicArn.Value).toEqual(ref(stack, ledger.deliveryStatusTopic));
+    expect(outputs.LedgerTableName.Value).toEqual(ref(stack, ledger.table));
+    expect(outputs.IdempotencyKeyPrefix.Value).toBe('email-pipeline');
+  });
+});

@@ -1,0 +1,289 @@
+/**
+ * The delivery status of a key against DynamoDB Local: ledger items written
+ * as lambdas/ledger/schema.ts describes them, idempotency records written by
+ * Powertools itself (configured as the send function configures it); then the
+ * same lookup through the local status server and through `npm run status`.
+ */
+import { spawn } from 'node:child_process';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import * as path from 'node:path';
+import { IdempotencyConfig } from '@aws-lambda-powertools/idempotency';
+import { DynamoDBPersistenceLayer } from '@aws-lambda-powertools/idempotency/dynamodb';
+import { DynamoDBDocumentClient, PutCommand } from '@aws-sdk/lib-dynamodb';
+import type { LambdaFunctionURLEvent, LambdaFunctionURLResult } from 'aws-lambda';
+import { LEDGER_ENV, type DeliveryReport, type LedgerItem } from '../../lambdas/ledger/schema';
+import { ENV } from '../../lambdas/send-email/settings';
+import { lookupDelivery, type LookupTarget } from '../../lambdas/status/lookup';
+import { emulatorClients } from '../../lib/local/emulators';
+import { REPO_ROOT } from '../../lib/local/paths';
+import { createResources } from '../../lib/local/resources';
+import { loadLocalSettings } from '../../lib/local/settings';
+import { localOutputs, type LocalOutputs } from '../../lib/local/state';
+import { startStatusServer, type StatusServer } from '../../lib/local/status-server';
+import { endpointsFromEnv, uniqueName } from './support';
+
+const endpoints = endpointsFromEnv();
+const clients = emulatorClients(endpoints);
+const db = DynamoDBDocumentClient.from(clients.dynamodb);
+const settings = loadLocalSettings();
+const HOUR = 3600;
+const nowSeconds = () => Math.floor(Date.now() / 1000);
+
+let target: LookupTarget;
+let outputs: LocalOutputs;
+let persistence: DynamoDBPersistenceLayer;
+beforeAll(async () => {
+  const resources = await createResources(clients, settings, uniqueName('status'));
+  target = {
+    ledgerTableName: resources.ledgerTableName,
+    idempotencyTableName: resources.tableName,
+    keyPrefix: settings.idempotencyKeyPrefix,
+  };
+  outputs = localOutputs(resources, endpoints, settings.idempotencyKeyPrefix, 'unused');
+  // The send function's persistence settings (lambdas/send-email/pipeline.ts).
+  persistence = new DynamoDBPersistenceLayer({ tableName: resources.tableName, awsSdkV3Client: clients.dynamodb });
+  persistence.configure({
+    config: new IdempotencyConfig({ eventKeyJmesPath: 'key', expiresAfterSeconds: settings.dedupeWindowSeconds }),
+    keyPrefix: settings.idempotencyKeyPrefix,
+  });
+});
+afterAll(() => clients.destroy());
+
+const lookup = (key: string) => lookupDelivery({ ...target, db }, key);
+
+function ledgerItem(key: string, fields: Partial<LedgerItem>): Promise<unknown> {
+  const item: LedgerItem = { key, events: [], updatedAt: new Date().toISOString(), expiration: nowSeconds() + HOUR };
+  return db.send(new PutCommand({ TableName: target.ledgerTableName, Item: { ...item, ...fields } }));
+}
+
+/** What the send function claims and completes for a key. */
+const request = (key: string) => ({ key, email: { to: ['a@example.com'], subject: 'Hi', text: 'Hello' } });
+
+describe('lookupDelivery', () => {
+  test('a ledger item gives its status, SES MessageId and timeline, oldest first', async () => {
+    const key = uniqueName('delivered');
+    await ledgerItem(key, {
+      status: 'delivered',
+      sesMessageId: 'ses-1',
+      updatedAt: '2026-12-01T10:00:01.000Z',
+      events: [
+        { type: 'Delivery', at: '2026-12-01T10:00:01.000Z', sesMessageId: 'ses-1' },
+        { type: 'Send', at: '2026-12-01T10:00:00.000Z', sesMessageId: 'ses-1' },
+      ],
+    });
+    expect(await lookup(key)).toEqual({
+      key,
+      status: 'delivered',
+      sesMessageId: 'ses-1',
+      updatedAt: '2026-12-01T10:00:01.000Z',
+      events: [
+        { type: 'Send', at: '2026-12-01T10:00:00.000Z', sesMessageId: 'ses-1' },
+        { type: 'Delivery', at: '2026-12-01T10:00:01.000Z', sesMessageId: 'ses-1' },
+      ],
+    });
+  });
+
+  test('a completed idempotency record without SES events yet is sent, with the MessageId SES gave', async () => {
+    const key = uniqueName('sent');
+    await persistence.saveInProgress(request(key), 60_000);
+    await persistence.saveSuccess(request(key), { sesMessageId: 'ses-2', sentAt: '2026-12-01T10:00:00.000Z' });
+    expect(await lookup(key)).toEqual({
+      key,
+      status: 'sent',
+      sesMessageId: 'ses-2',
+      events: [],
+      updatedAt: '2026-12-01T10:00:00.000Z',
+    });
+  });
+
+  test('a claim in progress is in-progress', async () => {
+    const key = uniqueName('claimed');
+    await persistence.saveInProgress(request(key), 60_000);
+    expect(await lookup(key)).toEqual({ key, status: 'in-progress', events: [] });
+  });
+
+  test('a dead-letter mark without any SES event or claim is dead-lettered, the mark in the timeline', async () => {
+    const key = uniqueName('dead');
+    const at = '2026-12-01T10:00:00.000Z';
+    await ledgerItem(key, { deadLettered: { at, code: 'MessageRejected', reason: 'Email address is not verified' } });
+    expect(await lookup(key)).toMatchObject({
+      key,
+      status: 'dead-lettered',
+      events: [{ type: 'DeadLettered', at, detail: 'MessageRejected' }],
+    });
+  });
+
+  test('an SES status wins over a dead-letter mark (a copy with other content was dead-lettered)', async () => {
+    const key = uniqueName('sent-then-copy');
+    await ledgerItem(key, {
+      status: 'sent',
+      sesMessageId: 'ses-3',
+      events: [{ type: 'Send', at: '2026-12-01T10:00:00.000Z' }],
+      deadLettered: { at: '2026-12-01T10:05:00.000Z', code: 'PayloadMismatch', reason: 'same key, other content' },
+    });
+    const report = await lookup(key);
+    expect(report.status).toBe('sent');
+    expect(report.events.map((e) => e.type)).toEqual(['Send', 'DeadLettered']);
+  });
+
+  test('an expired ledger item and an expired record count as absent (TTL deletes late)', async () => {
+    const key = uniqueName('expired');
+    await ledgerItem(key, { status: 'delivered', sesMessageId: 'ses-4', expiration: nowSeconds() - 1 });
+    await db.send(
+      new PutCommand({
+        TableName: target.idempotencyTableName,
+        Item: {
+          id: (persistence as unknown as { getHashedIdempotencyKey(d: unknown): string }).getHashedIdempotencyKey(
+            request(key),
+          ),
+          status: 'COMPLETED',
+          expiration: nowSeconds() - 1,
+          data: { sesMessageId: 'ses-4' },
+        },
+      }),
+    );
+    expect(await lookup(key)).toEqual({ key, status: 'unknown', events: [] });
+  });
+
+  test('a key nobody sent is unknown', async () => {
+    expect(await lookup(uniqueName('never'))).toEqual({ key: expect.any(String), status: 'unknown', events: [] });
+  });
+});
+
+describe('the status function (its handler, as the function URL calls it)', () => {
+  /** The parts of a function URL event the handler reads. */
+  const urlEvent = (method: string, rawPath: string) =>
+    ({ rawPath, requestContext: { http: { method } } }) as unknown as LambdaFunctionURLEvent;
+
+  let handler: (event: LambdaFunctionURLEvent) => Promise<LambdaFunctionURLResult>;
+  let added: string[] = [];
+  beforeAll(async () => {
+    // The environment the construct gives the status function, pointed at DynamoDB Local.
+    const env = {
+      [LEDGER_ENV.tableName]: target.ledgerTableName,
+      [ENV.tableName]: target.idempotencyTableName,
+      [ENV.keyPrefix]: target.keyPrefix,
+      AWS_ENDPOINT_URL_DYNAMODB: endpoints.dynamodb,
+      POWERTOOLS_LOG_LEVEL: 'SILENT',
+    };
+    added = Object.keys(env).filter((name) => process.env[name] === undefined);
+    Object.assign(process.env, env);
+    ({ handler } = await import('../../lambdas/status/handler'));
+  });
+  afterAll(() => {
+    for (const name of added) delete process.env[name];
+  });
+
+  test('answers GET /deliveries/{key} with the report', async () => {
+    const key = uniqueName('fn');
+    await ledgerItem(key, { status: 'rejected', sesMessageId: 'ses-8', events: [{ type: 'Reject', at: 'x' }] });
+    const result = (await handler(urlEvent('GET', `/deliveries/${encodeURIComponent(key)}`))) as {
+      statusCode: number;
+      body: string;
+    };
+    expect(result.statusCode).toBe(200);
+    expect(JSON.parse(result.body)).toEqual(await lookup(key));
+  });
+
+  test('answers 400 for a bad key and 405 for another method', async () => {
+    expect(await handler(urlEvent('GET', '/deliveries/%20x'))).toMatchObject({ statusCode: 400 });
+    expect(await handler(urlEvent('DELETE', '/deliveries/x'))).toMatchObject({ statusCode: 405 });
+  });
+});
+
+describe('the local status server', () => {
+  let server: StatusServer;
+  beforeAll(async () => {
+    server = await startStatusServer({ port: 0, lookup });
+  });
+  afterAll(() => server.close());
+
+  test('GET /deliveries/{key} returns the report as JSON', async () => {
+    const key = uniqueName('http/with slash');
+    await ledgerItem(key, { status: 'bounced', sesMessageId: 'ses-5', events: [{ type: 'Bounce', at: 'x' }] });
+    const response = await fetch(`${server.url}/deliveries/${encodeURIComponent(key)}`);
+    expect(response.status).toBe(200);
+    expect(response.headers.get('content-type')).toBe('application/json');
+    expect(((await response.json()) as DeliveryReport).status).toBe('bounced');
+  });
+
+  test('a key never sent is 200 unknown; a key that cannot be a dedupe key is 400', async () => {
+    const unknown = await fetch(`${server.url}/deliveries/${uniqueName('never')}`);
+    expect(unknown.status).toBe(200);
+    expect(((await unknown.json()) as DeliveryReport).status).toBe('unknown');
+    const bad = await fetch(`${server.url}/deliveries/%20padded`);
+    expect(bad.status).toBe(400);
+  });
+});
+
+describe('npm run status', () => {
+  const TSX = path.join(REPO_ROOT, 'node_modules', 'tsx', 'dist', 'cli.mjs');
+  const ENTRY = path.join(REPO_ROOT, 'bin', 'status.ts');
+
+  function run(args: string[], stateDir: string): Promise<{ code: number | null; stdout: string; stderr: string }> {
+    return new Promise((resolve) => {
+      const child = spawn(process.execPath, [TSX, ENTRY, ...args], {
+        cwd: REPO_ROOT,
+        env: { ...process.env, LOCAL_STATE_DIR: stateDir },
+      });
+      let stdout = '';
+      let stderr = '';
+      child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+      child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+      child.on('close', (code) => resolve({ code, stdout, stderr }));
+    });
+  }
+
+  let stateDir: string;
+  beforeAll(() => {
+    stateDir = mkdtempSync(path.join(tmpdir(), 'status-cli-'));
+    writeFileSync(path.join(stateDir, 'outputs.json'), JSON.stringify(outputs));
+  });
+
+  test('--json prints exactly one DeliveryReport object, the lookup result', async () => {
+    const key = uniqueName('cli');
+    await ledgerItem(key, {
+      status: 'complained',
+      sesMessageId: 'ses-6',
+      events: [
+        { type: 'Send', at: '2026-12-01T10:00:00.000Z' },
+        { type: 'Complaint', at: '2026-12-01T10:00:05.000Z', detail: 'abuse' },
+      ],
+    });
+    const result = await run(['--json', key], stateDir);
+    expect({ code: result.code, stderr: result.stderr }).toEqual({ code: 0, stderr: '' });
+    expect(JSON.parse(result.stdout)).toEqual(await lookup(key));
+    expect(result.stdout.trim().split('\n')).toHaveLength(1);
+  });
+
+  test('without --json it prints the status and the timeline for a person', async () => {
+    const key = uniqueName('cli-text');
+    await ledgerItem(key, {
+      status: 'delivered',
+      sesMessageId: 'ses-7',
+      events: [{ type: 'Delivery', at: '2026-12-01T10:00:01.000Z' }],
+    });
+    const result = await run([key], stateDir);
+    expect(result.code).toBe(0);
+    expect(result.stdout).toContain(`${key}: delivered (`);
+    expect(result.stdout).toContain('SES message  ses-7');
+    expect(result.stdout).toContain('2026-12-01T10:00:01.000Z  Delivery');
+  });
+
+  test('a key never sent prints unknown and exits 0; a bad key exits 2 naming the rule', async () => {
+    const unknown = await run(['--json', uniqueName('never')], stateDir);
+    expect(unknown.code).toBe(0);
+    expect(JSON.parse(unknown.stdout).status).toBe('unknown');
+    const bad = await run(['--json', 'x'.repeat(300)], stateDir);
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toContain('must be at most 256 characters');
+  });
+
+  test('without a running local pipeline it exits 1 and says how to start one', async () => {
+    const result = await run(['order-42'], mkdtempSync(path.join(tmpdir(), 'status-none-')));
+    expect(result.code).toBe(1);
+    expect(result.stderr).toContain('No local pipeline found');
+    expect(result.stderr).toContain('npm start');
+  });
+});
