@@ -72,6 +72,27 @@ export interface PipelineSettings {
   readonly metricsNamespace?: string;
   /** How long the function's logs are kept, in days. @default 30 */
   readonly logRetentionDays?: number;
+  /**
+   * How long after a message first reached the queue a retryable, systemic or
+   * ambiguous failure may still be retried. Past it the message goes to the DLQ
+   * with reason `RetryBudgetExhausted` and its last error. Long enough to wait
+   * out a regional outage of hours.
+   * @default 86400 (24 hours)
+   */
+  readonly retryBudgetSeconds?: number;
+  /**
+   * Recipients per second this pipeline may use of the account's SES sending
+   * rate (SES counts recipients, not requests). Every container paces to its
+   * share, maxSendRate / maxConcurrency.
+   * @default 14 (the rate of a new production SES account)
+   */
+  readonly maxSendRate?: number;
+  /**
+   * The alarm for messages that keep retrying fires when a retried message is
+   * older than this.
+   * @default 900 (15 minutes)
+   */
+  readonly retryingTooLongSeconds?: number;
 }
 
 /** {@link PipelineSettings} with every default applied. */
@@ -93,7 +114,16 @@ export const DEFAULTS = {
   logLevel: 'INFO' as LogLevel,
   metricsNamespace: 'EmailPipeline',
   logRetentionDays: 30,
+  retryBudgetSeconds: DAY,
+  maxSendRate: 14,
+  retryingTooLongSeconds: 15 * 60,
 } as const;
+
+/**
+ * The longest one copy of a message waits before its next attempt: SQS's
+ * largest DelaySeconds, and the backoff cap of the handler (retry-budget.ts).
+ */
+export const MAX_RETRY_DELAY_SECONDS = 900;
 
 /** The DLQ keeps messages for the SQS maximum, so operators have time to look. */
 export const DLQ_RETENTION_SECONDS = 14 * DAY;
@@ -174,15 +204,20 @@ export function resolveSettings(input: PipelineSettings): ResolvedSettings {
     ' seconds (1 minute to 14 days, the SQS limits)',
   );
 
+  const retryBudgetSeconds = input.retryBudgetSeconds ?? DEFAULTS.retryBudgetSeconds;
+  checkInt('retryBudgetSeconds', retryBudgetSeconds, 1, 14 * DAY, ' seconds');
+
+  // A retried message travels as delayed copies, each with a fresh retention period, for up to the
+  // retry budget: a copy can still arrive a budget plus a retention period after the first one.
   const dedupeWindowSeconds =
     input.dedupeWindowSeconds ??
-    Math.max(retentionPeriodSeconds, DLQ_RETENTION_SECONDS) + DEFAULTS.dedupeWindowMarginSeconds;
+    Math.max(retentionPeriodSeconds, DLQ_RETENTION_SECONDS) + retryBudgetSeconds + DEFAULTS.dedupeWindowMarginSeconds;
   checkInt('dedupeWindowSeconds', dedupeWindowSeconds, 1, 366 * DAY, ' seconds');
-  if (dedupeWindowSeconds < retentionPeriodSeconds) {
+  if (dedupeWindowSeconds < retentionPeriodSeconds + retryBudgetSeconds) {
     throw new SettingsError(
       'dedupeWindowSeconds',
       dedupeWindowSeconds,
-      `must be at least the queue retention period (retentionPeriodSeconds=${retentionPeriodSeconds}); a shorter window forgets keys while duplicates can still arrive`,
+      `must be at least the queue retention period plus the retry budget (retentionPeriodSeconds=${retentionPeriodSeconds} + retryBudgetSeconds=${retryBudgetSeconds}); a shorter window forgets keys while duplicates can still arrive`,
     );
   }
 
@@ -198,6 +233,17 @@ export function resolveSettings(input: PipelineSettings): ResolvedSettings {
       `must be at least ${DEFAULTS.visibilityFactor} x functionTimeoutSeconds (${DEFAULTS.visibilityFactor * functionTimeoutSeconds}), or a message reappears while it is still being sent`,
     );
   }
+
+  const maxReceiveCount = input.maxReceiveCount ?? DEFAULTS.maxReceiveCount;
+  checkInt('maxReceiveCount', maxReceiveCount, 1, 1000, '');
+  if (maxReceiveCount < MIN_MAX_RECEIVE_COUNT) {
+    throw new SettingsError(
+      'maxReceiveCount',
+      maxReceiveCount,
+      `must be at least ${MIN_MAX_RECEIVE_COUNT}, so that throttling and in-progress retries do not dead-letter good messages`,
+    );
+  }
+  checkRetentionHoldsRetryPath(retentionPeriodSeconds, visibilityTimeoutSeconds, maxReceiveCount);
 
   const memorySizeMb = input.memorySizeMb ?? DEFAULTS.memorySizeMb;
   checkInt('memorySizeMb', memorySizeMb, 128, 10240, ' MB');
@@ -216,16 +262,6 @@ export function resolveSettings(input: PipelineSettings): ResolvedSettings {
 
   const maxConcurrency = input.maxConcurrency ?? DEFAULTS.maxConcurrency;
   checkInt('maxConcurrency', maxConcurrency, 2, 1000, ' (the Lambda SQS event source limits)');
-
-  const maxReceiveCount = input.maxReceiveCount ?? DEFAULTS.maxReceiveCount;
-  checkInt('maxReceiveCount', maxReceiveCount, 1, 1000, '');
-  if (maxReceiveCount < MIN_MAX_RECEIVE_COUNT) {
-    throw new SettingsError(
-      'maxReceiveCount',
-      maxReceiveCount,
-      `must be at least ${MIN_MAX_RECEIVE_COUNT}, so that throttling and in-progress retries do not dead-letter good messages`,
-    );
-  }
 
   const idempotencyKeyPrefix = input.idempotencyKeyPrefix ?? DEFAULTS.idempotencyKeyPrefix;
   if (typeof idempotencyKeyPrefix !== 'string' || !PREFIX.test(idempotencyKeyPrefix)) {
@@ -254,6 +290,12 @@ export function resolveSettings(input: PipelineSettings): ResolvedSettings {
   const logRetentionDays = input.logRetentionDays ?? DEFAULTS.logRetentionDays;
   checkInt('logRetentionDays', logRetentionDays, 1, 3653, ' days');
 
+  const maxSendRate = input.maxSendRate ?? DEFAULTS.maxSendRate;
+  checkInt('maxSendRate', maxSendRate, 1, 100_000, ' recipients per second');
+
+  const retryingTooLongSeconds = input.retryingTooLongSeconds ?? DEFAULTS.retryingTooLongSeconds;
+  checkInt('retryingTooLongSeconds', retryingTooLongSeconds, 1, 14 * DAY, ' seconds');
+
   return {
     senderAddress,
     sesIdentity,
@@ -272,7 +314,36 @@ export function resolveSettings(input: PipelineSettings): ResolvedSettings {
     logLevel,
     metricsNamespace,
     logRetentionDays,
+    retryBudgetSeconds,
+    maxSendRate,
+    retryingTooLongSeconds,
   };
+}
+
+/**
+ * The longest one copy of a message can stay in the work queue: a backoff delay of up to
+ * {@link MAX_RETRY_DELAY_SECONDS}, then maxReceiveCount receives, each hidden for the
+ * visibility timeout (an invocation that dies) or, when a copy cannot be re-enqueued, for a
+ * backoff of up to the same cap.
+ */
+export function retryPathSeconds(visibilityTimeoutSeconds: number, maxReceiveCount: number): number {
+  return MAX_RETRY_DELAY_SECONDS + maxReceiveCount * Math.max(visibilityTimeoutSeconds, MAX_RETRY_DELAY_SECONDS);
+}
+
+/** Synth-time invariant: the queue's retention holds a message through its whole retry path. */
+function checkRetentionHoldsRetryPath(
+  retentionPeriodSeconds: number,
+  visibilityTimeoutSeconds: number,
+  maxReceiveCount: number,
+): void {
+  const needed = retryPathSeconds(visibilityTimeoutSeconds, maxReceiveCount);
+  if (retentionPeriodSeconds < needed) {
+    throw new SettingsError(
+      'retentionPeriodSeconds',
+      retentionPeriodSeconds,
+      `retention must hold the whole retry path: at least ${needed} seconds, a backoff delay of up to ${MAX_RETRY_DELAY_SECONDS} s plus maxReceiveCount=${maxReceiveCount} receives of visibilityTimeoutSeconds=${visibilityTimeoutSeconds} (or of a ${MAX_RETRY_DELAY_SECONDS} s backoff each); a shorter retention deletes messages while they wait to be retried`,
+    );
+  }
 }
 
 type Kind = 'string' | 'integer' | 'boolean';
@@ -296,6 +367,9 @@ export const CONTEXT_KEYS: Readonly<Record<keyof PipelineSettings, Kind>> = {
   logLevel: 'string',
   metricsNamespace: 'string',
   logRetentionDays: 'integer',
+  retryBudgetSeconds: 'integer',
+  maxSendRate: 'integer',
+  retryingTooLongSeconds: 'integer',
 };
 
 /** Context values are namespaced so they cannot clash with CDK feature flags. */

@@ -297,7 +297,8 @@ export class EmailPipeline extends Construct {
     fn.addToRolePolicy(
       new iam.PolicyStatement({
         sid: 'BackOffRetries',
-        actions: ['sqs:ChangeMessageVisibility'],
+        // A retry goes back as a delayed copy (SendMessage); ChangeMessageVisibility when that fails.
+        actions: ['sqs:ChangeMessageVisibility', 'sqs:SendMessage'],
         resources: [this.queue.queueArn],
       }),
     );

@@ -82,6 +82,13 @@ const cases: Array<{
     statistic: 'Maximum',
     dimensions: () => undefined,
   },
+  {
+    name: 'retryingTooLong',
+    namespace: 'EmailPipeline',
+    metric: 'RetryAgeSeconds',
+    statistic: 'Maximum',
+    dimensions: () => [{ Name: 'service', Value: 'email-pipeline' }],
+  },
 ];
 
 describe('alarms', () => {
@@ -202,6 +209,7 @@ describe('dashboard', () => {
       '3. Function',
       '4. Idempotency store',
       '5. Outcomes',
+      '5b. Brown-outs',
       '6. SES account',
     ]);
   });

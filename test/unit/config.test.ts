@@ -34,7 +34,7 @@ describe('resolveSettings: defaults', () => {
       senderAddress: 'noreply@example.com',
       sesIdentity: 'example.com',
       retentionPeriodSeconds: 4 * DAY,
-      dedupeWindowSeconds: 15 * DAY,
+      dedupeWindowSeconds: 16 * DAY,
       functionTimeoutSeconds: 30,
       memorySizeMb: 256,
       visibilityTimeoutSeconds: 180,
@@ -47,15 +47,21 @@ describe('resolveSettings: defaults', () => {
       logLevel: 'INFO',
       metricsNamespace: 'EmailPipeline',
       logRetentionDays: 30,
+      retryBudgetSeconds: DAY,
+      maxSendRate: 14,
+      retryingTooLongSeconds: 900,
     });
   });
 
-  test('the default dedupe window covers the DLQ retention plus one day, so a late redrive is still deduplicated', () => {
-    expect(resolveSettings({ ...base, retentionPeriodSeconds: 2 * DAY }).dedupeWindowSeconds).toBe(15 * DAY);
+  test('the default dedupe window covers the retry budget, the DLQ retention and one day, so a late redrive is still deduplicated', () => {
+    expect(resolveSettings({ ...base, retentionPeriodSeconds: 2 * DAY }).dedupeWindowSeconds).toBe(16 * DAY);
   });
 
-  test('the default dedupe window is never shorter than the retention period plus one day', () => {
-    expect(resolveSettings({ ...base, retentionPeriodSeconds: 14 * DAY }).dedupeWindowSeconds).toBe(15 * DAY);
+  test('the default dedupe window is never shorter than the retry budget plus the retention period plus one day', () => {
+    expect(resolveSettings({ ...base, retentionPeriodSeconds: 14 * DAY }).dedupeWindowSeconds).toBe(16 * DAY);
+    expect(
+      resolveSettings({ ...base, retentionPeriodSeconds: 14 * DAY, retryBudgetSeconds: 3 * DAY }).dedupeWindowSeconds,
+    ).toBe(18 * DAY);
   });
 
   test('the default visibility timeout is 6 x the function timeout', () => {
@@ -91,17 +97,39 @@ describe('resolveSettings: defaults', () => {
 // ---------------------------------------------------------------- the design's invariants
 
 describe('resolveSettings: invariants', () => {
-  test('a dedupe window shorter than the retention period is refused', () => {
-    const error = rejected({ retentionPeriodSeconds: 4 * DAY, dedupeWindowSeconds: 4 * DAY - 1 });
+  test('a dedupe window shorter than the retention period plus the retry budget is refused', () => {
+    const error = rejected({ retentionPeriodSeconds: 4 * DAY, dedupeWindowSeconds: 5 * DAY - 1 });
 
     expect(error.setting).toBe('dedupeWindowSeconds');
-    expect(error.value).toBe(4 * DAY - 1);
-    expect(error.message).toContain(`dedupeWindowSeconds=${4 * DAY - 1}`);
-    expect(error.message).toContain(`must be at least the queue retention period (retentionPeriodSeconds=${4 * DAY})`);
+    expect(error.value).toBe(5 * DAY - 1);
+    expect(error.message).toContain(`dedupeWindowSeconds=${5 * DAY - 1}`);
+    expect(error.message).toContain(
+      `must be at least the queue retention period plus the retry budget (retentionPeriodSeconds=${4 * DAY} + retryBudgetSeconds=${DAY})`,
+    );
   });
 
-  test('a dedupe window equal to the retention period is accepted', () => {
-    expect(resolveSettings({ ...base, dedupeWindowSeconds: 4 * DAY }).dedupeWindowSeconds).toBe(4 * DAY);
+  test('a dedupe window equal to the retention period plus the retry budget is accepted', () => {
+    expect(resolveSettings({ ...base, dedupeWindowSeconds: 5 * DAY }).dedupeWindowSeconds).toBe(5 * DAY);
+  });
+
+  test('a retention period that cannot hold the retry path is refused, naming both values', () => {
+    const error = rejected({ retentionPeriodSeconds: 60 });
+
+    expect(error.setting).toBe('retentionPeriodSeconds');
+    expect(error.message).toContain('retentionPeriodSeconds=60');
+    expect(error.message).toContain('retention must hold the whole retry path');
+    expect(error.message).toContain('maxReceiveCount=5');
+    expect(error.message).toContain('visibilityTimeoutSeconds=180');
+  });
+
+  test('the retention rule follows maxReceiveCount and the visibility timeout', () => {
+    // 900 s delay + 5 x max(visibility, 900 s)
+    expect(resolveSettings({ ...base, retentionPeriodSeconds: 5400 }).retentionPeriodSeconds).toBe(5400);
+    expect(rejected({ retentionPeriodSeconds: 5399 }).setting).toBe('retentionPeriodSeconds');
+    expect(rejected({ retentionPeriodSeconds: 5400, visibilityTimeoutSeconds: 1200 }).message).toContain(
+      'visibilityTimeoutSeconds=1200',
+    );
+    expect(rejected({ retentionPeriodSeconds: 5400, maxReceiveCount: 6 }).message).toContain('maxReceiveCount=6');
   });
 
   test('a longer retention without a longer dedupe window is refused', () => {
