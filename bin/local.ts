@@ -4,7 +4,8 @@
  * cdk.json's settings, and consumer processes running the handler bundle.
  *
  * Environment: DYNAMODB_PORT (8000), SQS_PORT (4566, SNS and SQS), SES_PORT (8005),
- * LOCAL_CONSUMERS (2), LOCAL_STATE_DIR (.local: the PID file and outputs.json).
+ * LOCAL_CONSUMERS (2), LOCAL_STATE_DIR (.local: the PID file and outputs.json), SES_MAX_SEND_RATE
+ * (14: the local SES answers 429 TooManyRequestsException beyond this many recipients a second).
  */
 import '../lib/local/quiet';
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -12,6 +13,7 @@ import * as path from 'node:path';
 import { checkJava, ensureDynamoDbLocal, startEmulators, type Emulators } from '../lib/local/emulators';
 import { formatDecision } from '../lib/local/format';
 import { LocalPipeline } from '../lib/local/pipeline';
+import { sesMaxSendRateFromEnv } from '../lib/local/ses-rate-limit';
 import { loadLocalSettings } from '../lib/local/settings';
 import { OUTPUTS_FILE, PID_FILE, STATE_DIR, type LocalOutputs } from '../lib/local/state';
 
@@ -55,6 +57,7 @@ async function main(): Promise<void> {
   claimPidFile();
   const settings = loadLocalSettings();
   const consumers = consumersWanted();
+  const sesMaxSendRate = sesMaxSendRateFromEnv();
   let emulators: Emulators | undefined;
   let pipeline: LocalPipeline | undefined;
   let stopping = false;
@@ -77,7 +80,7 @@ async function main(): Promise<void> {
     await checkJava();
     await ensureDynamoDbLocal();
     console.log('Starting DynamoDB Local, the SNS/SQS emulator and the SES emulator...');
-    emulators = await startEmulators();
+    emulators = await startEmulators({ sesMaxSendRate });
     pipeline = await LocalPipeline.create({
       name: LOCAL_NAME,
       settings,
@@ -118,7 +121,7 @@ async function main(): Promise<void> {
       '',
       `  SNS and SQS   ${endpoints.sns}`,
       `  DynamoDB      ${endpoints.dynamodb}   table ${resources.tableName}`,
-      `  SES v2        ${endpoints.ses}   sent mail: ${endpoints.ses}/store`,
+      `  SES v2        ${endpoints.ses}   sent mail: ${endpoints.ses}/store   max send rate ${sesMaxSendRate}/s (SES_MAX_SEND_RATE), pipeline maxSendRate ${settings.maxSendRate}/s`,
       `  Mailbox page  ${endpoints.mailboxUrl}`,
       `  Topic         ${resources.topicArn}`,
       `  Outputs       ${path.relative(process.cwd(), OUTPUTS_FILE)}`,

@@ -220,10 +220,16 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
     for (let attempt = 1; now() + pause < deadline; attempt += 1) {
       await sleep(pause);
       try {
-        await persistenceStore.saveSuccess(
-          { key: request.key, email: request.email } as unknown as JSONValue,
-          result as unknown as JSONValue,
-        );
+        // A hung store must not hold the invocation past its deadline: stop waiting for it there.
+        await Promise.race([
+          persistenceStore.saveSuccess(
+            { key: request.key, email: request.email } as unknown as JSONValue,
+            result as unknown as JSONValue,
+          ),
+          sleep(Math.max(0, deadline - now())).then(() => {
+            throw new Error('the completion write did not answer before the deadline');
+          }),
+        ]);
         return attempt;
       } catch {
         pause = Math.min(pause * 2, 2000);
