@@ -16,9 +16,15 @@ export interface PacerOptions {
   readonly sleep?: (ms: number) => Promise<void>;
 }
 
+/**
+ * Each container paces a little under its share: requests that leave evenly spaced can still
+ * arrive bunched (network, scheduling), and SES counts their arrival.
+ */
+export const PACING_HEADROOM = 0.95;
+
 /** The per-container share of a pipeline's rate. */
 export function containerShare(maxSendRate: number, maxConcurrency: number): number {
-  return maxSendRate / Math.max(1, maxConcurrency);
+  return (maxSendRate * PACING_HEADROOM) / Math.max(1, maxConcurrency);
 }
 
 export class SendPacer {
