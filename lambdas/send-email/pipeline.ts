@@ -85,8 +85,10 @@ export const BACKOFF_CAP_SECONDS = { systemic: MAX_DELAY_SECONDS } as const;
 /** A send starts only if it can finish (SES timeout plus this) before the invocation's deadline. */
 export const SEND_DEADLINE_MARGIN_MS = 1000;
 
-/** Failures where nothing was started: their backoff does not grow with the attempts. */
+/** Failures where nothing was started. */
 const NOT_STARTED = new Set(['CircuitOpen', 'PacingDeadline']);
+/** Congestion, not an outage: the backoff does not grow with the attempts. */
+const FIRST_BACKOFF_ONLY = new Set(['PacingDeadline']);
 
 /**
  * Jittered exponential backoff: the nominal delay doubles with each receive up
@@ -313,7 +315,7 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
     const base = failureClass === 'systemic' ? settings.systemicRetrySeconds : settings.retryBaseSeconds;
     const cap = failureClass === 'systemic' ? BACKOFF_CAP_SECONDS.systemic : settings.retryCapSeconds;
     const state = retryState(record, now());
-    const exponent = NOT_STARTED.has(failure.code) ? 1 : failureNumber(state);
+    const exponent = FIRST_BACKOFF_ONLY.has(failure.code) ? 1 : failureNumber(state);
     const backoff = backoffSeconds(base, Math.min(MAX_DELAY_SECONDS, Math.max(base, cap)), exponent, random);
     const plan = planRetry(state, backoff, settings.retryBudgetSeconds, now());
     if (plan.kind === 'exhausted') {

@@ -6,13 +6,12 @@
  * last send), the share of SendEmail requests SES throttled, the DLQ depth and duplicates.
  */
 import { performance } from 'node:perf_hooks';
-import { PublishBatchCommand } from '@aws-sdk/client-sns';
 import type { ResolvedSettings } from '../config';
 import type { Bundles } from '../local/build';
 import { clearMailbox, readMailbox, type EmulatorEndpoints } from '../local/emulators';
 import { LocalPipeline } from '../local/pipeline';
 import { startSesRateLimit } from '../local/ses-rate-limit';
-import { benchEmail, chunk } from './in-process';
+import { publishBurst, within } from './in-process';
 import { round } from './stats';
 
 export interface PacingResult {
@@ -65,36 +64,9 @@ export async function measurePacing(options: {
     await Promise.all(Array.from({ length: consumers }, (_, i) => pipeline.startConsumer({ name: `pod-${i + 1}` })));
     await clearMailbox(options.endpoints.ses);
     const started = performance.now();
-    for (const group of chunk(
-      chunk(
-        Array.from({ length: emails }, (_, i) => i),
-        10,
-      ),
-      4,
-    )) {
-      await Promise.all(
-        group.map(async (batch) => {
-          const result = await pipeline.sns.send(
-            new PublishBatchCommand({
-              TopicArn: pipeline.resources.topicArn,
-              PublishBatchRequestEntries: batch.map((i) => ({ Id: String(i), Message: JSON.stringify(benchEmail(i)) })),
-            }),
-          );
-          if (result.Failed?.length) throw new Error(`${result.Failed.length} publish(es) failed`);
-        }),
-      );
-    }
-    let timer: NodeJS.Timeout | undefined;
+    await publishBurst(pipeline.sns, pipeline.resources.topicArn, emails);
     const timeoutMs = options.timeoutMs ?? Math.max(120_000, (emails / settings.maxSendRate) * 3000);
-    await Promise.race([
-      allSent,
-      new Promise<never>((_, reject) => {
-        timer = setTimeout(
-          () => reject(new Error(`only ${sent} of ${emails} emails sent after ${timeoutMs} ms`)),
-          timeoutMs,
-        );
-      }),
-    ]).finally(() => clearTimeout(timer));
+    await within(allSent, timeoutMs, () => `only ${sent} of ${emails} emails sent after ${timeoutMs} ms`);
     const seconds = (finishedAt - started) / 1000;
     const mailbox = await readMailbox(options.endpoints.ses);
     const recipients = new Map<string, number>();
