@@ -9,6 +9,10 @@
  *
  * Prints a table and writes the same figures to .local/bench.json. See BENCHMARKS.md.
  * BENCH_MESSAGES sets the messages per throughput run (default 2000).
+ *
+ * `npm run bench -- pacing` runs only the pacing benchmark: 1,000 emails (BENCH_PACING_EMAILS)
+ * into a local SES that allows 20 recipients a second (BENCH_PACING_RATE), the pipeline's
+ * maxSendRate the same, two consumers; writes .local/bench-pacing.json.
  */
 import '../lib/local/quiet';
 import { mkdir, writeFile } from 'node:fs/promises';
@@ -22,6 +26,7 @@ import { measureDynamoDbRequests } from '../lib/bench/dynamodb-requests';
 import { createInProcessStack } from '../lib/bench/in-process';
 import { formatTable, machine, type BenchResult } from '../lib/bench/report';
 import { measureThroughput } from '../lib/bench/throughput';
+import { formatPacing, measurePacing } from '../lib/bench/pacing';
 import { buildBundles } from '../lib/local/build';
 import { LOCAL_DIR } from '../lib/local/paths';
 import { ANY_FREE_PORTS, checkJava, ensureDynamoDbLocal, startEmulators } from '../lib/local/emulators';
@@ -57,9 +62,48 @@ async function section<T>(name: string, consumerBundle: string, body: () => Prom
   return value;
 }
 
+const PACING_EMAILS = Number(process.env.BENCH_PACING_EMAILS ?? 1000);
+const PACING_RATE = Number(process.env.BENCH_PACING_RATE ?? 20);
+const PACING_CONSUMERS = 2;
+const PACING_FILE = path.join(LOCAL_DIR, 'bench-pacing.json');
+
+async function pacingMain(): Promise<void> {
+  // maxConcurrency = the consumers running: each paces to maxSendRate / maxConcurrency.
+  const settings = loadLocalSettings({
+    maxBatchingWindowSeconds: 0,
+    maxSendRate: PACING_RATE,
+    maxConcurrency: PACING_CONSUMERS,
+  });
+  await Promise.all([checkJava(), ensureDynamoDbLocal()]);
+  step('building bundles');
+  const bundles = await buildBundles(path.join(BENCH_DIR, 'build'));
+  step('starting emulators');
+  const emulators = await startEmulators({ ports: ANY_FREE_PORTS });
+  try {
+    step(`pacing: ${PACING_EMAILS} emails into a local SES limited to ${PACING_RATE}/s, ${PACING_CONSUMERS} consumers`);
+    const pacing = await measurePacing({
+      endpoints: emulators.endpoints,
+      bundles,
+      settings,
+      emails: PACING_EMAILS,
+      consumers: PACING_CONSUMERS,
+    });
+    const full = { date: new Date().toISOString(), command: 'npm run bench -- pacing', machine: machine(), pacing };
+    await mkdir(path.dirname(PACING_FILE), { recursive: true });
+    await writeFile(PACING_FILE, `${JSON.stringify(full, null, 2)}\n`);
+    console.log(formatPacing(pacing));
+    console.log(`\nWrote ${path.relative(process.cwd(), PACING_FILE)}`);
+  } finally {
+    await emulators.stop();
+  }
+}
+
 async function main(): Promise<void> {
+  if (process.argv[2] === 'pacing') return pacingMain();
+  if (process.argv[2] !== undefined) throw new Error(`unknown benchmark "${process.argv[2]}" (known: pacing)`);
   // The same settings for every measurement; no batching window, so a batch never waits to fill.
-  const settings = loadLocalSettings({ maxBatchingWindowSeconds: 0, functionTimeoutSeconds: 5 });
+  // Pacing off in effect: these runs measure the dedupe, not SES's rate (see the pacing benchmark).
+  const settings = loadLocalSettings({ maxBatchingWindowSeconds: 0, functionTimeoutSeconds: 5, maxSendRate: 100_000 });
   await Promise.all([checkJava(), ensureDynamoDbLocal()]);
 
   step('building bundles; 4: init time (before the emulators start, on an idle machine)');

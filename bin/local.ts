@@ -5,7 +5,8 @@
  *
  * Environment: DYNAMODB_PORT (8000), SQS_PORT (4566, SNS and SQS), SES_PORT (8005),
  * LOCAL_CONSUMERS (2), LOCAL_STATE_DIR (.local: the PID file and outputs.json),
- * STATUS_PORT (8010: GET /deliveries/{key}).
+ * STATUS_PORT (8010: GET /deliveries/{key}), SES_MAX_SEND_RATE (14: the local SES answers 429
+ * TooManyRequestsException beyond this many recipients a second).
  */
 import '../lib/local/quiet';
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -16,6 +17,7 @@ import { LocalPipeline } from '../lib/local/pipeline';
 import { startStatusServer, statusPort, type StatusServer } from '../lib/local/status-server';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { lookupDelivery } from '../lambdas/status/lookup';
+import { sesMaxSendRateFromEnv } from '../lib/local/ses-rate-limit';
 import { loadLocalSettings } from '../lib/local/settings';
 import { OUTPUTS_FILE, PID_FILE, STATE_DIR, localOutputs } from '../lib/local/state';
 
@@ -59,6 +61,7 @@ async function main(): Promise<void> {
   claimPidFile();
   const settings = loadLocalSettings();
   const consumers = consumersWanted();
+  const sesMaxSendRate = sesMaxSendRateFromEnv();
   let emulators: Emulators | undefined;
   let pipeline: LocalPipeline | undefined;
   let status: StatusServer | undefined;
@@ -83,7 +86,7 @@ async function main(): Promise<void> {
     await checkJava();
     await ensureDynamoDbLocal();
     console.log('Starting DynamoDB Local, the SNS/SQS emulator and the SES emulator...');
-    emulators = await startEmulators();
+    emulators = await startEmulators({ sesMaxSendRate });
     pipeline = await LocalPipeline.create({
       name: LOCAL_NAME,
       settings,
@@ -127,7 +130,7 @@ async function main(): Promise<void> {
       '',
       `  SNS and SQS   ${endpoints.sns}`,
       `  DynamoDB      ${endpoints.dynamodb}   table ${resources.tableName}`,
-      `  SES v2        ${endpoints.ses}   sent mail: ${endpoints.ses}/store`,
+      `  SES v2        ${endpoints.ses}   sent mail: ${endpoints.ses}/store   max send rate ${sesMaxSendRate}/s (SES_MAX_SEND_RATE), pipeline maxSendRate ${settings.maxSendRate}/s`,
       `  Mailbox page  ${endpoints.mailboxUrl}`,
       `  Topic         ${resources.topicArn}`,
       `  Status        ${status.url}/deliveries/{key}   or: npm run status -- <key>`,

@@ -99,6 +99,27 @@ export interface PipelineSettings {
    * @default 300
    */
   readonly sendConfirmationGraceSeconds?: number;
+  /**
+   * How long after a message first reached the queue a retryable, systemic or
+   * ambiguous failure may still be retried. Past it the message goes to the DLQ
+   * with reason `RetryBudgetExhausted` and its last error. Long enough to wait
+   * out a regional outage of hours.
+   * @default 86400 (24 hours)
+   */
+  readonly retryBudgetSeconds?: number;
+  /**
+   * Recipients per second this pipeline may use of the account's SES sending
+   * rate (SES counts recipients, not requests). Every container paces to its
+   * share, maxSendRate / maxConcurrency.
+   * @default 14 (the rate of a new production SES account)
+   */
+  readonly maxSendRate?: number;
+  /**
+   * The alarm for messages that keep retrying fires when a retried message is
+   * older than this.
+   * @default 900 (15 minutes)
+   */
+  readonly retryingTooLongSeconds?: number;
 }
 
 /** {@link PipelineSettings} with every default applied. */
@@ -122,7 +143,16 @@ export const DEFAULTS = {
   metricsNamespace: 'EmailPipeline',
   logRetentionDays: 30,
   sendConfirmationGraceSeconds: 300,
+  retryBudgetSeconds: DAY,
+  maxSendRate: 14,
+  retryingTooLongSeconds: 15 * 60,
 } as const;
+
+/**
+ * The longest one copy of a message waits before its next attempt: SQS's
+ * largest DelaySeconds, and the backoff cap of the handler (retry-budget.ts).
+ */
+export const MAX_RETRY_DELAY_SECONDS = 900;
 
 /** The DLQ keeps messages for the SQS maximum, so operators have time to look. */
 export const DLQ_RETENTION_SECONDS = 14 * DAY;
@@ -232,25 +262,31 @@ export function resolveSettings(input: PipelineSettings): ResolvedSettings {
     ' seconds (1 minute to 14 days, the SQS limits)',
   );
 
+  const retryBudgetSeconds = input.retryBudgetSeconds ?? DEFAULTS.retryBudgetSeconds;
+  checkInt('retryBudgetSeconds', retryBudgetSeconds, 1, 14 * DAY, ' seconds');
+
   const allowShortDedupeWindow = input.allowShortDedupeWindow ?? DEFAULTS.allowShortDedupeWindow;
   if (typeof allowShortDedupeWindow !== 'boolean') {
     throw new SettingsError('allowShortDedupeWindow', allowShortDedupeWindow, 'must be true or false');
   }
-  const everyPath = retentionPeriodSeconds + DLQ_RETENTION_SECONDS;
+  // Every path a copy can take back: a retried message travels as delayed copies, each with a fresh
+  // retention period, for up to the retry budget; the last of them can then be dead-lettered (a new
+  // message there, kept 14 days) and redriven late.
+  const everyPath = retentionPeriodSeconds + retryBudgetSeconds + DLQ_RETENTION_SECONDS;
   const dedupeWindowSeconds = input.dedupeWindowSeconds ?? everyPath + DEFAULTS.dedupeWindowMarginSeconds;
   checkInt('dedupeWindowSeconds', dedupeWindowSeconds, 1, 366 * DAY, ' seconds');
   if (dedupeWindowSeconds < everyPath && !allowShortDedupeWindow) {
     throw new SettingsError(
       'dedupeWindowSeconds',
       dedupeWindowSeconds,
-      `must be at least the queue retention plus the DLQ retention (${retentionPeriodSeconds} + ${DLQ_RETENTION_SECONDS} = ${everyPath}), so a copy redriven from the DLQ still meets its record; set allowShortDedupeWindow=true to accept a shorter window on purpose`,
+      `must be at least the queue retention plus the retry budget plus the DLQ retention (${retentionPeriodSeconds} + ${retryBudgetSeconds} + ${DLQ_RETENTION_SECONDS} = ${everyPath}), so a copy retried late or redriven from the DLQ still meets its record; set allowShortDedupeWindow=true to accept a shorter window on purpose`,
     );
   }
-  if (dedupeWindowSeconds < retentionPeriodSeconds) {
+  if (dedupeWindowSeconds < retentionPeriodSeconds + retryBudgetSeconds) {
     throw new SettingsError(
       'dedupeWindowSeconds',
       dedupeWindowSeconds,
-      `must be at least the queue retention period (retentionPeriodSeconds=${retentionPeriodSeconds}); a shorter window forgets keys while duplicates can still arrive`,
+      `must be at least the queue retention period plus the retry budget (retentionPeriodSeconds=${retentionPeriodSeconds} + retryBudgetSeconds=${retryBudgetSeconds}); a shorter window forgets keys while duplicates can still arrive`,
     );
   }
 
@@ -266,6 +302,17 @@ export function resolveSettings(input: PipelineSettings): ResolvedSettings {
       `must be at least ${DEFAULTS.visibilityFactor} x functionTimeoutSeconds (${DEFAULTS.visibilityFactor * functionTimeoutSeconds}), or a message reappears while it is still being sent`,
     );
   }
+
+  const maxReceiveCount = input.maxReceiveCount ?? DEFAULTS.maxReceiveCount;
+  checkInt('maxReceiveCount', maxReceiveCount, 1, 1000, '');
+  if (maxReceiveCount < MIN_MAX_RECEIVE_COUNT) {
+    throw new SettingsError(
+      'maxReceiveCount',
+      maxReceiveCount,
+      `must be at least ${MIN_MAX_RECEIVE_COUNT}, so that throttling and in-progress retries do not dead-letter good messages`,
+    );
+  }
+  checkRetentionHoldsRetryPath(retentionPeriodSeconds, visibilityTimeoutSeconds, maxReceiveCount);
 
   const memorySizeMb = input.memorySizeMb ?? DEFAULTS.memorySizeMb;
   checkInt('memorySizeMb', memorySizeMb, 128, 10240, ' MB');
@@ -284,16 +331,6 @@ export function resolveSettings(input: PipelineSettings): ResolvedSettings {
 
   const maxConcurrency = input.maxConcurrency ?? DEFAULTS.maxConcurrency;
   checkInt('maxConcurrency', maxConcurrency, 2, 1000, ' (the Lambda SQS event source limits)');
-
-  const maxReceiveCount = input.maxReceiveCount ?? DEFAULTS.maxReceiveCount;
-  checkInt('maxReceiveCount', maxReceiveCount, 1, 1000, '');
-  if (maxReceiveCount < MIN_MAX_RECEIVE_COUNT) {
-    throw new SettingsError(
-      'maxReceiveCount',
-      maxReceiveCount,
-      `must be at least ${MIN_MAX_RECEIVE_COUNT}, so that throttling and in-progress retries do not dead-letter good messages`,
-    );
-  }
 
   const idempotencyKeyPrefix = input.idempotencyKeyPrefix ?? DEFAULTS.idempotencyKeyPrefix;
   if (typeof idempotencyKeyPrefix !== 'string' || !PREFIX.test(idempotencyKeyPrefix)) {
@@ -338,6 +375,11 @@ export function resolveSettings(input: PipelineSettings): ResolvedSettings {
       `must be shorter than the queue retention period (retentionPeriodSeconds=${retentionPeriodSeconds}), or a message waiting for its SES event expires from the queue`,
     );
   }
+  const maxSendRate = input.maxSendRate ?? DEFAULTS.maxSendRate;
+  checkInt('maxSendRate', maxSendRate, 1, 100_000, ' recipients per second');
+
+  const retryingTooLongSeconds = input.retryingTooLongSeconds ?? DEFAULTS.retryingTooLongSeconds;
+  checkInt('retryingTooLongSeconds', retryingTooLongSeconds, 1, 14 * DAY, ' seconds');
 
   return {
     senderAddress,
@@ -360,7 +402,36 @@ export function resolveSettings(input: PipelineSettings): ResolvedSettings {
     metricsNamespace,
     logRetentionDays,
     sendConfirmationGraceSeconds,
+    retryBudgetSeconds,
+    maxSendRate,
+    retryingTooLongSeconds,
   };
+}
+
+/**
+ * The longest one copy of a message can stay in the work queue: a backoff delay of up to
+ * {@link MAX_RETRY_DELAY_SECONDS}, then maxReceiveCount receives, each hidden for the
+ * visibility timeout (an invocation that dies) or, when a copy cannot be re-enqueued, for a
+ * backoff of up to the same cap.
+ */
+export function retryPathSeconds(visibilityTimeoutSeconds: number, maxReceiveCount: number): number {
+  return MAX_RETRY_DELAY_SECONDS + maxReceiveCount * Math.max(visibilityTimeoutSeconds, MAX_RETRY_DELAY_SECONDS);
+}
+
+/** Synth-time invariant: the queue's retention holds a message through its whole retry path. */
+function checkRetentionHoldsRetryPath(
+  retentionPeriodSeconds: number,
+  visibilityTimeoutSeconds: number,
+  maxReceiveCount: number,
+): void {
+  const needed = retryPathSeconds(visibilityTimeoutSeconds, maxReceiveCount);
+  if (retentionPeriodSeconds < needed) {
+    throw new SettingsError(
+      'retentionPeriodSeconds',
+      retentionPeriodSeconds,
+      `retention must hold the whole retry path: at least ${needed} seconds, a backoff delay of up to ${MAX_RETRY_DELAY_SECONDS} s plus maxReceiveCount=${maxReceiveCount} receives of visibilityTimeoutSeconds=${visibilityTimeoutSeconds} (or of a ${MAX_RETRY_DELAY_SECONDS} s backoff each); a shorter retention deletes messages while they wait to be retried`,
+    );
+  }
 }
 
 type Kind = 'string' | 'integer' | 'boolean' | 'list';
@@ -414,6 +485,9 @@ export const CONTEXT_KEYS: Readonly<Record<keyof ContextSettings, Kind>> = {
   sesTemplateNames: 'list',
   alarmEmail: 'string',
   sendConfirmationGraceSeconds: 'integer',
+  retryBudgetSeconds: 'integer',
+  maxSendRate: 'integer',
+  retryingTooLongSeconds: 'integer',
 };
 
 /** Context values are namespaced so they cannot clash with CDK feature flags. */

@@ -15,6 +15,7 @@ import {
   type SQSClient,
 } from '@aws-sdk/client-sqs';
 import { DLQ_ATTRIBUTE } from '../lambdas/send-email/dlq-attributes';
+import { RETRY_ATTRIBUTE } from '../lambdas/send-email/retry-budget';
 import { IDEMPOTENCY_KEY_ATTRIBUTE, maskAddress } from '../lambdas/send-email/message';
 
 /** One DLQ message as an operator sees it. */
@@ -28,7 +29,8 @@ export interface DeadLetter {
   readonly recipient?: string;
 }
 
-const OUR_ATTRIBUTES = new Set<string>(Object.values(DLQ_ATTRIBUTE));
+// A redriven message starts a fresh retry budget: the retry attributes stay behind too.
+const OUR_ATTRIBUTES = new Set<string>([...Object.values(DLQ_ATTRIBUTE), ...Object.values(RETRY_ATTRIBUTE)]);
 
 function attribute(message: Message, name: string): string | undefined {
   return message.MessageAttributes?.[name]?.StringValue;

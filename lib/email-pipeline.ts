@@ -396,7 +396,8 @@ export class EmailPipeline extends Construct {
     fn.addToRolePolicy(
       new iam.PolicyStatement({
         sid: 'BackOffRetries',
-        actions: ['sqs:ChangeMessageVisibility'],
+        // A retry goes back as a delayed copy (SendMessage); ChangeMessageVisibility when that fails.
+        actions: ['sqs:ChangeMessageVisibility', 'sqs:SendMessage'],
         resources: [this.queue.queueArn],
       }),
     );
@@ -420,8 +421,9 @@ export class EmailPipeline extends Construct {
   }
 
   /**
-   * Queue policies: only the topic may send to the work queue, only the
-   * function (and the queue's own redrive) to its DLQ, only the topic to the
+   * Queue policies: only the topic (and the function, re-enqueueing a retried
+   * message) may send to the work queue, only the function (and the queue's own
+   * redrive) to its DLQ, only the topic to the
    * subscription's DLQ; operators' redrive is exempt. A Deny, so that no IAM
    * policy (PowerUser, a CI role) can plant a message the function would send.
    */
@@ -451,7 +453,12 @@ export class EmailPipeline extends Construct {
         }),
       );
     };
-    deny(this.queue, 'OnlyTheTopicSends', { 'aws:SourceArn': [this.topic.topicArn] });
+    // The function sends too: a retried message goes back to the work queue as a delayed copy
+    // (the retry budget); it only ever re-enqueues an envelope it received from the topic.
+    deny(this.queue, 'OnlyTheTopicSends', {
+      'aws:SourceArn': [this.topic.topicArn],
+      'aws:PrincipalArn': [this.role.roleArn],
+    });
     deny(this.deadLetterQueue, 'OnlyTheFunctionDeadLetters', {
       'aws:PrincipalArn': [this.role.roleArn],
       'aws:SourceArn': [this.queue.queueArn],

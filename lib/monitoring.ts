@@ -8,7 +8,7 @@ import * as sns from 'aws-cdk-lib/aws-sns';
 import { EmailSubscription } from 'aws-cdk-lib/aws-sns-subscriptions';
 import { Construct } from 'constructs';
 import { METRIC } from '../lambdas/send-email/metric-names';
-import { SettingsError, configuredAddressProblem } from './config';
+import { DEFAULTS, SettingsError, configuredAddressProblem } from './config';
 import { EmailPipeline } from './email-pipeline';
 import { CONFIGURATION_SET_DIMENSION } from './ledger';
 
@@ -98,6 +98,12 @@ export interface PipelineAlarmsProps {
    * @default threshold 0 (any visible message), 1 period of 300 s, statistic Maximum
    */
   readonly ledgerDeadLetters?: AlarmTuning;
+  /**
+   * A message is still being retried long after it first reached the queue (an
+   * outage of the store or SES, or sending held back for the account).
+   * @default threshold the pipeline's retryingTooLongSeconds (900), 1 period of 300 s, statistic Maximum
+   */
+  readonly retryingTooLong?: AlarmTuning;
 }
 
 export interface EmailPipelineMonitoringProps {
@@ -137,6 +143,7 @@ const ALARM_DEFAULTS: Readonly<Record<keyof PipelineAlarmsProps, AlarmDefaults>>
   sesBounceRate: { threshold: 0.05, evaluationPeriods: 1, periodSeconds: 900 },
   unconfirmedResends: { threshold: 0, evaluationPeriods: 1, periodSeconds: 300 },
   ledgerDeadLetters: { threshold: 0, evaluationPeriods: 1, periodSeconds: 300 },
+  retryingTooLong: { threshold: DEFAULTS.retryingTooLongSeconds, evaluationPeriods: 1, periodSeconds: 300 },
 };
 
 /** Defaults of every alarm, for documentation and tests. */
@@ -183,6 +190,7 @@ export class EmailPipelineMonitoring extends Construct {
     }
 
     this.createAlarms(props.alarms ?? {}, props.notifyOnOk ?? true);
+    this.createBrownOutAlarm(props.alarms?.retryingTooLong, props.notifyOnOk ?? true);
 
     if (props.dashboard ?? true) {
       this.dashboard = this.createDashboard(props.dashboardName);
@@ -333,6 +341,75 @@ export class EmailPipelineMonitoring extends Construct {
     );
   }
 
+  // --- brown-outs: send pacing, the circuit breaker, the retry budget ---------------
+
+  /** Messages that keep retrying past the pipeline's retryingTooLongSeconds. */
+  private createBrownOutAlarm(tuning: AlarmTuning | undefined, notifyOnOk: boolean): void {
+    const resolved = resolveTuning('retryingTooLong', {
+      threshold: this.pipeline.settings.retryingTooLongSeconds,
+      ...tuning,
+    });
+    if (resolved === undefined) return;
+    const alarm = new cw.Alarm(this, alarmId('retryingTooLong'), {
+      metric: this.handlerMetric(HANDLER_METRICS.retryAge, {
+        period: Duration.seconds(resolved.periodSeconds),
+        statistic: cw.Stats.MAXIMUM,
+      }),
+      threshold: resolved.threshold,
+      evaluationPeriods: resolved.evaluationPeriods,
+      comparisonOperator: cw.ComparisonOperator.GREATER_THAN_THRESHOLD,
+      treatMissingData: cw.TreatMissingData.NOT_BREACHING,
+      alarmDescription:
+        `A message has been retrying for more than ${resolved.threshold} s since it reached the queue ` +
+        '(idempotency store or SES unavailable, or the account cannot send). It is mailed once the cause passes, ' +
+        `or dead-lettered as RetryBudgetExhausted after ${this.pipeline.settings.retryBudgetSeconds} s.`,
+    });
+    const action = new SnsAction(this.alarmTopic);
+    alarm.addAlarmAction(action);
+    if (notifyOnOk) alarm.addOkAction(action);
+    this.alarms.retryingTooLong = alarm;
+  }
+
+  /** Sends per second against maxSendRate, throttles and held sends, and how long retries run. */
+  private brownOutWidgets(): cw.IWidget[] {
+    const { settings } = this.pipeline;
+    const perMinute = Duration.minutes(1);
+    const m = (name: string, label: string, statistic: string = cw.Stats.SUM) =>
+      this.handlerMetric(name, { label, statistic, period: perMinute });
+    return [
+      section('5b. Brown-outs: send pacing, circuit breaker, retry budget'),
+      new cw.GraphWidget({
+        title: `Sends per second (maxSendRate ${settings.maxSendRate}/s)`,
+        left: [
+          new cw.MathExpression({
+            expression: 'sent / PERIOD(sent)',
+            usingMetrics: { sent: m(HANDLER_METRICS.emailsSent, 'Emails sent') },
+            label: 'Emails sent per second',
+            period: perMinute,
+          }),
+        ],
+        leftAnnotations: [{ value: settings.maxSendRate, label: 'maxSendRate' }],
+        width: 8,
+        height: 6,
+        leftYAxis: { label: 'Per second', showUnits: false, min: 0 },
+      }),
+      graph('Throttles and sends held back', 'Count', 8, [
+        m(HANDLER_METRICS.sesThrottles, 'SES throttles (429)'),
+        m(HANDLER_METRICS.sendsHeldByBreaker, 'Held by the circuit breaker'),
+        m(HANDLER_METRICS.sendsPastDeadline, 'No send slot before the deadline'),
+        m(HANDLER_METRICS.retryBudgetExhausted, 'Retry budget exhausted (to DLQ)'),
+      ]),
+      new cw.GraphWidget({
+        title: 'Age of retried messages',
+        left: [m(HANDLER_METRICS.retryAge, 'Oldest retried message', cw.Stats.MAXIMUM)],
+        leftAnnotations: [{ value: settings.retryingTooLongSeconds, label: 'retryingTooLongSeconds' }],
+        width: 8,
+        height: 6,
+        leftYAxis: { label: 'Seconds', showUnits: false, min: 0 },
+      }),
+    ];
+  }
+
   // --- dashboard ---------------------------------------------------------------
 
   private createDashboard(dashboardName?: string): cw.Dashboard {
@@ -454,6 +531,8 @@ export class EmailPipelineMonitoring extends Construct {
         this.handlerMetric(HANDLER_METRICS.sesSendLatency, { label: 'Maximum', statistic: cw.Stats.MAXIMUM }),
       ]),
     );
+
+    dashboard.addWidgets(...this.brownOutWidgets());
 
     dashboard.addWidgets(
       section('6. SES account: every sender of the account in this region'),

@@ -14,4 +14,9 @@ export const METRIC = {
   failOpenSends: 'FailOpenSends',
   completionWriteFailures: 'CompletionWriteFailures',
   sesSendLatency: 'SesSendLatency',
+  sesThrottles: 'SesThrottles',
+  sendsHeldByBreaker: 'SendsHeldByBreaker',
+  sendsPastDeadline: 'SendsPastDeadline',
+  retryAge: 'RetryAgeSeconds',
+  retryBudgetExhausted: 'RetryBudgetExhausted',
 } as const;

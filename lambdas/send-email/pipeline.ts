@@ -14,7 +14,18 @@ import type { Logger } from '@aws-lambda-powertools/logger';
 import { MetricUnit, type Metrics } from '@aws-lambda-powertools/metrics';
 import { causeText, classifyIdempotencyError, classifySesError, unexpectedError } from './classify';
 import { buildSendEmailInput } from './email';
-import { PipelineError } from './errors';
+import { PipelineError, RetryableError } from './errors';
+import { CircuitBreaker } from './breaker';
+import { containerShare, SendPacer } from './pacing';
+import {
+  ageSeconds,
+  failureNumber,
+  MAX_DELAY_SECONDS,
+  planRetry,
+  RETRY_ATTRIBUTE,
+  retryState,
+  RetryBudgetExhaustedError,
+} from './retry-budget';
 import { InvalidMessageError, maskAddress, parseRecord, type EmailMessage, type ParsedRecord } from './message';
 import type { HandlerSettings } from './settings';
 import { METRIC } from './metric-names';
@@ -57,8 +68,16 @@ export interface PipelineDeps {
 /** How long before the invocation's deadline the completion-write retries stop. */
 export const COMPLETION_RETRY_MARGIN_MS = 1000;
 
-/** Backoff caps, in seconds (retryable and ambiguous: RETRY_CAP_SECONDS, default 300). */
-export const BACKOFF_CAP_SECONDS = { systemic: 3600 } as const;
+/** Backoff caps, in seconds (retryable and ambiguous: RETRY_CAP_SECONDS, default 300; none above SQS's 900 s delay). */
+export const BACKOFF_CAP_SECONDS = { systemic: MAX_DELAY_SECONDS } as const;
+
+/** A send starts only if it can finish (SES timeout plus this) before the invocation's deadline. */
+export const SEND_DEADLINE_MARGIN_MS = 1000;
+
+/** Failures where nothing was started. */
+const NOT_STARTED = new Set(['CircuitOpen', 'PacingDeadline']);
+/** Congestion, not an outage: the backoff does not grow with the attempts. */
+const FIRST_BACKOFF_ONLY = new Set(['PacingDeadline']);
 
 /**
  * Jittered exponential backoff: the nominal delay doubles with each receive up
@@ -81,9 +100,10 @@ function attr(value: string): MessageAttributeValue {
 
 /** Copies the record's own message attributes (e.g. a raw message's key) so a redrive keeps them. */
 function originalAttributes(record: SQSRecord): Record<string, MessageAttributeValue> {
+  const ours = new Set<string>(Object.values(RETRY_ATTRIBUTE));
   const out: Record<string, MessageAttributeValue> = {};
   for (const [name, value] of Object.entries(record.messageAttributes ?? {})) {
-    if (value.stringValue !== undefined)
+    if (value.stringValue !== undefined && !ours.has(name))
       out[name] = { DataType: value.dataType || 'String', StringValue: value.stringValue };
   }
   return out;
@@ -104,6 +124,17 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
   let context: Context | undefined;
   // What SES answered, by key, until the completion write has been attempted.
   const accepted = new Map<string, SendResult>();
+  // Per container, as a Lambda container keeps them between invocations.
+  const pacer = new SendPacer({
+    ratePerSecond: containerShare(settings.maxSendRate, settings.maxConcurrency),
+    now,
+    sleep,
+  });
+  const breaker = new CircuitBreaker({
+    coolDownMs: settings.retryBaseSeconds * 1000,
+    maxCoolDownMs: Math.max(settings.retryBaseSeconds, settings.retryCapSeconds) * 1000,
+    now,
+  });
 
   const config = new IdempotencyConfig({
     eventKeyJmesPath: 'key',
@@ -114,13 +145,52 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
     responseHook: (response) => ({ ...(response as unknown as SendResult), duplicate: true }),
   });
 
+  /** Holds a send back while the breaker is open; waits for its share of the send rate. */
+  async function admit(request: SendRequest): Promise<{ probe: boolean }> {
+    const permit = breaker.permit();
+    if (!permit.start) {
+      metrics.addMetric(METRIC.sendsHeldByBreaker, MetricUnit.Count, 1);
+      throw new RetryableError(
+        'CircuitOpen',
+        `not sent: SES failed recently, new sends are held for ${Math.ceil(permit.retryInMs / 1000)} s more`,
+      );
+    }
+    const recipients = request.email.to.length + request.email.cc.length + request.email.bcc.length;
+    const deadline =
+      now() + (context?.getRemainingTimeInMillis() ?? 0) - settings.sesTimeoutMs - SEND_DEADLINE_MARGIN_MS;
+    const paced = await pacer.acquire(recipients, deadline);
+    if (!paced || (!permit.probe && breaker.current() === 'open')) {
+      breaker.onAbandoned(permit.probe);
+      metrics.addMetric(paced ? METRIC.sendsHeldByBreaker : METRIC.sendsPastDeadline, MetricUnit.Count, 1);
+      throw paced
+        ? new RetryableError('CircuitOpen', 'not sent: SES failed while this send waited for its turn')
+        : new RetryableError(
+            'PacingDeadline',
+            `not sent: no room under maxSendRate (${settings.maxSendRate}/s) before the invocation's deadline`,
+          );
+    }
+    return { probe: permit.probe };
+  }
+
   async function sendEmail(request: SendRequest): Promise<SendResult> {
+    const { probe } = await admit(request);
     const started = now();
     let response: { MessageId?: string | undefined };
     try {
       response = await ses.send(new SendEmailCommand(buildSendEmailInput(request.email, settings, request.key)));
+      breaker.onSuccess(probe);
     } catch (error) {
-      throw classifySesError(error);
+      const failure = classifySesError(error);
+      if (failure.code === 'Throttled') {
+        metrics.addMetric(METRIC.sesThrottles, MetricUnit.Count, 1);
+        pacer.onThrottle();
+      }
+      if (failure.failureClass === 'ambiguous' || failure.code === 'Throttled' || failure.code === 'SesUnreachable') {
+        breaker.onFailure(probe);
+      } else {
+        breaker.onSuccess(probe);
+      }
+      throw failure;
     } finally {
       metrics.addMetric(METRIC.sesSendLatency, MetricUnit.Milliseconds, now() - started);
     }
@@ -141,10 +211,16 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
     for (let attempt = 1; now() + pause < deadline; attempt += 1) {
       await sleep(pause);
       try {
-        await persistenceStore.saveSuccess(
-          { key: request.key, email: request.email } as unknown as JSONValue,
-          result as unknown as JSONValue,
-        );
+        // A hung store must not hold the invocation past its deadline: stop waiting for it there.
+        await Promise.race([
+          persistenceStore.saveSuccess(
+            { key: request.key, email: request.email } as unknown as JSONValue,
+            result as unknown as JSONValue,
+          ),
+          sleep(Math.max(0, deadline - now())).then(() => {
+            throw new Error('the completion write did not answer before the deadline');
+          }),
+        ]);
         return attempt;
       } catch {
         pause = Math.min(pause * 2, 2000);
@@ -213,46 +289,97 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
     });
   }
 
-  async function scheduleRetry(record: SQSRecord, failure: PipelineError, parsed: ParsedRecord | undefined) {
+  /**
+   * Retries a record within the retry budget: a delayed copy goes back to the work queue and
+   * the record is done with (true); past the budget it is dead-lettered (true). Only when the
+   * copy cannot be enqueued does the record itself stay, hidden for the backoff (false).
+   */
+  async function scheduleRetry(
+    record: SQSRecord,
+    failure: PipelineError,
+    parsed: ParsedRecord | undefined,
+  ): Promise<boolean> {
     const keys = recordKeys(record, parsed);
     const failureClass = failure.failureClass === 'permanent' ? 'retryable' : failure.failureClass;
     const base = failureClass === 'systemic' ? settings.systemicRetrySeconds : settings.retryBaseSeconds;
     const cap = failureClass === 'systemic' ? BACKOFF_CAP_SECONDS.systemic : settings.retryCapSeconds;
-    const visibilitySeconds = backoffSeconds(base, Math.max(base, cap), keys.receiveCount, random);
-    try {
-      await sqs.send(
-        new ChangeMessageVisibilityCommand({
-          QueueUrl: settings.sourceQueueUrl,
-          ReceiptHandle: record.receiptHandle,
-          VisibilityTimeout: visibilitySeconds,
-        }),
+    const state = retryState(record, now());
+    const exponent = FIRST_BACKOFF_ONLY.has(failure.code) ? 1 : failureNumber(state);
+    const backoff = backoffSeconds(base, Math.min(MAX_DELAY_SECONDS, Math.max(base, cap)), exponent, random);
+    const plan = planRetry(state, backoff, settings.retryBudgetSeconds, now());
+    if (plan.kind === 'exhausted') {
+      metrics.addMetric(METRIC.retryBudgetExhausted, MetricUnit.Count, 1);
+      await deadLetter(
+        record,
+        new RetryBudgetExhaustedError(failure, plan.ageSeconds, settings.retryBudgetSeconds),
+        parsed,
       );
-    } catch (error) {
-      logger.warn('could not set the retry backoff; the queue visibility timeout applies', {
-        ...keys,
-        error: error instanceof Error ? error.message : String(error),
-      });
+      return true;
     }
     if (failureClass === 'ambiguous') metrics.addMetric(METRIC.ambiguousSends, MetricUnit.Count, 1);
     else if (failureClass === 'systemic') metrics.addMetric(METRIC.systemicFailures, MetricUnit.Count, 1);
     else metrics.addMetric(METRIC.retryableFailures, MetricUnit.Count, 1);
     if (failure.code === 'InProgress') metrics.addMetric(METRIC.inProgressConflicts, MetricUnit.Count, 1);
-    const finalAttempt = keys.receiveCount >= settings.maxReceiveCount;
+    const age = ageSeconds(state, now());
+    metrics.addMetric(METRIC.retryAge, MetricUnit.Seconds, Math.round(age));
+
+    let requeued = false;
+    try {
+      await sqs.send(
+        new SendMessageCommand({
+          QueueUrl: settings.sourceQueueUrl,
+          MessageBody: record.body,
+          DelaySeconds: plan.delaySeconds,
+          MessageAttributes: {
+            ...originalAttributes(record),
+            [RETRY_ATTRIBUTE.firstEnqueuedAt]: attr(String(state.firstEnqueuedAt)),
+            [RETRY_ATTRIBUTE.attempt]: attr(String(plan.nextAttempt)),
+          },
+        }),
+      );
+      requeued = true;
+    } catch (error) {
+      // The record stays: hidden for the backoff, it comes back with its receive count one up.
+      logger.warn('could not re-enqueue the retry; backing off in place', {
+        ...keys,
+        error: error instanceof Error ? error.message : String(error),
+      });
+      try {
+        await sqs.send(
+          new ChangeMessageVisibilityCommand({
+            QueueUrl: settings.sourceQueueUrl,
+            ReceiptHandle: record.receiptHandle,
+            VisibilityTimeout: Math.max(1, plan.delaySeconds),
+          }),
+        );
+      } catch (visibilityError) {
+        logger.warn('could not set the retry backoff; the queue visibility timeout applies', {
+          ...keys,
+          error: visibilityError instanceof Error ? visibilityError.message : String(visibilityError),
+        });
+      }
+    }
+    const finalAttempt = !requeued && keys.receiveCount >= settings.maxReceiveCount;
     const line = {
       decision: 'retry' as const,
       ...keys,
       errorClass: failureClass,
       errorCode: failure.code,
       reason: failure.message,
-      retryInSeconds: visibilitySeconds,
+      retryInSeconds: plan.delaySeconds,
+      attempt: plan.nextAttempt,
+      ageSeconds: Math.round(age),
+      requeued,
       ...(finalAttempt ? { note: 'last receive: the redrive policy moves it to the DLQ' } : {}),
       ...(failureClass === 'ambiguous'
         ? { note: 'SES may have accepted this email; the retry can deliver it twice (counted as AmbiguousSends)' }
         : {}),
     };
     if (failureClass === 'systemic') logger.error('sending blocked for the account; backing off', line);
-    else if (failureClass === 'retryable' && failure.code === 'InProgress') logger.info('retry', line);
+    else if (failureClass === 'retryable' && (failure.code === 'InProgress' || NOT_STARTED.has(failure.code)))
+      logger.info('retry', line);
     else logger.warn('retry', line);
+    return requeued;
   }
 
   /** A permanent failure goes to the DLQ (and the record is done); any other is retried. */
@@ -261,8 +388,7 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
       await deadLetter(record, failure, parsed);
       return;
     }
-    await scheduleRetry(record, failure, parsed);
-    throw failure;
+    if (!(await scheduleRetry(record, failure, parsed))) throw failure;
   }
 
   /** One `sent` line and one EmailsSent count, whichever path the send took. */

@@ -20,6 +20,9 @@ export const ENV = {
   retryBaseSeconds: 'RETRY_BASE_SECONDS',
   systemicRetrySeconds: 'SYSTEMIC_RETRY_SECONDS',
   retryCapSeconds: 'RETRY_CAP_SECONDS',
+  retryBudgetSeconds: 'RETRY_BUDGET_SECONDS',
+  maxSendRate: 'MAX_SEND_RATE',
+  maxConcurrency: 'MAX_CONCURRENCY',
 } as const;
 
 export interface HandlerSettings {
@@ -44,6 +47,12 @@ export interface HandlerSettings {
   readonly systemicRetrySeconds: number;
   /** Longest backoff of a retryable or ambiguous failure. */
   readonly retryCapSeconds: number;
+  /** How long after it first reached the queue a message may still be retried (see retry-budget.ts). */
+  readonly retryBudgetSeconds: number;
+  /** Recipients per second all containers together may send (see pacing.ts). */
+  readonly maxSendRate: number;
+  /** Most containers the event source runs at once: each paces to maxSendRate / maxConcurrency. */
+  readonly maxConcurrency: number;
 }
 
 /** Defaults of the optional tuning variables; the CDK construct documents its props with these. */
@@ -101,5 +110,8 @@ export function readSettings(env: Env = process.env): HandlerSettings {
     retryBaseSeconds: positiveInt(env, ENV.retryBaseSeconds, HANDLER_DEFAULTS.retryBaseSeconds),
     systemicRetrySeconds: positiveInt(env, ENV.systemicRetrySeconds, HANDLER_DEFAULTS.systemicRetrySeconds),
     retryCapSeconds: positiveInt(env, ENV.retryCapSeconds, HANDLER_DEFAULTS.retryCapSeconds),
+    retryBudgetSeconds: positiveInt(env, ENV.retryBudgetSeconds),
+    maxSendRate: positiveInt(env, ENV.maxSendRate),
+    maxConcurrency: positiveInt(env, ENV.maxConcurrency),
   };
 }

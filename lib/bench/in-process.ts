@@ -6,6 +6,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import type { SendEmailCommand } from '@aws-sdk/client-sesv2';
+import { PublishBatchCommand } from '@aws-sdk/client-sns';
 import { DynamoDBPersistenceLayer } from '@aws-lambda-powertools/idempotency/dynamodb';
 import { Logger } from '@aws-lambda-powertools/logger';
 import { Metrics } from '@aws-lambda-powertools/metrics';
@@ -181,6 +182,45 @@ export function snsRecord(stack: InProcessStack, snsMessageId: string, message: 
 /** An email unique to `n`. */
 export function benchEmail(n: number): { to: string; subject: string; text: string } {
   return { to: `user${n}@bench.example.com`, subject: `Order ${n} confirmed`, text: `Thank you for order ${n}.` };
+}
+
+/**
+ * Publishes emails 0..count-1 ({@link benchEmail}) to the pipeline's topic as fast as SNS
+ * takes them: PublishBatch of 10, four calls in flight.
+ */
+export async function publishBurst(
+  sns: { send(command: PublishBatchCommand): Promise<{ Failed?: unknown[] }> },
+  topicArn: string,
+  count: number,
+): Promise<void> {
+  const batches = chunk(
+    Array.from({ length: count }, (_, i) => i),
+    10,
+  );
+  for (const group of chunk(batches, 4)) {
+    await Promise.all(
+      group.map(async (batch) => {
+        const result = await sns.send(
+          new PublishBatchCommand({
+            TopicArn: topicArn,
+            PublishBatchRequestEntries: batch.map((i) => ({ Id: String(i), Message: JSON.stringify(benchEmail(i)) })),
+          }),
+        );
+        if (result.Failed?.length) throw new Error(`${result.Failed.length} publish(es) failed`);
+      }),
+    );
+  }
+}
+
+/** Resolves with `promise`, or rejects with `message()` after `ms`. */
+export async function within<T>(promise: Promise<T>, ms: number, message: () => string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  return Promise.race([
+    promise,
+    new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new Error(message())), ms);
+    }),
+  ]).finally(() => clearTimeout(timer));
 }
 
 /** Splits into batches of `size`. */

@@ -6,13 +6,12 @@
  * The variants run alternately, in the order on, off, off, on, on, off, ... after a warm-up.
  */
 import { performance } from 'node:perf_hooks';
-import { PublishBatchCommand } from '@aws-sdk/client-sns';
 import type { ResolvedSettings } from '../config';
 import type { Bundles } from '../local/build';
 import { clearMailbox, readMailbox, type EmulatorEndpoints } from '../local/emulators';
 import { LocalPipeline } from '../local/pipeline';
 import { CPU_ROLES, cpuBetween, sampleCpu, type CpuRole, type CpuUse } from './cpu';
-import { benchEmail, chunk } from './in-process';
+import { publishBurst, within } from './in-process';
 import { median, round } from './stats';
 
 export type DedupeVariant = 'on' | 'off';
@@ -99,36 +98,14 @@ async function runOnce(options: ThroughputOptions, variant: DedupeVariant, round
 
     const cpuBefore = sampleCpu(options.bundles.consumer);
     const started = performance.now();
-    const batches = chunk(
-      Array.from({ length: messages }, (_, i) => i),
-      10,
-    );
-    // Four PublishBatch calls in flight at a time.
-    for (const group of chunk(batches, 4)) {
-      await Promise.all(
-        group.map(async (batch) => {
-          const result = await pipeline.sns.send(
-            new PublishBatchCommand({
-              TopicArn: pipeline.resources.topicArn,
-              PublishBatchRequestEntries: batch.map((i) => ({ Id: String(i), Message: JSON.stringify(benchEmail(i)) })),
-            }),
-          );
-          if (result.Failed?.length) throw new Error(`${result.Failed.length} publish(es) failed`);
-        }),
-      );
-    }
+    await publishBurst(pipeline.sns, pipeline.resources.topicArn, messages);
     const publishMs = performance.now() - started;
-    let timer: NodeJS.Timeout | undefined;
     const timeoutMs = options.timeoutMs ?? 60_000;
-    await Promise.race([
+    await within(
       allSent,
-      new Promise<never>((_, reject) => {
-        timer = setTimeout(
-          () => reject(new Error(`only ${sent} of ${messages} emails sent after ${timeoutMs} ms (${variant})`)),
-          timeoutMs,
-        );
-      }),
-    ]).finally(() => clearTimeout(timer));
+      timeoutMs,
+      () => `only ${sent} of ${messages} emails sent after ${timeoutMs} ms (${variant})`,
+    );
     const cpuAfter = sampleCpu(options.bundles.consumer);
     const totalMs = finishedAt - started;
     const mailbox = await readMailbox(options.endpoints.ses);

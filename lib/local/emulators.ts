@@ -25,6 +25,7 @@ import { DynamoDBClient, ListTablesCommand } from '@aws-sdk/client-dynamodb';
 import { SNSClient } from '@aws-sdk/client-sns';
 import { ListQueuesCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { LOCAL_DIR, REPO_ROOT } from './paths';
+import { startSesRateLimit } from './ses-rate-limit';
 import { freePort, launch, waitFor, type ManagedProcess, type OutputListener, type OutputStream } from './processes';
 
 const execFileAsync = promisify(execFile);
@@ -345,8 +346,44 @@ export async function startSnsSqs(options: EmulatorOptions = {}): Promise<Runnin
   });
 }
 
-/** Starts aws-ses-v2-local. Resolves when `GET /store` answers. */
-export async function startSesLocal(options: EmulatorOptions = {}): Promise<RunningEmulator> {
+export interface SesLocalOptions extends EmulatorOptions {
+  /**
+   * SES's maximum send rate in recipients per second: a layer in front of the emulator
+   * answers 429 TooManyRequestsException beyond it (ses-rate-limit.ts), on `port`, while the
+   * emulator itself takes a free port. @default none (no limit)
+   */
+  readonly maxSendRate?: number;
+}
+
+/**
+ * Starts aws-ses-v2-local, behind the sending-rate layer when `maxSendRate` is given.
+ * Resolves when `GET /store` answers through it.
+ */
+export async function startSesLocal(options: SesLocalOptions = {}): Promise<RunningEmulator> {
+  if (options.maxSendRate === undefined) return startSesEmulator(options);
+  const { maxSendRate, port, ...rest } = options;
+  const emulator = await startSesEmulator(rest);
+  try {
+    const limit = await startSesRateLimit({
+      target: emulator.endpoint,
+      maxSendRate,
+      port: validPort(port ?? 0, 'SES'),
+    });
+    return {
+      endpoint: limit.endpoint,
+      port: limit.port,
+      stop: async () => {
+        await limit.close();
+        await emulator.stop();
+      },
+    };
+  } catch (error) {
+    await emulator.stop();
+    throw error;
+  }
+}
+
+async function startSesEmulator(options: EmulatorOptions): Promise<RunningEmulator> {
   const { proc, port, timeoutMs } = await launchNodeService('ses', 'aws-ses-v2-local', options);
   const endpoint = endpointOf(port);
   return stopOnFailure(proc, async () => {
@@ -517,6 +554,8 @@ export interface StartEmulatorsOptions {
   readonly startTimeoutMs?: number;
   /** Receives every output line of every service. @default none */
   readonly onOutput?: (service: EmulatorName, line: string, stream: OutputStream) => void;
+  /** SES's maximum send rate, recipients per second (see {@link SesLocalOptions}). @default no limit */
+  readonly sesMaxSendRate?: number;
 }
 
 /** Starts DynamoDB Local, fauxqs and aws-ses-v2-local in parallel. On any failure none is left running. */
@@ -530,7 +569,12 @@ export async function startEmulators(options: StartEmulatorsOptions = {}): Promi
   const results = await Promise.allSettled([
     startDynamoDbLocal({ ...common, port: ports.dynamodb, onOutput: forward('dynamodb') }),
     startSnsSqs({ ...common, port: ports.sqs, onOutput: forward('sqs') }),
-    startSesLocal({ ...common, port: ports.ses, onOutput: forward('ses') }),
+    startSesLocal({
+      ...common,
+      port: ports.ses,
+      onOutput: forward('ses'),
+      ...(options.sesMaxSendRate !== undefined ? { maxSendRate: options.sesMaxSendRate } : {}),
+    }),
   ]);
   const started = results.flatMap((result) => (result.status === 'fulfilled' ? [result.value] : []));
   const failures = results.flatMap((result) => (result.status === 'rejected' ? [result.reason as unknown] : []));

@@ -15,7 +15,14 @@ import { PublishCommand } from '@aws-sdk/client-sns';
 import { SendMessageBatchCommand, SendMessageCommand } from '@aws-sdk/client-sqs';
 import type { PipelineSettings } from '../../lib/config';
 import { LOCAL_DIR } from '../../lib/local/paths';
-import { forwardThenReset, pass, startFaultProxy, type Behaviour, type FaultProxy } from '../../lib/local/fault-proxy';
+import {
+  delay,
+  forwardThenReset,
+  pass,
+  startFaultProxy,
+  type Behaviour,
+  type FaultProxy,
+} from '../../lib/local/fault-proxy';
 import type { Consumer, DecisionEvent } from '../../lib/local/pipeline';
 import { waitFor } from '../../lib/local/processes';
 import { drainQueue } from '../../lib/local/queues';
@@ -532,6 +539,16 @@ export class ChaosRun {
     })();
     return this.stopped;
   }
+}
+
+/**
+ * A hung service, not a refusing one (a frozen process, an overloaded or partitioned endpoint):
+ * every request is accepted and held without an answer until `until` (epoch ms), then
+ * forwarded, as a process resumed after SIGSTOP would finally read its socket. A client that
+ * gave up meanwhile sees its own timeout; the held request still reaches the service late.
+ */
+export function hungUntil(until: number): Behaviour {
+  return delay(Math.max(0, until - Date.now()), pass());
 }
 
 /** The pass criteria every scenario shares. */

@@ -70,10 +70,12 @@ describe('function permissions', () => {
     );
   });
 
-  test('sqs:SendMessage is allowed on the DLQ only', () => {
+  test('sqs:SendMessage is allowed on the DLQ and, for delayed retries, the source queue only', () => {
     const { template, ids } = synthDefault();
     const granting = statementsFor(functionPolicyStatements(template), 'sqs:SendMessage');
-    expect(granting.flatMap((s) => asList(s.Resource))).toEqual([arnOf(ids.deadLetterQueue)]);
+    expect(new Set(granting.flatMap((s) => asList(s.Resource)).map((r) => JSON.stringify(r)))).toEqual(
+      new Set([arnOf(ids.deadLetterQueue), arnOf(ids.queue)].map((r) => JSON.stringify(r))),
+    );
   });
 
   test('sqs:ChangeMessageVisibility is allowed on the source queue only', () => {

@@ -21,11 +21,13 @@ describe('synth-time invariants', () => {
     expect(error.message).toContain('6 x functionTimeoutSeconds (180)');
   });
 
-  test('a dedupe window shorter than retention + DLQ retention fails the synth', () => {
+  test('a dedupe window shorter than retention + retry budget + DLQ retention fails the synth', () => {
     const error = synthError({ retentionPeriodSeconds: 86_400, dedupeWindowSeconds: 86_400 });
     expect(error).toBeInstanceOf(SettingsError);
     expect(error.message).toContain('dedupeWindowSeconds=86400');
-    expect(error.message).toContain('the queue retention plus the DLQ retention (86400 + 1209600 = 1296000)');
+    expect(error.message).toContain(
+      'the queue retention plus the retry budget plus the DLQ retention (86400 + 86400 + 1209600 = 1382400)',
+    );
   });
 
   test('with allowShortDedupeWindow, a dedupe window shorter than the retention period still fails the synth', () => {

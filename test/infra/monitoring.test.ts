@@ -112,6 +112,13 @@ const cases: Array<{
       },
     ],
   },
+  {
+    name: 'retryingTooLong',
+    namespace: 'EmailPipeline',
+    metric: 'RetryAgeSeconds',
+    statistic: 'Maximum',
+    dimensions: () => [{ Name: 'service', Value: 'email-pipeline' }],
+  },
 ];
 
 describe('alarms', () => {
@@ -232,6 +239,7 @@ describe('dashboard', () => {
       '3. Function',
       '4. Idempotency store',
       '5. Outcomes',
+      '5b. Brown-outs',
       '6. SES account',
       '7. Deliveries',
     ]);

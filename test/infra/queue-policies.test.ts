@@ -75,6 +75,12 @@ describe('work queue policy: only the topic sends', () => {
     expect(sendIsDenied(queuePolicy(s, s.ids.queue), other)).toBe(true);
   });
 
+  test("the function's own role may send: a retried message goes back as a delayed copy", () => {
+    const s = synthDefault();
+    const fromFunction = { 'aws:PrincipalArn': arnOf(s.ids.role) };
+    expect(sendIsDenied(queuePolicy(s, s.ids.queue), fromFunction)).toBe(false);
+  });
+
   test('a principal of the account sending straight to the queue is denied, whatever its IAM policies', () => {
     const s = synthDefault();
     expect(sendIsDenied(queuePolicy(s, s.ids.queue), someRole)).toBe(true);

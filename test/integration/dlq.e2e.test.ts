@@ -41,10 +41,10 @@ test('list shows each dead letter with its reason and masked recipient, and leav
 });
 
 test('redrive moves dead letters back without losing any, and the fixed pipeline sends each once', async () => {
-  // A consumer that cannot reach SES dead-letters nothing by itself: give it few receives.
+  // A consumer that cannot reach SES retries until its (here short) retry budget is spent.
   const closed = await freePort();
   p = await startTestPipeline({
-    settings: { maxReceiveCount: 5 },
+    settings: { maxReceiveCount: 5, retryBudgetSeconds: 3 },
     consumers: [{ name: 'broken', env: { AWS_ENDPOINT_URL_SESV2: `http://127.0.0.1:${closed}` } }],
   });
   const recipients = ['r1', 'r2', 'r3'].map((l) => p.address(l));

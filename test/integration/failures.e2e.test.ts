@@ -76,12 +76,18 @@ describe('retryable: SES throttling', () => {
     const recipients = await publishAll(p, ['t1', 't2', 't3']);
 
     await until(
-      'each message throttled at least once',
-      () => new Set(p.decisions('retry').map((d) => d.sqsMessageId)).size === 3,
+      'each message retried at least once',
+      () => new Set(p.decisions('retry').map((d) => d.dedupeKey)).size === 3,
     );
-    // Throttling is retried inside the SDK (safe: SES refused it) before it goes back to the queue.
-    expect(ses.counts().status).toBeGreaterThanOrEqual(3 * 3);
-    expect(p.decisions('retry').every((d) => d.errorClass === 'retryable' && d.errorCode === 'Throttled')).toBe(true);
+    // Throttling is retried inside the SDK (safe: SES refused it) before it goes back to the queue;
+    // then the circuit breaker holds the sends that had not started (not sent, for certain).
+    expect(ses.counts().status).toBeGreaterThanOrEqual(3);
+    expect(p.decisions('retry').some((d) => d.errorCode === 'Throttled')).toBe(true);
+    expect(
+      p
+        .decisions('retry')
+        .every((d) => d.errorClass === 'retryable' && (d.errorCode === 'Throttled' || d.errorCode === 'CircuitOpen')),
+    ).toBe(true);
     ses.set(pass());
 
     await settled(p, 3);
@@ -168,7 +174,7 @@ describe('idempotency store outage', () => {
 
     await until(
       'every message waiting on the store',
-      () => new Set(p.decisions('retry').map((d) => d.sqsMessageId)).size === 3,
+      () => new Set(p.decisions('retry').map((d) => d.dedupeKey)).size === 3,
     );
     expect(p.decisions('retry').every((d) => d.errorCode === 'StoreUnavailable')).toBe(true);
     expect(await p.emails()).toEqual([]);
@@ -220,8 +226,9 @@ test('fail-open: an email SES rejects while DynamoDB is down still goes to the D
 });
 
 describe('poison messages', () => {
-  test('a message that keeps failing reaches the DLQ after maxReceiveCount while its batch neighbours are sent', async () => {
-    const { p, ses } = await behindProxies({ maxReceiveCount: 5 });
+  test('a message that keeps failing is retried until its retry budget is spent, then dead-lettered with the last error', async () => {
+    const budget = 6;
+    const { p, ses } = await behindProxies({ maxReceiveCount: 5, retryBudgetSeconds: budget });
     ses.set((request) => (request.body.toString().includes('poison@') ? sesInternalFailure() : pass()));
     const [good1 = '', poison = '', good2 = ''] = await publishAll(p, ['n1', 'poison', 'n2']);
 
@@ -234,7 +241,18 @@ describe('poison messages', () => {
       45_000,
     );
     const poisonRetries = p.decisions('retry').filter((d) => d.to?.[0]?.startsWith('p***'));
-    expect(poisonRetries.map((d) => d.receiveCount)).toEqual([1, 2, 3, 4, 5]);
+    // Each retry is a new delayed copy, decided on in its first receive, one attempt up.
+    expect(poisonRetries.map((d) => d.receiveCount)).toEqual(poisonRetries.map(() => 1));
+    expect(poisonRetries.map((d) => d.attempt)).toEqual(poisonRetries.map((_, i) => i + 1));
+    const [letter] = p.decisions('dead-lettered');
+    expect(letter).toEqual(expect.objectContaining({ errorCode: 'RetryBudgetExhausted' }));
+    expect(String(letter?.reason)).toMatch(
+      new RegExp(`past the retry budget of ${budget} s; last error AmbiguousSend: SES outcome unknown`),
+    );
+    // Never before the budget: the first copy reached the queue at least `budget` seconds earlier.
+    expect(
+      Number(poisonRetries.at(-1)?.ageSeconds) + Number(poisonRetries.at(-1)?.retryInSeconds),
+    ).toBeGreaterThanOrEqual(budget - 1);
     const map = await outcomes(p, [good1, poison, good2], 1);
     expect(map.get(good1)).toEqual({ emails: 1, deadLettered: 0 });
     expect(map.get(good2)).toEqual({ emails: 1, deadLettered: 0 });

@@ -19,6 +19,9 @@ import {
   type Emulators,
 } from '../../lib/local/emulators';
 
+/** Recipients per second the tests' SES allows. */
+const TEST_SES_MAX_SEND_RATE = 1000;
+
 declare global {
   // Set by global-setup.ts, read by global-teardown.ts (same process).
   var __integrationEmulators: Emulators | undefined;
@@ -30,7 +33,9 @@ export default async function globalSetup(): Promise<void> {
   Object.assign(process.env, LOCAL_AWS_ENV);
   await checkJava();
   await ensureDynamoDbLocal();
-  const emulators = await startEmulators({ ports: ANY_FREE_PORTS });
+  // Every test sends through the local SES's sending-rate layer, at a rate no test reaches
+  // unless it means to (those start a layer of their own with a low rate).
+  const emulators = await startEmulators({ ports: ANY_FREE_PORTS, sesMaxSendRate: TEST_SES_MAX_SEND_RATE });
   globalThis.__integrationEmulators = emulators;
   Object.assign(process.env, {
     EMULATOR_DYNAMODB_ENDPOINT: emulators.endpoints.dynamodb,

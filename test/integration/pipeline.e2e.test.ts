@@ -2,6 +2,7 @@
  * End to end on the emulators: SNS topic -> SQS queue -> consumer processes
  * running the real handler bundle -> DynamoDB Local -> SES emulator.
  */
+import { down, onlyOperation, startFaultProxy } from '../../lib/local/fault-proxy';
 import { freePort } from '../../lib/local/processes';
 import { email, enqueue, receiveOne, startTestPipeline, until, type TestPipeline } from './support';
 
@@ -90,27 +91,44 @@ test('a redelivery after the visibility timeout does not send again', async () =
   expect(duplicate?.receiveCount).toBe(2);
 });
 
-test('a batch whose every record fails is retried whole, then each email is sent once', async () => {
+test('a batch whose every record fails and cannot be re-enqueued is retried whole, then each email is sent once', async () => {
   const p = await pipelineFor({ consumers: [], settings: { maxReceiveCount: 10 } });
   const recipients = ['e1', 'e2', 'e3'].map((label) => p.address(label));
   await Promise.all(recipients.map((to) => p.publish(email(to))));
   await until('all three queued', async () => (await p.pipeline.queueDepth()).visible === 3);
 
-  // SES unreachable (nothing listens on that port): every record of the batch fails.
+  // SES unreachable (nothing listens on that port): every record of the batch fails. And
+  // SQS refuses the delayed copies, so each record stays on the queue with a backoff instead.
   const closedPort = await freePort();
+  const sqsProxy = await startFaultProxy({
+    target: p.endpoints.sqs,
+    mode: onlyOperation('SendMessage', down()),
+  });
   const broken = await p.pipeline.startConsumer({
     name: 'broken',
-    env: { AWS_ENDPOINT_URL_SESV2: `http://127.0.0.1:${closedPort}`, RETRY_BASE_SECONDS: '1' },
+    env: {
+      AWS_ENDPOINT_URL_SESV2: `http://127.0.0.1:${closedPort}`,
+      AWS_ENDPOINT_URL_SQS: sqsProxy.endpoint,
+      RETRY_BASE_SECONDS: '1',
+    },
   });
   await until('a failed batch', () => p.pipeline.batches.length >= 1);
   await broken.stop();
+  await sqsProxy.close();
   const [batch] = p.pipeline.batches;
   expect(batch?.size).toBe(3);
   expect(batch?.failed).toHaveLength(3);
   expect(batch?.invocationError).toMatch(/All records failed processing/);
   const retries = p.decisions('retry');
   expect(retries.length).toBeGreaterThanOrEqual(3);
-  expect(retries.every((d) => d.errorCode === 'SesUnreachable' && d.errorClass === 'retryable')).toBe(true);
+  // A later batch may meet the circuit breaker, opened by the first: not sent either way.
+  expect(retries.some((d) => d.errorCode === 'SesUnreachable')).toBe(true);
+  expect(
+    retries.every(
+      (d) => (d.errorCode === 'SesUnreachable' || d.errorCode === 'CircuitOpen') && d.errorClass === 'retryable',
+    ),
+  ).toBe(true);
+  expect(retries.every((d) => d.requeued === false)).toBe(true);
   expect(await p.emails()).toHaveLength(0);
 
   // Nothing was lost: a healthy consumer sends each one once.

@@ -50,6 +50,9 @@ export const FAST: Partial<PipelineSettings> = {
   functionTimeoutSeconds: 2,
   maxBatchingWindowSeconds: 0,
   maxReceiveCount: 5,
+  // Pacing off in effect (100 recipients a second for each of maxConcurrency containers):
+  // the tests that are about pacing set their own rate.
+  maxSendRate: 1000,
 };
 
 /** Consumer environment for tests: backoffs of about a second. */

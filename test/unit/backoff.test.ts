@@ -11,6 +11,9 @@ const MINIMAL_ENV = {
   SOURCE_QUEUE_URL: 'https://sqs.example/queue',
   DEAD_LETTER_QUEUE_URL: 'https://sqs.example/dlq',
   MAX_RECEIVE_COUNT: '5',
+  RETRY_BUDGET_SECONDS: '86400',
+  MAX_SEND_RATE: '14',
+  MAX_CONCURRENCY: '10',
 };
 
 const lowest = () => 0;

@@ -34,7 +34,7 @@ describe('resolveSettings: defaults', () => {
       senderAddress: 'noreply@example.com',
       sesIdentity: 'example.com',
       retentionPeriodSeconds: 4 * DAY,
-      dedupeWindowSeconds: 19 * DAY,
+      dedupeWindowSeconds: 20 * DAY,
       allowShortDedupeWindow: false,
       functionTimeoutSeconds: 30,
       memorySizeMb: 256,
@@ -49,12 +49,18 @@ describe('resolveSettings: defaults', () => {
       metricsNamespace: 'EmailPipeline',
       logRetentionDays: 30,
       sendConfirmationGraceSeconds: 300,
+      retryBudgetSeconds: DAY,
+      maxSendRate: 14,
+      retryingTooLongSeconds: 900,
     });
   });
 
-  test('the default dedupe window covers the retention plus the DLQ retention plus one day, so a late redrive is still deduplicated', () => {
-    expect(resolveSettings({ ...base, retentionPeriodSeconds: 2 * DAY }).dedupeWindowSeconds).toBe(17 * DAY);
-    expect(resolveSettings({ ...base, retentionPeriodSeconds: 14 * DAY }).dedupeWindowSeconds).toBe(29 * DAY);
+  test('the default dedupe window covers retention, retry budget and DLQ retention plus one day, so a late redrive is still deduplicated', () => {
+    expect(resolveSettings({ ...base, retentionPeriodSeconds: 2 * DAY }).dedupeWindowSeconds).toBe(18 * DAY);
+    expect(resolveSettings({ ...base, retentionPeriodSeconds: 14 * DAY }).dedupeWindowSeconds).toBe(30 * DAY);
+    expect(
+      resolveSettings({ ...base, retentionPeriodSeconds: 14 * DAY, retryBudgetSeconds: 3 * DAY }).dedupeWindowSeconds,
+    ).toBe(32 * DAY);
   });
 
   test('the default visibility timeout is 6 x the function timeout', () => {
@@ -90,14 +96,14 @@ describe('resolveSettings: defaults', () => {
 // ---------------------------------------------------------------- the design's invariants
 
 describe('resolveSettings: invariants', () => {
-  test('a dedupe window shorter than retention + DLQ retention is refused, naming both', () => {
-    const error = rejected({ retentionPeriodSeconds: 4 * DAY, dedupeWindowSeconds: 18 * DAY - 1 });
+  test('a dedupe window shorter than retention + retry budget + DLQ retention is refused, naming them', () => {
+    const error = rejected({ retentionPeriodSeconds: 4 * DAY, dedupeWindowSeconds: 19 * DAY - 1 });
 
     expect(error.setting).toBe('dedupeWindowSeconds');
-    expect(error.value).toBe(18 * DAY - 1);
-    expect(error.message).toContain(`dedupeWindowSeconds=${18 * DAY - 1}`);
+    expect(error.value).toBe(19 * DAY - 1);
+    expect(error.message).toContain(`dedupeWindowSeconds=${19 * DAY - 1}`);
     expect(error.message).toContain(
-      `must be at least the queue retention plus the DLQ retention (${4 * DAY} + ${14 * DAY} = ${18 * DAY})`,
+      `must be at least the queue retention plus the retry budget plus the DLQ retention (${4 * DAY} + ${DAY} + ${14 * DAY} = ${19 * DAY})`,
     );
     expect(error.message).toContain('allowShortDedupeWindow=true');
   });
@@ -106,21 +112,49 @@ describe('resolveSettings: invariants', () => {
     expect(rejected({ dedupeWindowSeconds: 4 * DAY }).setting).toBe('dedupeWindowSeconds');
   });
 
-  test('a dedupe window of exactly retention + DLQ retention is accepted', () => {
-    expect(resolveSettings({ ...base, dedupeWindowSeconds: 18 * DAY }).dedupeWindowSeconds).toBe(18 * DAY);
+  test('a dedupe window of exactly retention + retry budget + DLQ retention is accepted', () => {
+    expect(resolveSettings({ ...base, dedupeWindowSeconds: 19 * DAY }).dedupeWindowSeconds).toBe(19 * DAY);
   });
 
-  test('allowShortDedupeWindow accepts a window that covers only the retention period, on purpose', () => {
-    const settings = resolveSettings({ ...base, dedupeWindowSeconds: 4 * DAY, allowShortDedupeWindow: true });
+  test('allowShortDedupeWindow accepts a window that covers only the retention period and the retry budget, on purpose', () => {
+    const settings = resolveSettings({ ...base, dedupeWindowSeconds: 5 * DAY, allowShortDedupeWindow: true });
 
-    expect(settings).toMatchObject({ dedupeWindowSeconds: 4 * DAY, allowShortDedupeWindow: true });
+    expect(settings).toMatchObject({ dedupeWindowSeconds: 5 * DAY, allowShortDedupeWindow: true });
   });
 
-  test('even with allowShortDedupeWindow, a window shorter than the retention period is refused', () => {
-    const error = rejected({ dedupeWindowSeconds: 4 * DAY - 1, allowShortDedupeWindow: true });
+  test('even with allowShortDedupeWindow, a window shorter than the retention period plus the retry budget is refused', () => {
+    const error = rejected({ dedupeWindowSeconds: 5 * DAY - 1, allowShortDedupeWindow: true });
 
     expect(error.setting).toBe('dedupeWindowSeconds');
-    expect(error.message).toContain(`must be at least the queue retention period (retentionPeriodSeconds=${4 * DAY})`);
+    expect(error.message).toContain(
+      `must be at least the queue retention period plus the retry budget (retentionPeriodSeconds=${4 * DAY} + retryBudgetSeconds=${DAY})`,
+    );
+  });
+
+  test('a retention period that cannot hold the retry path is refused, naming both values', () => {
+    const error = rejected({ retentionPeriodSeconds: 60 });
+
+    expect(error.setting).toBe('retentionPeriodSeconds');
+    expect(error.message).toContain('retentionPeriodSeconds=60');
+    expect(error.message).toContain('retention must hold the whole retry path');
+    expect(error.message).toContain('maxReceiveCount=5');
+    expect(error.message).toContain('visibilityTimeoutSeconds=180');
+  });
+
+  test('the retention rule follows maxReceiveCount and the visibility timeout', () => {
+    // 900 s delay + 5 x max(visibility, 900 s)
+    expect(resolveSettings({ ...base, retentionPeriodSeconds: 5400 }).retentionPeriodSeconds).toBe(5400);
+    expect(rejected({ retentionPeriodSeconds: 5399 }).setting).toBe('retentionPeriodSeconds');
+    expect(rejected({ retentionPeriodSeconds: 5400, visibilityTimeoutSeconds: 1200 }).message).toContain(
+      'visibilityTimeoutSeconds=1200',
+    );
+    expect(rejected({ retentionPeriodSeconds: 5400, maxReceiveCount: 6 }).message).toContain('maxReceiveCount=6');
+  });
+
+  test('a longer retention without a longer dedupe window is refused', () => {
+    const error = rejected({ retentionPeriodSeconds: 14 * DAY, dedupeWindowSeconds: 5 * DAY });
+
+    expect(error.setting).toBe('dedupeWindowSeconds');
   });
 
   test('a visibility timeout under 6 x the function timeout is refused', () => {
@@ -476,16 +510,16 @@ describe('resolveSettings: sendConfirmationGraceSeconds', () => {
   });
 
   test('a grace as long as the retention period is refused: the waiting message would expire', () => {
-    const error = rejected({ retentionPeriodSeconds: 600, sendConfirmationGraceSeconds: 600 });
+    const error = rejected({ retentionPeriodSeconds: 6000, sendConfirmationGraceSeconds: 6000 });
 
     expect(error.setting).toBe('sendConfirmationGraceSeconds');
-    expect(error.message).toContain('must be shorter than the queue retention period (retentionPeriodSeconds=600)');
+    expect(error.message).toContain('must be shorter than the queue retention period (retentionPeriodSeconds=6000)');
   });
 
   test('a grace shorter than the retention period is kept', () => {
     expect(
-      resolveSettings({ ...base, retentionPeriodSeconds: 600, sendConfirmationGraceSeconds: 599 })
+      resolveSettings({ ...base, retentionPeriodSeconds: 6000, sendConfirmationGraceSeconds: 5999 })
         .sendConfirmationGraceSeconds,
-    ).toBe(599);
+    ).toBe(5999);
   });
 });

@@ -12,6 +12,9 @@ const env = {
   SOURCE_QUEUE_URL: 'https://sqs.eu-west-1.amazonaws.com/123456789012/emails',
   DEAD_LETTER_QUEUE_URL: 'https://sqs.eu-west-1.amazonaws.com/123456789012/emails-dlq',
   MAX_RECEIVE_COUNT: '5',
+  RETRY_BUDGET_SECONDS: '86400',
+  MAX_SEND_RATE: '14',
+  MAX_CONCURRENCY: '10',
 } as const;
 
 function without(name: string): Record<string, string> {
@@ -36,6 +39,9 @@ describe('readSettings', () => {
       retryBaseSeconds: 2,
       systemicRetrySeconds: 300,
       retryCapSeconds: 300,
+      retryBudgetSeconds: 86400,
+      maxSendRate: 14,
+      maxConcurrency: 10,
     });
   });
 
