@@ -1,11 +1,23 @@
 import * as path from 'node:path';
 
 /**
- * How the send-email handler is bundled. The CDK construct (NodejsFunction)
+ * How the functions are bundled. The CDK construct (NodejsFunction)
  * and the local pipeline (esbuild API) both read these values, so the code a
  * developer runs locally is built the way `cdk deploy` builds it.
  */
 export const HANDLER_ENTRY = path.join(__dirname, '..', 'lambdas', 'send-email', 'handler.ts');
+/** The ledger function: SES events into the send ledger. */
+export const LEDGER_ENTRY = path.join(__dirname, '..', 'lambdas', 'ledger', 'handler.ts');
+/** The status function: `GET /deliveries/{key}`. */
+export const STATUS_ENTRY = path.join(__dirname, '..', 'lambdas', 'status', 'handler.ts');
+
+/** Every function of the pipeline by name, each bundled with the same options below. */
+export const LAMBDA_ENTRIES = {
+  'send-email': HANDLER_ENTRY,
+  ledger: LEDGER_ENTRY,
+  status: STATUS_ENTRY,
+} as const;
+export type LambdaName = keyof typeof LAMBDA_ENTRIES;
 
 export const BUNDLING = {
   /** esbuild target; matches the Lambda runtime (nodejs24.x, RUNTIME in email-pipeline.ts). */

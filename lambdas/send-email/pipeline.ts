@@ -12,6 +12,7 @@ import type { JSONValue } from '@aws-lambda-powertools/commons/types';
 import type { BasePersistenceLayer } from '@aws-lambda-powertools/idempotency/persistence';
 import type { Logger } from '@aws-lambda-powertools/logger';
 import { MetricUnit, type Metrics } from '@aws-lambda-powertools/metrics';
+import type { SendConfirmation } from './confirm';
 import { causeText, classifyIdempotencyError, classifySesError, unexpectedError } from './classify';
 import { buildSendEmailInput } from './email';
 import { PipelineError } from './errors';
@@ -58,6 +59,8 @@ export interface PipelineDeps {
   readonly persistenceStore: BasePersistenceLayer;
   readonly logger: Logger;
   readonly metrics: Metrics;
+  /** Confirm before resend (confirm.ts): consults the send ledger when an earlier attempt's fate is unknown. @default off */
+  readonly confirm?: SendConfirmation;
   /** For jitter; injectable so tests are repeatable. */
   readonly random?: () => number;
   readonly now?: () => number;
@@ -115,6 +118,8 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
   let context: Context | undefined;
   // What SES answered, by key, until the completion write has been attempted.
   const accepted = new Map<string, SendResult>();
+  // Keys whose earlier attempt the send ledger confirmed: completed without a send.
+  const confirmedBySesEvent = new Set<string>();
 
   const config = new IdempotencyConfig({
     eventKeyJmesPath: 'key',
@@ -126,12 +131,20 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
   });
 
   async function sendEmail(request: SendRequest): Promise<SendResult> {
+    const confirmed = await deps.confirm?.beforeSend(request.key);
+    if (confirmed) {
+      confirmedBySesEvent.add(request.key);
+      accepted.set(request.key, confirmed);
+      return confirmed;
+    }
     const started = now();
     let response: { MessageId?: string | undefined };
     try {
       response = await ses.send(new SendEmailCommand(buildSendEmailInput(request.email, settings, request.key)));
     } catch (error) {
-      throw classifySesError(error);
+      const failure = classifySesError(error);
+      deps.confirm?.afterFailedSend(request.key, failure);
+      throw failure;
     } finally {
       metrics.addMetric(METRIC.sesSendLatency, MetricUnit.Milliseconds, now() - started);
     }
@@ -209,6 +222,7 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
         MessageAttributes: attributes,
       }),
     );
+    if (dedupeKey) await deps.confirm?.deadLettered(dedupeKey, failure);
     metrics.addMetric(METRIC.permanentFailures, MetricUnit.Count, 1);
     metrics
       .singleMetric()
@@ -358,7 +372,13 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
     try {
       const result = await claimAndSend(parsed);
       if (!result.duplicate) {
-        reportSent(record, parsed, result.sesMessageId);
+        const confirmed = confirmedBySesEvent.has(parsed.key)
+          ? {
+              confirmedBySesEvent: true,
+              note: 'an earlier attempt was accepted by SES (its SES event is in the ledger): not sent again',
+            }
+          : {};
+        reportSent(record, parsed, result.sesMessageId, confirmed);
         return;
       }
       metrics.addMetric(METRIC.duplicatesSuppressed, MetricUnit.Count, 1);
@@ -375,6 +395,7 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
       else await settle(record, failure, parsed);
     } finally {
       accepted.delete(parsed.key);
+      confirmedBySesEvent.delete(parsed.key);
     }
   }
 

@@ -22,10 +22,12 @@ import { mkdir, mkdtemp, readdir, rename, rm } from 'node:fs/promises';
 import { dirname, join, relative } from 'node:path';
 import { promisify } from 'node:util';
 import { DynamoDBClient, ListTablesCommand } from '@aws-sdk/client-dynamodb';
+import { SESv2Client } from '@aws-sdk/client-sesv2';
 import { SNSClient } from '@aws-sdk/client-sns';
 import { ListQueuesCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { LOCAL_DIR, REPO_ROOT } from './paths';
 import { freePort, launch, waitFor, type ManagedProcess, type OutputListener, type OutputStream } from './processes';
+import { startSesFront, type SesFront } from './ses-front';
 
 const execFileAsync = promisify(execFile);
 
@@ -166,6 +168,8 @@ export interface RunningEmulator {
   /** Base URL, e.g. `http://127.0.0.1:8000`. */
   readonly endpoint: string;
   readonly port: number;
+  /** The service's process (a test may SIGSTOP it to hang the service). */
+  readonly pid: number;
   /** SIGTERM, wait (bounded), then SIGKILL. Idempotent. */
   stop(): Promise<void>;
 }
@@ -285,7 +289,7 @@ async function startDynamoDbLocalOn(dir: string, port: number, options: Emulator
       process: proc,
       failOn: fatal,
     });
-    return { endpoint, port, stop: () => proc.stop() };
+    return { endpoint, port, pid: proc.pid, stop: () => proc.stop() };
   });
 }
 
@@ -341,7 +345,7 @@ export async function startSnsSqs(options: EmulatorOptions = {}): Promise<Runnin
       timeoutMs,
       process: proc,
     });
-    return { endpoint, port, stop: () => proc.stop() };
+    return { endpoint, port, pid: proc.pid, stop: () => proc.stop() };
   });
 }
 
@@ -358,7 +362,7 @@ export async function startSesLocal(options: EmulatorOptions = {}): Promise<Runn
       },
       { what: `aws-ses-v2-local to answer GET /store on ${endpoint}`, timeoutMs, process: proc },
     );
-    return { endpoint, port, stop: () => proc.stop() };
+    return { endpoint, port, pid: proc.pid, stop: () => proc.stop() };
   });
 }
 
@@ -482,28 +486,37 @@ export interface EmulatorClients {
   readonly sns: SNSClient;
   readonly sqs: SQSClient;
   readonly dynamodb: DynamoDBClient;
+  /** SES v2 (configuration sets), when the SES endpoint is given. */
+  readonly ses?: SESv2Client;
   destroy(): void;
 }
 
 /** One client per emulator (SQS with `useQueueUrlAsEndpoint: false`, see the top of this file). */
-export function emulatorClients(endpoints: Pick<EmulatorEndpoints, 'sns' | 'sqs' | 'dynamodb'>): EmulatorClients {
+export function emulatorClients(
+  endpoints: Pick<EmulatorEndpoints, 'sns' | 'sqs' | 'dynamodb'> & Partial<Pick<EmulatorEndpoints, 'ses'>>,
+): EmulatorClients {
   const sns = new SNSClient(emulatorConfig(endpoints.sns));
   const sqs = new SQSClient({ ...emulatorConfig(endpoints.sqs), useQueueUrlAsEndpoint: false });
   const dynamodb = new DynamoDBClient(emulatorConfig(endpoints.dynamodb));
+  const ses = endpoints.ses ? new SESv2Client(emulatorConfig(endpoints.ses)) : undefined;
   return {
     sns,
     sqs,
     dynamodb,
+    ...(ses ? { ses } : {}),
     destroy: () => {
       sns.destroy();
       sqs.destroy();
       dynamodb.destroy();
+      ses?.destroy();
     },
   };
 }
 
 export interface Emulators {
   readonly endpoints: EmulatorEndpoints;
+  /** The layer in front of aws-ses-v2-local that publishes SES events (ses-front.ts); `endpoints.ses` is its endpoint. */
+  readonly sesFront: SesFront;
   /** Stops all three. Idempotent. */
   stop(): Promise<void>;
 }
@@ -519,7 +532,11 @@ export interface StartEmulatorsOptions {
   readonly onOutput?: (service: EmulatorName, line: string, stream: OutputStream) => void;
 }
 
-/** Starts DynamoDB Local, fauxqs and aws-ses-v2-local in parallel. On any failure none is left running. */
+/**
+ * Starts DynamoDB Local, fauxqs and aws-ses-v2-local in parallel, then the SES events layer
+ * (ses-front.ts) on the SES port, in front of aws-ses-v2-local on a free one. On any failure
+ * none is left running.
+ */
 export async function startEmulators(options: StartEmulatorsOptions = {}): Promise<Emulators> {
   const ports = { ...defaultPorts(), ...options.ports };
   const forward =
@@ -530,7 +547,7 @@ export async function startEmulators(options: StartEmulatorsOptions = {}): Promi
   const results = await Promise.allSettled([
     startDynamoDbLocal({ ...common, port: ports.dynamodb, onOutput: forward('dynamodb') }),
     startSnsSqs({ ...common, port: ports.sqs, onOutput: forward('sqs') }),
-    startSesLocal({ ...common, port: ports.ses, onOutput: forward('ses') }),
+    startSesLocal({ ...common, port: 0, onOutput: forward('ses') }),
   ]);
   const started = results.flatMap((result) => (result.status === 'fulfilled' ? [result.value] : []));
   const failures = results.flatMap((result) => (result.status === 'rejected' ? [result.reason as unknown] : []));
@@ -540,17 +557,28 @@ export async function startEmulators(options: StartEmulatorsOptions = {}): Promi
     throw new Error(`Could not start the local emulators:\n${messages.join('\n\n')}`);
   }
   const [dynamodb, snsSqs, ses] = started as [RunningEmulator, RunningEmulator, RunningEmulator];
+  let sesFront: SesFront;
+  try {
+    sesFront = await startSesFront({ upstream: ses.endpoint, snsEndpoint: snsSqs.endpoint, port: ports.ses });
+  } catch (error) {
+    await Promise.allSettled(started.map((service) => service.stop()));
+    throw new Error(`Could not start the local SES events layer on port ${ports.ses}: ${String(error)}`);
+  }
   let stopping: Promise<void> | undefined;
   return {
     endpoints: {
       dynamodb: dynamodb.endpoint,
       sns: snsSqs.endpoint,
       sqs: snsSqs.endpoint,
-      ses: ses.endpoint,
-      mailboxUrl: `${ses.endpoint}/`,
+      ses: sesFront.endpoint,
+      mailboxUrl: `${sesFront.endpoint}/`,
     },
+    sesFront,
     stop: () => {
-      stopping ??= Promise.all([dynamodb.stop(), snsSqs.stop(), ses.stop()]).then(() => undefined);
+      stopping ??= sesFront
+        .stop()
+        .then(() => Promise.all([dynamodb.stop(), snsSqs.stop(), ses.stop()]))
+        .then(() => undefined);
       return stopping;
     },
   };
