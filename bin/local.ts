@@ -90,6 +90,7 @@ async function main(): Promise<void> {
       },
     });
     for (let i = 0; i < consumers; i += 1) await pipeline.startConsumer();
+    await pipeline.startLedgerConsumer();
   } catch (error) {
     console.error(error instanceof Error ? error.message : error);
     await shutdown('startup failed');
@@ -108,6 +109,9 @@ async function main(): Promise<void> {
     DynamoDbEndpoint: endpoints.dynamodb,
     SesEndpoint: endpoints.ses,
     MailboxUrl: endpoints.mailboxUrl,
+    LedgerTableName: resources.ledger.tableName,
+    DeliveryStatusTopicArn: resources.ledger.deliveryStatusTopicArn,
+    ConfigurationSetName: resources.ledger.configurationSetName,
   };
   writeFileSync(OUTPUTS_FILE, `${JSON.stringify(outputs, null, 2)}\n`);
   const seconds = ((Date.now() - started) / 1000).toFixed(1);

@@ -80,6 +80,16 @@ export interface Consumer {
 
 const DECISION_NAMES: ReadonlySet<string> = new Set(DECISIONS);
 
+/** What a consumer process keeps of this process's environment. */
+function inheritedEnvironment(): Record<string, string> {
+  const inherited: Record<string, string> = {};
+  for (const key of ['PATH', 'HOME', 'TMPDIR', 'NODE_OPTIONS']) {
+    const value = process.env[key];
+    if (value !== undefined) inherited[key] = value;
+  }
+  return inherited;
+}
+
 function parseJson(text: string): Record<string, unknown> | undefined {
   if (!text.startsWith('{')) return undefined;
   try {
@@ -129,11 +139,7 @@ export class LocalPipeline {
   /** The environment a consumer (and so the handler) runs with. */
   consumerEnvironment(name: string, extra: Readonly<Record<string, string>> = {}): Record<string, string> {
     const { settings, endpoints } = this.options;
-    const inherited: Record<string, string> = {};
-    for (const key of ['PATH', 'HOME', 'TMPDIR', 'NODE_OPTIONS']) {
-      const value = process.env[key];
-      if (value !== undefined) inherited[key] = value;
-    }
+    const inherited = inheritedEnvironment();
     return {
       ...inherited,
       ...LOCAL_AWS_ENV,
@@ -161,11 +167,7 @@ export class LocalPipeline {
   ledgerEnvironment(name: string, extra: Readonly<Record<string, string>> = {}): Record<string, string> {
     const { settings, endpoints } = this.options;
     const { ledger } = this.resources;
-    const inherited: Record<string, string> = {};
-    for (const key of ['PATH', 'HOME', 'TMPDIR', 'NODE_OPTIONS']) {
-      const value = process.env[key];
-      if (value !== undefined) inherited[key] = value;
-    }
+    const inherited = inheritedEnvironment();
     return {
       ...inherited,
       ...LOCAL_AWS_ENV,

@@ -412,7 +412,8 @@ export async function startSesFront(options: SesFrontOptions): Promise<SesFront>
     },
     stop: () => {
       stopping ??= (async () => {
-        await front.idle();
+        // Events still being published get a moment (fauxqs may already be gone).
+        await Promise.race([front.idle(), new Promise((resolve) => setTimeout(resolve, 2000).unref())]);
         server.closeAllConnections();
         await new Promise<void>((resolve) => server.close(() => resolve()));
         sns.destroy();

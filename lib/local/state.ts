@@ -23,6 +23,12 @@ export interface LocalOutputs {
   readonly DynamoDbEndpoint: string;
   readonly SesEndpoint: string;
   readonly MailboxUrl: string;
+  /** The send ledger (SES events per dedupe key). */
+  readonly LedgerTableName: string;
+  /** Receives a DeliveryReport on every status change. */
+  readonly DeliveryStatusTopicArn: string;
+  /** Every send uses it; its event destination feeds the ledger. */
+  readonly ConfigurationSetName: string;
 }
 
 /** The running local pipeline's outputs, or undefined when none runs (no outputs.json). */
