@@ -50,7 +50,8 @@ describe('ledger table writes (DynamoDB Local)', () => {
 
   /** The item without its key, to compare items of different keys. */
   function body(item: StoredLedgerItem | undefined): Record<string, unknown> {
-    const { key: _key, ...rest } = item ?? { key: '' };
+    const rest: Record<string, unknown> = { ...item };
+    delete rest.key;
     return { ...rest, eventIds: [...((rest.eventIds as Set<string> | undefined) ?? [])].sort() };
   }
 
