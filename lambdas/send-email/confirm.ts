@@ -26,6 +26,33 @@ import { markDeadLettered, readLedgerItem } from '../ledger/store';
 import { dedupeTagValue } from './email';
 import { RetryableError, type PipelineError } from './errors';
 
+/**
+ * An unknown-fate send within the grace: retried without sending, at a time of its own rather
+ * than the usual backoff, so that waiting for an SES event never uses up the receive budget:
+ * once soon (at a tenth of the grace, when the event is usually in), then when the grace ends.
+ */
+export class AwaitingSendConfirmationError extends RetryableError {
+  constructor(
+    message: string,
+    /** When to look again, in seconds. */
+    readonly retryAfterSeconds: number,
+  ) {
+    super('AwaitingSendConfirmation', message);
+  }
+}
+
+/** The retry delay a failure asks for itself (see {@link AwaitingSendConfirmationError}), if any. */
+export function requestedRetrySeconds(failure: PipelineError): number | undefined {
+  return failure instanceof AwaitingSendConfirmationError ? failure.retryAfterSeconds : undefined;
+}
+
+/** When to look again for the event of an attempt `waitedMs` ago, within a grace of `graceSeconds`. */
+export function confirmationRetrySeconds(waitedMs: number, graceSeconds: number): number {
+  const waited = waitedMs / 1000;
+  const next = waited < graceSeconds / 10 ? graceSeconds / 10 : graceSeconds;
+  return Math.max(1, Math.ceil(next - waited));
+}
+
 /** Default wait for an unknown-fate send's SES event before it is sent again (SES usually publishes within seconds). */
 export const DEFAULT_SEND_CONFIRMATION_GRACE_SECONDS = 300;
 
@@ -245,9 +272,9 @@ export function createSendConfirmation(deps: ConfirmDeps): SendConfirmation {
     if (waitedMs < settings.graceSeconds * 1000) {
       persistence.leaveUnknownFate(key, attemptAt);
       metrics.addMetric(CONFIRM_METRIC.awaitingConfirmation, MetricUnit.Count, 1);
-      throw new RetryableError(
-        'AwaitingSendConfirmation',
+      throw new AwaitingSendConfirmationError(
         `an earlier attempt ${Math.round(waitedMs / 1000)} s ago may have been accepted by SES; waiting up to ${settings.graceSeconds} s for its SES event before sending again`,
+        confirmationRetrySeconds(waitedMs, settings.graceSeconds),
       );
     }
     metrics.addMetric(CONFIRM_METRIC.unconfirmedResends, MetricUnit.Count, 1);

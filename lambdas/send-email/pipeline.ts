@@ -12,7 +12,7 @@ import type { JSONValue } from '@aws-lambda-powertools/commons/types';
 import type { BasePersistenceLayer } from '@aws-lambda-powertools/idempotency/persistence';
 import type { Logger } from '@aws-lambda-powertools/logger';
 import { MetricUnit, type Metrics } from '@aws-lambda-powertools/metrics';
-import type { SendConfirmation } from './confirm';
+import { requestedRetrySeconds, type SendConfirmation } from './confirm';
 import { causeText, classifyIdempotencyError, classifySesError, unexpectedError } from './classify';
 import { buildSendEmailInput } from './email';
 import { PipelineError } from './errors';
@@ -243,7 +243,8 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
     const failureClass = failure.failureClass === 'permanent' ? 'retryable' : failure.failureClass;
     const base = failureClass === 'systemic' ? settings.systemicRetrySeconds : settings.retryBaseSeconds;
     const cap = failureClass === 'systemic' ? BACKOFF_CAP_SECONDS.systemic : settings.retryCapSeconds;
-    const visibilitySeconds = backoffSeconds(base, Math.max(base, cap), keys.receiveCount, random);
+    const visibilitySeconds =
+      requestedRetrySeconds(failure) ?? backoffSeconds(base, Math.max(base, cap), keys.receiveCount, random);
     try {
       await sqs.send(
         new ChangeMessageVisibilityCommand({

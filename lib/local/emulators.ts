@@ -517,6 +517,8 @@ export interface Emulators {
   readonly endpoints: EmulatorEndpoints;
   /** The layer in front of aws-ses-v2-local that publishes SES events (ses-front.ts); `endpoints.ses` is its endpoint. */
   readonly sesFront: SesFront;
+  /** aws-ses-v2-local itself, behind the front (a test may SIGSTOP its process to hang SES). */
+  readonly sesEmulator: Pick<RunningEmulator, 'endpoint' | 'pid'>;
   /** Stops all three. Idempotent. */
   stop(): Promise<void>;
 }
@@ -574,6 +576,7 @@ export async function startEmulators(options: StartEmulatorsOptions = {}): Promi
       mailboxUrl: `${sesFront.endpoint}/`,
     },
     sesFront,
+    sesEmulator: { endpoint: ses.endpoint, pid: ses.pid },
     stop: () => {
       stopping ??= sesFront
         .stop()
