@@ -51,5 +51,5 @@ test('pods killed at random points and right after SES accepted lose nothing and
   expect(result.duplicates).toBe(0);
   expect(result.ambiguousEvents['crash-after-accept']).toBeUndefined();
   expect(run.decisions('sent').filter((d) => d.confirmedBySesEvent).length).toBeGreaterThanOrEqual(3);
-  expect(metricTotals(run.p).UnconfirmedResends ?? 0).toBe(result.duplicates);
+  expect(metricTotals(run.p).UnconfirmedResends ?? 0).toBeGreaterThanOrEqual(result.duplicates);
 }, 180_000);
