@@ -123,6 +123,20 @@ async function createTable(
     });
 }
 
+/** Subscribes a queue to a topic (SNS envelope, raw delivery off); returns the queue's ARN. */
+async function subscribeQueue(clients: ResourceClients, topicArn: string, queueUrl: string): Promise<string> {
+  const arn = await queueArn(clients.sqs, queueUrl);
+  await clients.sns.send(
+    new SubscribeCommand({
+      TopicArn: topicArn,
+      Protocol: 'sqs',
+      Endpoint: arn,
+      Attributes: { RawMessageDelivery: 'false' },
+    }),
+  );
+  return arn;
+}
+
 /** Ignores "already exists" (creating twice is fine). */
 function existing(error: unknown): void {
   if (!(error instanceof AlreadyExistsException)) throw error;
@@ -170,15 +184,7 @@ export async function createLedgerResources(
   );
   const bufferQueueUrl = buffer.QueueUrl;
   if (!bufferQueueUrl) throw new Error('the emulator did not return the ledger buffer queue URL');
-  const bufferQueueArn = await queueArn(sqs, bufferQueueUrl);
-  await sns.send(
-    new SubscribeCommand({
-      TopicArn: eventsTopicArn,
-      Protocol: 'sqs',
-      Endpoint: bufferQueueArn,
-      Attributes: { RawMessageDelivery: 'false' },
-    }),
-  );
+  const bufferQueueArn = await subscribeQueue(clients, eventsTopicArn, bufferQueueUrl);
   await ses.send(new CreateConfigurationSetCommand({ ConfigurationSetName: configurationSetName })).catch(existing);
   await ses
     .send(
@@ -243,14 +249,6 @@ export async function createResources(
   );
   const queueUrl = queue.QueueUrl;
   if (!queueUrl) throw new Error('the emulator did not return a queue URL');
-  const arn = await queueArn(sqs, queueUrl);
-  await sns.send(
-    new SubscribeCommand({
-      TopicArn: topicArn,
-      Protocol: 'sqs',
-      Endpoint: arn,
-      Attributes: { RawMessageDelivery: 'false' },
-    }),
-  );
+  const arn = await subscribeQueue(clients, topicArn, queueUrl);
   return { topicArn, queueUrl, queueArn: arn, deadLetterQueueUrl, deadLetterQueueArn, tableName, ledger: await ledger };
 }

@@ -15,6 +15,7 @@ import { emulatorClients } from '../../lib/local/emulators';
 import { createResources, type LocalResources } from '../../lib/local/resources';
 import { sesEventsFor } from '../../lib/local/ses-front';
 import { loadLocalSettings } from '../../lib/local/settings';
+import { permutations } from '../unit/records';
 import { email, endpointsFromEnv, startTestPipeline, uniqueName, until, type TestPipeline } from './support';
 
 const endpoints = endpointsFromEnv();
@@ -39,13 +40,6 @@ describe('ledger table writes (DynamoDB Local)', () => {
       if (!parsed) throw new Error('unrecorded event type');
       return parsed;
     });
-  }
-
-  function permutations<T>(items: readonly T[]): T[][] {
-    if (items.length <= 1) return [[...items]];
-    return items.flatMap((item, i) =>
-      permutations([...items.slice(0, i), ...items.slice(i + 1)]).map((rest) => [item, ...rest]),
-    );
   }
 
   /** The item without its key, to compare items of different keys. */

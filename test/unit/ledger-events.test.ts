@@ -13,6 +13,7 @@ import {
 import { sesEventOf } from '../../lambdas/ledger/ledger';
 import type { LedgerEvent } from '../../lambdas/ledger/schema';
 import { snsEnvelope } from '../../lib/local/records';
+import { permutations } from './records';
 
 /** An SES event as SES publishes it to an SNS event destination (trimmed to the fields we read and a few more). */
 function sesEvent(
@@ -60,13 +61,6 @@ function parsed(message: unknown) {
   const result = parseSesEvent(message);
   if (!result) throw new Error('expected a recorded event type');
   return result;
-}
-
-function permutations<T>(items: readonly T[]): T[][] {
-  if (items.length <= 1) return [[...items]];
-  return items.flatMap((item, i) =>
-    permutations([...items.slice(0, i), ...items.slice(i + 1)]).map((rest) => [item, ...rest]),
-  );
 }
 
 /** Records events one by one through merge, as the table would. */
