@@ -14,7 +14,7 @@ import {
   type DynamoDBClient,
 } from '@aws-sdk/client-dynamodb';
 import { marshall, unmarshall } from '@aws-sdk/util-dynamodb';
-import { eventsOf, merge, statusOf, STATUS_RANK, type ParsedSesEvent } from './events';
+import { eventId, eventsOf, merge, statusOf, STATUS_RANK, type ParsedSesEvent } from './events';
 import { LEDGER_TABLE, type LedgerItem } from './schema';
 
 /** Bookkeeping attributes beside those of {@link LedgerItem}: never shown to readers. */
@@ -57,7 +57,13 @@ function unmarshalled(item: Record<string, unknown> | undefined): StoredLedgerIt
 }
 
 function ids(item: StoredLedgerItem | undefined): ReadonlySet<string> {
-  return item?.eventIds instanceof Set ? item.eventIds : new Set();
+  // A string set unmarshalls to a Set; take any iterable of strings, whichever realm made it.
+  const stored = item?.eventIds as Iterable<string> | undefined;
+  const fromEvents = eventsOf(item).map(eventId);
+  return new Set([
+    ...(stored && typeof stored !== 'string' && Symbol.iterator in Object(stored) ? stored : []),
+    ...fromEvents,
+  ]);
 }
 
 /** Appends the event when it comes after everything recorded and ranks at least as high. */
@@ -109,9 +115,9 @@ async function replace(
   old: StoredLedgerItem,
   parsed: ParsedSesEvent,
   retentionSeconds: number,
-): Promise<StoredLedgerItem | undefined> {
+): Promise<StoredLedgerItem | 'already recorded' | undefined> {
   const merged = merge(eventsOf(old), parsed.event, retentionSeconds);
-  if (!merged) return old;
+  if (!merged) return 'already recorded';
   const item: StoredLedgerItem = {
     ...old,
     key: parsed.key,
@@ -173,6 +179,9 @@ export async function recordEvent(
     }
     requests += 1;
     const item = await replace(client, tableName, old, parsed, retentionSeconds);
+    if (item === 'already recorded') {
+      return { recorded: false, item: old, requests, ...(previousStatus ? { previousStatus } : {}) };
+    }
     if (item) return { recorded: true, item, requests, ...(previousStatus ? { previousStatus } : {}) };
   }
   throw new Error(`ledger: key ${parsed.key} kept changing under ${MAX_MERGE_ATTEMPTS} merge attempts`);

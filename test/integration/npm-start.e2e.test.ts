@@ -61,8 +61,11 @@ test('npm start serves the pipeline, dedupes a repeated key, refuses a second st
   const outputs = JSON.parse(readFileSync(path.join(stateDir, 'outputs.json'), 'utf8')) as LocalOutputs;
   expect(Object.keys(outputs).sort()).toEqual(
     [
+      'ConfigurationSetName',
       'DeadLetterQueueUrl',
+      'DeliveryStatusTopicArn',
       'DynamoDbEndpoint',
+      'LedgerTableName',
       'MailboxUrl',
       'QueueUrl',
       'SesEndpoint',
