@@ -121,13 +121,17 @@ describe('end to end: mailbox simulator addresses reach their status', () => {
 
     const items = new Map<string, StoredLedgerItem>();
     await until(
-      'every key at its final status in the ledger',
+      'every key at its final status in the ledger, with its Send event',
       async () => {
         for (const key of keys) {
           const item = await readLedgerItem(p.pipeline.dynamodb, resources.ledger.tableName, key);
           if (item) items.set(key, item);
         }
-        return cases.every(([, status], i) => items.get(keys[i] as string)?.status === status);
+        // Events may arrive in any order: wait for the final status and the Send event both.
+        return cases.every(([, status], i) => {
+          const item = items.get(keys[i] as string);
+          return item?.status === status && item.events?.some((e) => e.type === 'Send');
+        });
       },
       30_000,
     );
