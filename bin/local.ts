@@ -99,10 +99,11 @@ async function main(): Promise<void> {
       },
     });
     for (let i = 0; i < consumers; i += 1) await pipeline.startConsumer();
+    await pipeline.startLedgerConsumer();
     // GET /deliveries/{key}: the deployed status function's code over the local tables.
     const target = {
       db: DynamoDBDocumentClient.from(pipeline.dynamodb),
-      ledgerTableName: pipeline.resources.ledgerTableName,
+      ledgerTableName: pipeline.resources.ledger.tableName,
       idempotencyTableName: pipeline.resources.tableName,
       keyPrefix: settings.idempotencyKeyPrefix,
     };

@@ -7,16 +7,9 @@
 import { existsSync } from 'node:fs';
 import * as path from 'node:path';
 import * as lambda from 'aws-cdk-lib/aws-lambda';
-import { HANDLER_ENTRY, LEDGER_ENTRY, STATUS_ENTRY } from './bundling';
+import { LAMBDA_ENTRIES, type LambdaName } from './bundling';
 
-/** Every Lambda entry point, by the name of its asset folder. */
-export const LAMBDA_ENTRIES = {
-  'send-email': HANDLER_ENTRY,
-  ledger: LEDGER_ENTRY,
-  status: STATUS_ENTRY,
-} as const;
-
-export type LambdaName = keyof typeof LAMBDA_ENTRIES;
+export { LAMBDA_ENTRIES, type LambdaName };
 
 /** The file each asset folder holds; the function's handler is `index.handler`. */
 export const ASSET_FILE = 'index.js';

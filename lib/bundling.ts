@@ -10,6 +10,14 @@ export const HANDLER_ENTRY = path.join(__dirname, '..', 'lambdas', 'send-email',
 export const LEDGER_ENTRY = path.join(__dirname, '..', 'lambdas', 'ledger', 'handler.ts');
 export const STATUS_ENTRY = path.join(__dirname, '..', 'lambdas', 'status', 'handler.ts');
 
+/** Every function of the pipeline by name (its asset folder), each bundled with the same options below. */
+export const LAMBDA_ENTRIES = {
+  'send-email': HANDLER_ENTRY,
+  ledger: LEDGER_ENTRY,
+  status: STATUS_ENTRY,
+} as const;
+export type LambdaName = keyof typeof LAMBDA_ENTRIES;
+
 export const BUNDLING = {
   /** esbuild target; matches the Lambda runtime (nodejs24.x, RUNTIME in email-pipeline.ts). */
   target: 'node24',

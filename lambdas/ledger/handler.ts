@@ -1,11 +1,17 @@
 /**
- * Placeholder entry of the ledger function, so the construct can be
- * synthesized; the ledger function itself (SES events -> ledger items)
- * replaces this file. Until then every batch is handed back whole, so no
- * event is lost.
+ * The ledger function's entry point: glue only (the work is in ledger.ts). SQS event source
+ * on the SES events buffer queue, with ReportBatchItemFailures.
  */
-import type { SQSBatchResponse, SQSEvent } from 'aws-lambda';
+import { Logger } from '@aws-lambda-powertools/logger';
+import { Metrics } from '@aws-lambda-powertools/metrics';
+import { SNSClient } from '@aws-sdk/client-sns';
+import { createDynamoDbClient } from '../send-email/clients';
+import { createLedgerHandler, readLedgerSettings } from './ledger';
 
-export async function handler(event: SQSEvent): Promise<SQSBatchResponse> {
-  return { batchItemFailures: event.Records.map((r) => ({ itemIdentifier: r.messageId })) };
-}
+export const handler = createLedgerHandler({
+  settings: readLedgerSettings(),
+  dynamodb: createDynamoDbClient(),
+  sns: new SNSClient({ maxAttempts: 3 }),
+  logger: new Logger(),
+  metrics: new Metrics(),
+});

@@ -1,8 +1,8 @@
 /**
  * The send ledger's shape, shared by everything that reads or writes it: the ledger
  * function (SES events in), the send-email function (confirm before a resend, dead-letter
- * marks), the status lookup (HTTP and CLI) and the CDK construct. Import-free on purpose,
- * so every bundle can use it without pulling in an SDK.
+ * marks), the status lookup (HTTP and CLI) and the CDK construct. Free of SDK imports on
+ * purpose, so every bundle can use it without pulling one in.
  *
  * One item per dedupe key (the `dedupe-key` tag every send carries).
  */
@@ -10,8 +10,19 @@
 /** The ledger table: partition key `key` (the dedupe key), TTL attribute `expiration` (epoch seconds). */
 export const LEDGER_TABLE = { partitionKey: 'key', ttlAttribute: 'expiration' } as const;
 
-/** The message tag every SES send carries; its value is the dedupe key. */
+import { createHash } from 'node:crypto';
+
+/** The message tag every SES send carries; its value is the dedupe key (see {@link ledgerKey}). */
 export const DEDUPE_KEY_TAG = 'dedupe-key';
+
+/**
+ * The `dedupe-key` tag value of a key, which is also its ledger item's key: the key itself when
+ * SES accepts it as a tag value (letters, digits, _ and -, at most 256), else `sha256-<hex>` of it.
+ */
+export function ledgerKey(dedupeKey: string): string {
+  if (/^[A-Za-z0-9_-]{1,256}$/.test(dedupeKey)) return dedupeKey;
+  return `sha256-${createHash('sha256').update(dedupeKey, 'utf8').digest('hex')}`;
+}
 
 /** Environment variables of the ledger-related functions. */
 export const LEDGER_ENV = {

@@ -3,7 +3,7 @@
  * repeats a send SES may already have accepted (the failure classes are in
  * classify.ts).
  */
-import { createHash } from 'node:crypto';
+import { ledgerKey } from '../ledger/schema';
 import type { SendEmailCommandInput } from '@aws-sdk/client-sesv2';
 import type { RetryErrorInfo, RetryStrategyV2, RetryToken } from '@smithy/types';
 import { formatDisplayName } from './address';
@@ -25,8 +25,7 @@ export interface SenderSettings {
  * outside that alphabet is tagged by its SHA-256 instead, prefixed `sha256-`.
  */
 export function dedupeTagValue(key: string): string {
-  if (/^[A-Za-z0-9_-]{1,256}$/.test(key)) return key;
-  return `sha256-${createHash('sha256').update(key, 'utf8').digest('hex')}`;
+  return ledgerKey(key);
 }
 
 /** Builds the SendEmail request for one validated email. */

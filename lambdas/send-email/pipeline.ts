@@ -12,6 +12,7 @@ import type { JSONValue } from '@aws-lambda-powertools/commons/types';
 import type { BasePersistenceLayer } from '@aws-lambda-powertools/idempotency/persistence';
 import type { Logger } from '@aws-lambda-powertools/logger';
 import { MetricUnit, type Metrics } from '@aws-lambda-powertools/metrics';
+import { requestedRetrySeconds, type SendConfirmation } from './confirm';
 import { causeText, classifyIdempotencyError, classifySesError, unexpectedError } from './classify';
 import { buildSendEmailInput } from './email';
 import { PipelineError, RetryableError } from './errors';
@@ -58,6 +59,8 @@ export interface PipelineDeps {
   readonly persistenceStore: BasePersistenceLayer;
   readonly logger: Logger;
   readonly metrics: Metrics;
+  /** Confirm before resend (confirm.ts): consults the send ledger when an earlier attempt's fate is unknown. @default off */
+  readonly confirm?: SendConfirmation;
   /** For jitter; injectable so tests are repeatable. */
   readonly random?: () => number;
   readonly now?: () => number;
@@ -135,6 +138,8 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
     maxCoolDownMs: Math.max(settings.retryBaseSeconds, settings.retryCapSeconds) * 1000,
     now,
   });
+  // Keys whose earlier attempt the send ledger confirmed: completed without a send.
+  const confirmedBySesEvent = new Set<string>();
 
   const config = new IdempotencyConfig({
     eventKeyJmesPath: 'key',
@@ -173,6 +178,12 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
   }
 
   async function sendEmail(request: SendRequest): Promise<SendResult> {
+    const confirmed = await deps.confirm?.beforeSend(request.key);
+    if (confirmed) {
+      confirmedBySesEvent.add(request.key);
+      accepted.set(request.key, confirmed);
+      return confirmed;
+    }
     const { probe } = await admit(request);
     const started = now();
     let response: { MessageId?: string | undefined };
@@ -181,6 +192,7 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
       breaker.onSuccess(probe);
     } catch (error) {
       const failure = classifySesError(error);
+      deps.confirm?.afterFailedSend(request.key, failure);
       if (failure.code === 'Throttled') {
         metrics.addMetric(METRIC.sesThrottles, MetricUnit.Count, 1);
         pacer.onThrottle();
@@ -274,6 +286,7 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
         MessageAttributes: attributes,
       }),
     );
+    if (dedupeKey) await deps.confirm?.deadLettered(dedupeKey, failure);
     metrics.addMetric(METRIC.permanentFailures, MetricUnit.Count, 1);
     metrics
       .singleMetric()
@@ -305,7 +318,12 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
     const cap = failureClass === 'systemic' ? BACKOFF_CAP_SECONDS.systemic : settings.retryCapSeconds;
     const state = retryState(record, now());
     const exponent = FIRST_BACKOFF_ONLY.has(failure.code) ? 1 : failureNumber(state);
-    const backoff = backoffSeconds(base, Math.min(MAX_DELAY_SECONDS, Math.max(base, cap)), exponent, random);
+    // A send waiting for its SES event asks for its own time (confirm.ts); any other gets the backoff.
+    const requested = requestedRetrySeconds(failure);
+    const backoff =
+      requested !== undefined
+        ? Math.min(MAX_DELAY_SECONDS, requested)
+        : backoffSeconds(base, Math.min(MAX_DELAY_SECONDS, Math.max(base, cap)), exponent, random);
     const plan = planRetry(state, backoff, settings.retryBudgetSeconds, now());
     if (plan.kind === 'exhausted') {
       metrics.addMetric(METRIC.retryBudgetExhausted, MetricUnit.Count, 1);
@@ -473,7 +491,13 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
     try {
       const result = await claimAndSend(parsed);
       if (!result.duplicate) {
-        reportSent(record, parsed, result.sesMessageId);
+        const confirmed = confirmedBySesEvent.has(parsed.key)
+          ? {
+              confirmedBySesEvent: true,
+              note: 'an earlier attempt was accepted by SES (its SES event is in the ledger): not sent again',
+            }
+          : {};
+        reportSent(record, parsed, result.sesMessageId, confirmed);
         return;
       }
       metrics.addMetric(METRIC.duplicatesSuppressed, MetricUnit.Count, 1);
@@ -490,6 +514,7 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
       else await settle(record, failure, parsed);
     } finally {
       accepted.delete(parsed.key);
+      confirmedBySesEvent.delete(parsed.key);
     }
   }
 

@@ -7,7 +7,7 @@
 import { createHash } from 'node:crypto';
 import { GetCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { LIMITS } from '../send-email/message';
-import { LEDGER_TABLE, type DeliveryReport, type LedgerEvent, type LedgerItem } from '../ledger/schema';
+import { LEDGER_TABLE, ledgerKey, type DeliveryReport, type LedgerEvent, type LedgerItem } from '../ledger/schema';
 
 /** The HTTP path of a lookup: `GET /deliveries/{key}` (the key URL-encoded). */
 export const DELIVERIES_PATH = '/deliveries/';
@@ -99,7 +99,7 @@ export async function lookupDelivery(deps: LookupDeps, key: string): Promise<Del
   const nowMs = (deps.now ?? Date.now)();
 
   const ledger = await deps.db.send(
-    new GetCommand({ TableName: deps.ledgerTableName, Key: { [LEDGER_TABLE.partitionKey]: key } }),
+    new GetCommand({ TableName: deps.ledgerTableName, Key: { [LEDGER_TABLE.partitionKey]: ledgerKey(key) } }),
   );
   const item = ledger.Item as LedgerItem | undefined;
   const found = item !== undefined && live(item.expiration, nowMs) ? item : undefined;

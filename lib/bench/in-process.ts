@@ -7,12 +7,16 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import type { SendEmailCommand } from '@aws-sdk/client-sesv2';
 import { PublishBatchCommand } from '@aws-sdk/client-sns';
-import { DynamoDBPersistenceLayer } from '@aws-lambda-powertools/idempotency/dynamodb';
 import { Logger } from '@aws-lambda-powertools/logger';
 import { Metrics } from '@aws-lambda-powertools/metrics';
 import type { SQSBatchResponse, SQSRecord } from 'aws-lambda';
 import type { ResolvedSettings } from '../config';
 import { handlerEnvironment } from '../handler-env';
+import {
+  createSendConfirmation,
+  LedgerAwarePersistenceLayer,
+  readConfirmSettings,
+} from '../../lambdas/send-email/confirm';
 import { emulatorClients, emulatorConfig, type EmulatorEndpoints } from '../local/emulators';
 import { queueRecord, snsEnvelope } from '../local/records';
 import { makeContext } from '../local/event-source';
@@ -140,6 +144,24 @@ export interface HandlerOptions {
  */
 export function newHandler(stack: InProcessStack, options: HandlerOptions): { invoke: BenchHandler; close(): void } {
   const dynamodb = stack.counter.attach(createDynamoDbClient(emulatorConfig(stack.endpoints.dynamodb)));
+  // The production persistence layer and confirm-before-resend (handler.ts), on the counted
+  // client: a ledger read on the normal path would show in the counts.
+  const persistenceStore = new LedgerAwarePersistenceLayer({
+    tableName: stack.resources.tableName,
+    awsSdkV3Client: dynamodb,
+  });
+  const logger = new Logger({ logLevel: 'SILENT' });
+  const metrics = new Metrics({ namespace: 'Bench', serviceName: 'bench' });
+  const confirm = createSendConfirmation({
+    settings: readConfirmSettings(
+      { LEDGER_TABLE_NAME: stack.resources.ledger.tableName },
+      stack.handlerSettings.dedupeWindowSeconds,
+    ),
+    persistence: persistenceStore,
+    dynamodb,
+    logger,
+    metrics,
+  });
   // Powertools reads POWERTOOLS_IDEMPOTENCY_DISABLED when the pipeline builds its config.
   const handler = withEnv({ POWERTOOLS_IDEMPOTENCY_DISABLED: String(!options.idempotency) }, () =>
     createHandler(
@@ -147,12 +169,10 @@ export function newHandler(stack: InProcessStack, options: HandlerOptions): { in
         settings: stack.handlerSettings,
         ses: options.ses,
         sqs: noQueueCalls,
-        persistenceStore: new DynamoDBPersistenceLayer({
-          tableName: stack.resources.tableName,
-          awsSdkV3Client: dynamodb,
-        }),
-        logger: new Logger({ logLevel: 'SILENT' }),
-        metrics: new Metrics({ namespace: 'Bench', serviceName: 'bench' }),
+        persistenceStore,
+        logger,
+        metrics,
+        confirm,
         random: () => 0,
       },
       { processInParallel: options.processInParallel },

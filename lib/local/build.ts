@@ -1,16 +1,21 @@
 /**
- * Builds what the local pipeline runs: the handler bundle, with the same
- * esbuild options `npm run build` bundles the deployed handlers with, and the consumer
- * process that hosts it.
+ * Builds what the local pipeline runs: every function's bundle, with the same
+ * esbuild options `npm run build` bundles the deployed handlers with, and the
+ * consumer process that hosts one.
  */
+import { existsSync } from 'node:fs';
 import * as path from 'node:path';
 import { build, type BuildOptions } from 'esbuild';
-import { BUNDLING, HANDLER_ENTRY } from '../bundling';
+import { BUNDLING, LAMBDA_ENTRIES, type LambdaName } from '../bundling';
 import { LOCAL_DIR } from './paths';
 
 export interface Bundles {
-  /** The handler, as `cdk deploy` ships it. */
+  /** The send-email handler, as `cdk deploy` ships it. */
   readonly handler: string;
+  /** The ledger function. */
+  readonly ledger: string;
+  /** Every function built, by name (a function whose entry is not in this checkout is left out). */
+  readonly functions: Readonly<Partial<Record<LambdaName, string>>>;
   /** The consumer process entry. */
   readonly consumer: string;
 }
@@ -33,10 +38,11 @@ export function lambdaBuildOptions(entry: string, outfile: string): BuildOptions
 }
 
 export async function buildBundles(outDir = path.join(LOCAL_DIR, 'build')): Promise<Bundles> {
-  const handler = path.join(outDir, 'send-email', 'index.js');
   const consumer = path.join(outDir, 'consumer', 'index.js');
+  const entries = Object.entries(LAMBDA_ENTRIES).filter(([, entry]) => existsSync(entry));
+  const functions = Object.fromEntries(entries.map(([name]) => [name, path.join(outDir, name, 'index.js')]));
   await Promise.all([
-    build(lambdaBuildOptions(HANDLER_ENTRY, handler)),
+    ...entries.map(([name, entry]) => build(lambdaBuildOptions(entry, functions[name] as string))),
     build({
       entryPoints: [path.join(__dirname, 'consumer-main.ts')],
       outfile: consumer,
@@ -48,5 +54,10 @@ export async function buildBundles(outDir = path.join(LOCAL_DIR, 'build')): Prom
       logLevel: 'error',
     }),
   ]);
-  return { handler, consumer };
+  const need = (name: LambdaName): string => {
+    const bundle = functions[name];
+    if (!bundle) throw new Error(`no entry for the ${name} function at ${LAMBDA_ENTRIES[name]}`);
+    return bundle;
+  };
+  return { handler: need('send-email'), ledger: need('ledger'), functions, consumer };
 }

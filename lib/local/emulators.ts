@@ -22,11 +22,13 @@ import { mkdir, mkdtemp, readdir, rename, rm } from 'node:fs/promises';
 import { dirname, join, relative } from 'node:path';
 import { promisify } from 'node:util';
 import { DynamoDBClient, ListTablesCommand } from '@aws-sdk/client-dynamodb';
+import { SESv2Client } from '@aws-sdk/client-sesv2';
 import { SNSClient } from '@aws-sdk/client-sns';
 import { ListQueuesCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { LOCAL_DIR, REPO_ROOT } from './paths';
 import { startSesRateLimit } from './ses-rate-limit';
 import { freePort, launch, waitFor, type ManagedProcess, type OutputListener, type OutputStream } from './processes';
+import { startSesFront, type SesFront } from './ses-front';
 
 const execFileAsync = promisify(execFile);
 
@@ -167,6 +169,8 @@ export interface RunningEmulator {
   /** Base URL, e.g. `http://127.0.0.1:8000`. */
   readonly endpoint: string;
   readonly port: number;
+  /** The service's process (a test may SIGSTOP it to hang the service). */
+  readonly pid: number;
   /** SIGTERM, wait (bounded), then SIGKILL. Idempotent. */
   stop(): Promise<void>;
 }
@@ -286,7 +290,7 @@ async function startDynamoDbLocalOn(dir: string, port: number, options: Emulator
       process: proc,
       failOn: fatal,
     });
-    return { endpoint, port, stop: () => proc.stop() };
+    return { endpoint, port, pid: proc.pid, stop: () => proc.stop() };
   });
 }
 
@@ -342,7 +346,7 @@ export async function startSnsSqs(options: EmulatorOptions = {}): Promise<Runnin
       timeoutMs,
       process: proc,
     });
-    return { endpoint, port, stop: () => proc.stop() };
+    return { endpoint, port, pid: proc.pid, stop: () => proc.stop() };
   });
 }
 
@@ -372,6 +376,7 @@ export async function startSesLocal(options: SesLocalOptions = {}): Promise<Runn
     return {
       endpoint: limit.endpoint,
       port: limit.port,
+      pid: emulator.pid,
       stop: async () => {
         await limit.close();
         await emulator.stop();
@@ -395,7 +400,7 @@ async function startSesEmulator(options: EmulatorOptions): Promise<RunningEmulat
       },
       { what: `aws-ses-v2-local to answer GET /store on ${endpoint}`, timeoutMs, process: proc },
     );
-    return { endpoint, port, stop: () => proc.stop() };
+    return { endpoint, port, pid: proc.pid, stop: () => proc.stop() };
   });
 }
 
@@ -519,28 +524,39 @@ export interface EmulatorClients {
   readonly sns: SNSClient;
   readonly sqs: SQSClient;
   readonly dynamodb: DynamoDBClient;
+  /** SES v2 (configuration sets), when the SES endpoint is given. */
+  readonly ses?: SESv2Client;
   destroy(): void;
 }
 
 /** One client per emulator (SQS with `useQueueUrlAsEndpoint: false`, see the top of this file). */
-export function emulatorClients(endpoints: Pick<EmulatorEndpoints, 'sns' | 'sqs' | 'dynamodb'>): EmulatorClients {
+export function emulatorClients(
+  endpoints: Pick<EmulatorEndpoints, 'sns' | 'sqs' | 'dynamodb'> & Partial<Pick<EmulatorEndpoints, 'ses'>>,
+): EmulatorClients {
   const sns = new SNSClient(emulatorConfig(endpoints.sns));
   const sqs = new SQSClient({ ...emulatorConfig(endpoints.sqs), useQueueUrlAsEndpoint: false });
   const dynamodb = new DynamoDBClient(emulatorConfig(endpoints.dynamodb));
+  const ses = endpoints.ses ? new SESv2Client(emulatorConfig(endpoints.ses)) : undefined;
   return {
     sns,
     sqs,
     dynamodb,
+    ...(ses ? { ses } : {}),
     destroy: () => {
       sns.destroy();
       sqs.destroy();
       dynamodb.destroy();
+      ses?.destroy();
     },
   };
 }
 
 export interface Emulators {
   readonly endpoints: EmulatorEndpoints;
+  /** The layer in front of aws-ses-v2-local that publishes SES events (ses-front.ts); `endpoints.ses` is its endpoint. */
+  readonly sesFront: SesFront;
+  /** aws-ses-v2-local itself, behind the front (a test may SIGSTOP its process to hang SES). */
+  readonly sesEmulator: Pick<RunningEmulator, 'endpoint' | 'pid'>;
   /** Stops all three. Idempotent. */
   stop(): Promise<void>;
 }
@@ -558,7 +574,11 @@ export interface StartEmulatorsOptions {
   readonly sesMaxSendRate?: number;
 }
 
-/** Starts DynamoDB Local, fauxqs and aws-ses-v2-local in parallel. On any failure none is left running. */
+/**
+ * Starts DynamoDB Local, fauxqs and aws-ses-v2-local in parallel, then the SES events layer
+ * (ses-front.ts) on the SES port, in front of aws-ses-v2-local on a free one. On any failure
+ * none is left running.
+ */
 export async function startEmulators(options: StartEmulatorsOptions = {}): Promise<Emulators> {
   const ports = { ...defaultPorts(), ...options.ports };
   const forward =
@@ -571,7 +591,8 @@ export async function startEmulators(options: StartEmulatorsOptions = {}): Promi
     startSnsSqs({ ...common, port: ports.sqs, onOutput: forward('sqs') }),
     startSesLocal({
       ...common,
-      port: ports.ses,
+      // On a free port: the events layer (ses-front.ts) takes the SES port, in front of the rate layer.
+      port: 0,
       onOutput: forward('ses'),
       ...(options.sesMaxSendRate !== undefined ? { maxSendRate: options.sesMaxSendRate } : {}),
     }),
@@ -584,17 +605,29 @@ export async function startEmulators(options: StartEmulatorsOptions = {}): Promi
     throw new Error(`Could not start the local emulators:\n${messages.join('\n\n')}`);
   }
   const [dynamodb, snsSqs, ses] = started as [RunningEmulator, RunningEmulator, RunningEmulator];
+  let sesFront: SesFront;
+  try {
+    sesFront = await startSesFront({ upstream: ses.endpoint, snsEndpoint: snsSqs.endpoint, port: ports.ses });
+  } catch (error) {
+    await Promise.allSettled(started.map((service) => service.stop()));
+    throw new Error(`Could not start the local SES events layer on port ${ports.ses}: ${String(error)}`);
+  }
   let stopping: Promise<void> | undefined;
   return {
     endpoints: {
       dynamodb: dynamodb.endpoint,
       sns: snsSqs.endpoint,
       sqs: snsSqs.endpoint,
-      ses: ses.endpoint,
-      mailboxUrl: `${ses.endpoint}/`,
+      ses: sesFront.endpoint,
+      mailboxUrl: `${sesFront.endpoint}/`,
     },
+    sesFront,
+    sesEmulator: { endpoint: ses.endpoint, pid: ses.pid },
     stop: () => {
-      stopping ??= Promise.all([dynamodb.stop(), snsSqs.stop(), ses.stop()]).then(() => undefined);
+      stopping ??= sesFront
+        .stop()
+        .then(() => Promise.all([dynamodb.stop(), snsSqs.stop(), ses.stop()]))
+        .then(() => undefined);
       return stopping;
     },
   };

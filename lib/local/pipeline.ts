@@ -6,14 +6,16 @@
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import type { SNSClient } from '@aws-sdk/client-sns';
 import { GetQueueAttributesCommand, type SQSClient } from '@aws-sdk/client-sqs';
+import { LEDGER_ENV } from '../../lambdas/ledger/schema';
 import { DECISIONS, type Decision } from '../../lambdas/send-email/decisions';
+import { ENV } from '../../lambdas/send-email/settings';
 import type { ResolvedSettings } from '../config';
 import { handlerEnvironment } from '../handler-env';
 import { buildBundles, type Bundles } from './build';
 import { emulatorClients, LOCAL_AWS_ENV, type EmulatorClients, type EmulatorEndpoints } from './emulators';
 import type { BatchReport } from './event-source';
 import { launch, waitFor, type ManagedProcess } from './processes';
-import { createResources, handlerRefs, type LocalResources } from './resources';
+import { createResources, handlerRefs, LEDGER_FUNCTION_TIMEOUT_SECONDS, type LocalResources } from './resources';
 
 /** A handler log line that records a decision (see lambdas/send-email/pipeline.ts). */
 export interface DecisionEvent {
@@ -52,6 +54,11 @@ export interface LocalPipelineOptions {
   readonly onLine?: (line: ConsumerLine) => void;
   /** Keep every consumer line in {@link LocalPipeline.lines} (tests). @default false */
   readonly keepLines?: boolean;
+  /**
+   * How long a send whose fate is unknown waits for its SES event before it is sent again
+   * (SEND_CONFIRMATION_GRACE_SECONDS). @default the settings' sendConfirmationGraceSeconds (300)
+   */
+  readonly sendConfirmationGraceSeconds?: number;
 }
 
 export interface ConsumerOptions {
@@ -71,6 +78,16 @@ export interface Consumer {
 }
 
 const DECISION_NAMES: ReadonlySet<string> = new Set(DECISIONS);
+
+/** What a consumer process keeps of this process's environment. */
+function inheritedEnvironment(): Record<string, string> {
+  const inherited: Record<string, string> = {};
+  for (const key of ['PATH', 'HOME', 'TMPDIR', 'NODE_OPTIONS']) {
+    const value = process.env[key];
+    if (value !== undefined) inherited[key] = value;
+  }
+  return inherited;
+}
 
 function parseJson(text: string): Record<string, unknown> | undefined {
   if (!text.startsWith('{')) return undefined;
@@ -121,11 +138,7 @@ export class LocalPipeline {
   /** The environment a consumer (and so the handler) runs with. */
   consumerEnvironment(name: string, extra: Readonly<Record<string, string>> = {}): Record<string, string> {
     const { settings, endpoints } = this.options;
-    const inherited: Record<string, string> = {};
-    for (const key of ['PATH', 'HOME', 'TMPDIR', 'NODE_OPTIONS']) {
-      const value = process.env[key];
-      if (value !== undefined) inherited[key] = value;
-    }
+    const inherited = inheritedEnvironment();
     return {
       ...inherited,
       ...LOCAL_AWS_ENV,
@@ -133,6 +146,12 @@ export class LocalPipeline {
       AWS_ENDPOINT_URL_DYNAMODB: endpoints.dynamodb,
       AWS_ENDPOINT_URL_SQS: endpoints.sqs,
       AWS_ENDPOINT_URL_SESV2: endpoints.ses,
+      // Every send goes through the ledger's configuration set; an unknown-fate send reads the ledger.
+      [ENV.configurationSetName]: this.resources.ledger.configurationSetName,
+      [LEDGER_ENV.tableName]: this.resources.ledger.tableName,
+      [LEDGER_ENV.sendConfirmationGraceSeconds]: String(
+        this.options.sendConfirmationGraceSeconds ?? settings.sendConfirmationGraceSeconds,
+      ),
       HANDLER_BUNDLE: this.bundles.handler,
       SOURCE_QUEUE_ARN: this.resources.queueArn,
       BATCH_SIZE: String(settings.batchSize),
@@ -143,17 +162,55 @@ export class LocalPipeline {
     };
   }
 
+  /** The environment of the ledger consumer (the ledger function on the SES events buffer queue). */
+  ledgerEnvironment(name: string, extra: Readonly<Record<string, string>> = {}): Record<string, string> {
+    const { settings, endpoints } = this.options;
+    const { ledger } = this.resources;
+    const inherited = inheritedEnvironment();
+    return {
+      ...inherited,
+      ...LOCAL_AWS_ENV,
+      [LEDGER_ENV.tableName]: ledger.tableName,
+      [LEDGER_ENV.retentionSeconds]: String(settings.dedupeWindowSeconds),
+      [LEDGER_ENV.deliveryStatusTopicArn]: ledger.deliveryStatusTopicArn,
+      POWERTOOLS_SERVICE_NAME: 'email-pipeline-ledger',
+      POWERTOOLS_LOG_LEVEL: settings.logLevel,
+      POWERTOOLS_METRICS_NAMESPACE: settings.metricsNamespace,
+      AWS_ENDPOINT_URL_DYNAMODB: endpoints.dynamodb,
+      AWS_ENDPOINT_URL_SQS: endpoints.sqs,
+      AWS_ENDPOINT_URL_SNS: endpoints.sns,
+      HANDLER_BUNDLE: this.bundles.ledger,
+      SOURCE_QUEUE_URL: ledger.bufferQueueUrl,
+      SOURCE_QUEUE_ARN: ledger.bufferQueueArn,
+      BATCH_SIZE: '10',
+      BATCHING_WINDOW_SECONDS: '0',
+      FUNCTION_TIMEOUT_SECONDS: String(LEDGER_FUNCTION_TIMEOUT_SECONDS),
+      CONSUMER_NAME: name,
+      ...extra,
+    };
+  }
+
+  /** Starts the ledger consumer: SES events from the buffer queue into the ledger table. */
+  startLedgerConsumer(options: ConsumerOptions = {}): Promise<Consumer> {
+    const name = options.name ?? 'ledger';
+    return this.launchConsumer(name, this.ledgerEnvironment(name, options.env));
+  }
+
   /** Starts one consumer process ("pod") and resolves when it polls. */
-  async startConsumer(options: ConsumerOptions = {}): Promise<Consumer> {
+  startConsumer(options: ConsumerOptions = {}): Promise<Consumer> {
     this.consumerCount += 1;
     const name = options.name ?? `pod-${this.consumerCount}`;
+    return this.launchConsumer(name, this.consumerEnvironment(name, options.env));
+  }
+
+  private async launchConsumer(name: string, env: Record<string, string>): Promise<Consumer> {
     let ready = false;
     const proc = await launch({
       name,
       command: process.execPath,
       args: ['--enable-source-maps', this.bundles.consumer],
       guarded: false,
-      env: this.consumerEnvironment(name, options.env),
+      env,
       onOutput: (text) => {
         const json = parseJson(text);
         if (json?.consumer === name && json.event === 'ready') ready = true;

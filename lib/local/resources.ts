@@ -11,10 +11,16 @@ import {
   UpdateTimeToLiveCommand,
   type DynamoDBClient,
 } from '@aws-sdk/client-dynamodb';
+import {
+  AlreadyExistsException,
+  CreateConfigurationSetCommand,
+  CreateConfigurationSetEventDestinationCommand,
+  type SESv2Client,
+} from '@aws-sdk/client-sesv2';
 import { CreateTopicCommand, SubscribeCommand, type SNSClient } from '@aws-sdk/client-sns';
 import { CreateQueueCommand, GetQueueAttributesCommand, type SQSClient } from '@aws-sdk/client-sqs';
-import { DLQ_RETENTION_SECONDS, type ResolvedSettings } from '../config';
 import { LEDGER_TABLE } from '../../lambdas/ledger/schema';
+import { DLQ_RETENTION_SECONDS, type ResolvedSettings } from '../config';
 import { IDEMPOTENCY_TABLE, type HandlerResourceRefs } from '../handler-env';
 
 /**
@@ -32,9 +38,40 @@ export interface LocalResources {
   readonly deadLetterQueueUrl: string;
   readonly deadLetterQueueArn: string;
   readonly tableName: string;
-  /** The send ledger's table (see {@link ledgerTableName}). */
-  readonly ledgerTableName: string;
+  /** The send ledger's resources (see {@link createLedgerResources}). */
+  readonly ledger: LedgerResources;
 }
+
+/**
+ * The send ledger, locally as deployed: a configuration set whose SNS event destination (the
+ * `ses-events` topic) feeds a buffer queue (SNS envelope, its own DLQ) that the ledger consumer
+ * reads; the ledger table; the delivery-status topic.
+ */
+export interface LedgerResources {
+  readonly configurationSetName: string;
+  readonly eventsTopicArn: string;
+  readonly bufferQueueUrl: string;
+  readonly bufferQueueArn: string;
+  readonly bufferDeadLetterQueueUrl: string;
+  readonly tableName: string;
+  readonly deliveryStatusTopicArn: string;
+}
+
+/** The SES event types the local event destination publishes (all the ledger records). */
+export const LEDGER_EVENT_TYPES = [
+  'SEND',
+  'DELIVERY',
+  'BOUNCE',
+  'COMPLAINT',
+  'REJECT',
+  'DELIVERY_DELAY',
+  'RENDERING_FAILURE',
+] as const;
+
+/** Receives on the buffer queue before an event goes to its DLQ. */
+export const LEDGER_BUFFER_MAX_RECEIVES = 5;
+/** The local ledger consumer's invocation timeout and the buffer queue's visibility timeout. */
+export const LEDGER_FUNCTION_TIMEOUT_SECONDS = 10;
 
 /** What the handler needs to know of these resources (its environment). */
 export function handlerRefs(resources: LocalResources): HandlerResourceRefs {
@@ -43,7 +80,7 @@ export function handlerRefs(resources: LocalResources): HandlerResourceRefs {
     tableName: resources.tableName,
     sourceQueueUrl: resources.queueUrl,
     deadLetterQueueUrl: resources.deadLetterQueueUrl,
-    ledgerTableName: resources.ledgerTableName,
+    ledgerTableName: resources.ledger.tableName,
   };
 }
 
@@ -51,6 +88,8 @@ export interface ResourceClients {
   readonly sns: SNSClient;
   readonly sqs: SQSClient;
   readonly dynamodb: DynamoDBClient;
+  /** For the configuration set; required by {@link createResources}. */
+  readonly ses?: SESv2Client;
 }
 
 async function queueArn(sqs: SQSClient, queueUrl: string): Promise<string> {
@@ -65,14 +104,14 @@ async function queueArn(sqs: SQSClient, queueUrl: string): Promise<string> {
 async function createTable(
   dynamodb: DynamoDBClient,
   tableName: string,
-  keys: { readonly partitionKey: string; readonly ttlAttribute: string } = IDEMPOTENCY_TABLE,
+  shape: { readonly partitionKey: string; readonly ttlAttribute: string } = IDEMPOTENCY_TABLE,
 ): Promise<void> {
   try {
     await dynamodb.send(
       new CreateTableCommand({
         TableName: tableName,
-        AttributeDefinitions: [{ AttributeName: keys.partitionKey, AttributeType: 'S' }],
-        KeySchema: [{ AttributeName: keys.partitionKey, KeyType: 'HASH' }],
+        AttributeDefinitions: [{ AttributeName: shape.partitionKey, AttributeType: 'S' }],
+        KeySchema: [{ AttributeName: shape.partitionKey, KeyType: 'HASH' }],
         BillingMode: 'PAY_PER_REQUEST',
       }),
     );
@@ -85,7 +124,7 @@ async function createTable(
     .send(
       new UpdateTimeToLiveCommand({
         TableName: tableName,
-        TimeToLiveSpecification: { AttributeName: keys.ttlAttribute, Enabled: true },
+        TimeToLiveSpecification: { AttributeName: shape.ttlAttribute, Enabled: true },
       }),
     )
     .catch((error: Error) => {
@@ -94,9 +133,91 @@ async function createTable(
     });
 }
 
-/** Creates (or finds) the send ledger's table, keyed and expiring as lambdas/ledger/schema.ts says. */
-export function createLedgerTable(dynamodb: DynamoDBClient, tableName: string): Promise<void> {
-  return createTable(dynamodb, tableName, LEDGER_TABLE);
+/** Subscribes a queue to a topic (SNS envelope, raw delivery off); returns the queue's ARN. */
+async function subscribeQueue(clients: ResourceClients, topicArn: string, queueUrl: string): Promise<string> {
+  const arn = await queueArn(clients.sqs, queueUrl);
+  await clients.sns.send(
+    new SubscribeCommand({
+      TopicArn: topicArn,
+      Protocol: 'sqs',
+      Endpoint: arn,
+      Attributes: { RawMessageDelivery: 'false' },
+    }),
+  );
+  return arn;
+}
+
+/** Ignores "already exists" (creating twice is fine). */
+function existing(error: unknown): void {
+  if (!(error instanceof AlreadyExistsException)) throw error;
+}
+
+/** Creates (or finds) the send ledger's resources named after `name`. Safe to call twice. */
+export async function createLedgerResources(
+  clients: ResourceClients,
+  settings: ResolvedSettings,
+  name: string,
+): Promise<LedgerResources> {
+  const { sns, sqs, dynamodb, ses } = clients;
+  if (!ses) throw new Error('createLedgerResources: an SES client is needed for the configuration set');
+  const configurationSetName = settings.configurationSetName ?? name;
+  const tableName = ledgerTableName(name);
+  const [eventsTopic, statusTopic, bufferDlq] = await Promise.all([
+    sns.send(new CreateTopicCommand({ Name: `${name}-ses-events` })),
+    sns.send(new CreateTopicCommand({ Name: `${name}-delivery-status` })),
+    sqs.send(
+      new CreateQueueCommand({
+        QueueName: `${name}-ses-events-dlq`,
+        Attributes: { MessageRetentionPeriod: String(DLQ_RETENTION_SECONDS) },
+      }),
+    ),
+    createTable(dynamodb, tableName, LEDGER_TABLE),
+  ]);
+  const eventsTopicArn = eventsTopic.TopicArn;
+  const deliveryStatusTopicArn = statusTopic.TopicArn;
+  const bufferDeadLetterQueueUrl = bufferDlq.QueueUrl;
+  if (!eventsTopicArn || !deliveryStatusTopicArn || !bufferDeadLetterQueueUrl) {
+    throw new Error('the emulator did not return a topic ARN or queue URL for the ledger');
+  }
+  const buffer = await sqs.send(
+    new CreateQueueCommand({
+      QueueName: `${name}-ses-events`,
+      Attributes: {
+        VisibilityTimeout: String(LEDGER_FUNCTION_TIMEOUT_SECONDS * 3),
+        MessageRetentionPeriod: String(settings.retentionPeriodSeconds),
+        RedrivePolicy: JSON.stringify({
+          deadLetterTargetArn: await queueArn(sqs, bufferDeadLetterQueueUrl),
+          maxReceiveCount: LEDGER_BUFFER_MAX_RECEIVES,
+        }),
+      },
+    }),
+  );
+  const bufferQueueUrl = buffer.QueueUrl;
+  if (!bufferQueueUrl) throw new Error('the emulator did not return the ledger buffer queue URL');
+  const bufferQueueArn = await subscribeQueue(clients, eventsTopicArn, bufferQueueUrl);
+  await ses.send(new CreateConfigurationSetCommand({ ConfigurationSetName: configurationSetName })).catch(existing);
+  await ses
+    .send(
+      new CreateConfigurationSetEventDestinationCommand({
+        ConfigurationSetName: configurationSetName,
+        EventDestinationName: 'ledger',
+        EventDestination: {
+          Enabled: true,
+          MatchingEventTypes: [...LEDGER_EVENT_TYPES],
+          SnsDestination: { TopicArn: eventsTopicArn },
+        },
+      }),
+    )
+    .catch(existing);
+  return {
+    configurationSetName,
+    eventsTopicArn,
+    bufferQueueUrl,
+    bufferQueueArn,
+    bufferDeadLetterQueueUrl,
+    tableName,
+    deliveryStatusTopicArn,
+  };
 }
 
 /** Creates (or finds) every resource named after `name`. Safe to call twice. */
@@ -107,7 +228,8 @@ export async function createResources(
 ): Promise<LocalResources> {
   const { sns, sqs, dynamodb } = clients;
   const tableName = `${name}-idempotency`;
-  const ledgerTable = ledgerTableName(name);
+  const ledger = createLedgerResources(clients, settings, name);
+  ledger.catch(() => undefined); // awaited below; a failure of the rest must not leave it unhandled
   const [topic, dlq] = await Promise.all([
     sns.send(new CreateTopicCommand({ Name: `${name}-topic` })),
     sqs.send(
@@ -117,7 +239,6 @@ export async function createResources(
       }),
     ),
     createTable(dynamodb, tableName),
-    createLedgerTable(dynamodb, ledgerTable),
   ]);
   const topicArn = topic.TopicArn;
   const deadLetterQueueUrl = dlq.QueueUrl;
@@ -138,22 +259,6 @@ export async function createResources(
   );
   const queueUrl = queue.QueueUrl;
   if (!queueUrl) throw new Error('the emulator did not return a queue URL');
-  const arn = await queueArn(sqs, queueUrl);
-  await sns.send(
-    new SubscribeCommand({
-      TopicArn: topicArn,
-      Protocol: 'sqs',
-      Endpoint: arn,
-      Attributes: { RawMessageDelivery: 'false' },
-    }),
-  );
-  return {
-    topicArn,
-    queueUrl,
-    queueArn: arn,
-    deadLetterQueueUrl,
-    deadLetterQueueArn,
-    tableName,
-    ledgerTableName: ledgerTable,
-  };
+  const arn = await subscribeQueue(clients, topicArn, queueUrl);
+  return { topicArn, queueUrl, queueArn: arn, deadLetterQueueUrl, deadLetterQueueArn, tableName, ledger: await ledger };
 }

@@ -25,8 +25,13 @@ export interface LocalOutputs {
   readonly DynamoDbEndpoint: string;
   readonly SesEndpoint: string;
   readonly MailboxUrl: string;
-  // The send ledger and the status lookup (npm run status, GET /deliveries/{key}).
+  /** The send ledger (SES events per dedupe key). */
   readonly LedgerTableName: string;
+  /** Receives a DeliveryReport on every status change. */
+  readonly DeliveryStatusTopicArn: string;
+  /** Every send uses it; its event destination feeds the ledger. */
+  readonly ConfigurationSetName: string;
+  // The status lookup (npm run status, GET /deliveries/{key}).
   readonly IdempotencyKeyPrefix: string;
   readonly StatusUrl: string;
 }
@@ -48,7 +53,9 @@ export function localOutputs(
     DynamoDbEndpoint: endpoints.dynamodb,
     SesEndpoint: endpoints.ses,
     MailboxUrl: endpoints.mailboxUrl,
-    LedgerTableName: resources.ledgerTableName,
+    LedgerTableName: resources.ledger.tableName,
+    DeliveryStatusTopicArn: resources.ledger.deliveryStatusTopicArn,
+    ConfigurationSetName: resources.ledger.configurationSetName,
     IdempotencyKeyPrefix: idempotencyKeyPrefix,
     StatusUrl: statusUrl,
   };

@@ -23,6 +23,7 @@ import {
   type Behaviour,
   type FaultProxy,
 } from '../../lib/local/fault-proxy';
+import { startSesFront, type SesFront } from '../../lib/local/ses-front';
 import type { Consumer, DecisionEvent } from '../../lib/local/pipeline';
 import { waitFor } from '../../lib/local/processes';
 import { drainQueue } from '../../lib/local/queues';
@@ -45,6 +46,13 @@ export const RESULTS_DIR = path.join(LOCAL_DIR, 'chaos', 'results');
  * pods' records come back only after the visibility timeout (6 x this), sets its own.
  */
 export const CHAOS_SETTINGS: Partial<PipelineSettings> = { maxReceiveCount: 10, functionTimeoutSeconds: 10 };
+
+/**
+ * How long an unknown-fate send waits for its SES event in chaos runs: the production default
+ * (300 s) scaled down with the faults, still far above the second or so the local SES and the
+ * ledger consumer take to record a Send.
+ */
+export const CHAOS_GRACE_SECONDS = 15;
 
 /** Seed of the fault schedule; set CHAOS_SEED to replay one. */
 export const SEED = Number(process.env.CHAOS_SEED ?? Date.now() % 1_000_000_007);
@@ -104,6 +112,13 @@ export interface ChaosOptions {
   readonly dynamodbProxy?: boolean;
   /** Extra pod environment, over FAST_RETRY_ENV. @default none */
   readonly env?: Readonly<Record<string, string>>;
+  /** SEND_CONFIRMATION_GRACE_SECONDS of the pods. @default CHAOS_GRACE_SECONDS */
+  readonly sendConfirmationGraceSeconds?: number;
+  /**
+   * Withhold the SES events of sends whose dedupe-key tag matches, until {@link ChaosRun.releaseEvents}:
+   * the run gets an SES events layer of its own in front of the shared aws-ses-v2-local. @default none
+   */
+  readonly withholdEvents?: (dedupeKeyTag: string) => boolean;
 }
 
 /** mulberry32: small, seedable, good enough for a fault schedule. */
@@ -183,15 +198,31 @@ export class ChaosRun {
     readonly p: TestPipeline,
     /** The DynamoDB proxy in front of every pod, when asked for. */
     readonly dynamodb: FaultProxy | undefined,
+    /** The run's own SES events layer, when events are withheld. */
+    readonly sesFront: SesFront | undefined,
   ) {
     this.random = seededRandom(SEED + options.order * 7919);
   }
 
   /** A pipeline with no pod yet: publish first, then {@link startPods}. */
   static async start(options: ChaosOptions): Promise<ChaosRun> {
-    const p = await startTestPipeline({ consumers: [], settings: { ...CHAOS_SETTINGS, ...options.settings } });
+    const withhold = options.withholdEvents;
+    const sesFront = withhold
+      ? await startSesFront({
+          upstream: process.env.EMULATOR_SES_UPSTREAM_ENDPOINT ?? '',
+          snsEndpoint: process.env.EMULATOR_SNS_ENDPOINT ?? '',
+          holdEvents: (tags) => withhold(tags['dedupe-key'] ?? ''),
+        })
+      : undefined;
+    const p = await startTestPipeline({
+      consumers: [],
+      settings: { ...CHAOS_SETTINGS, ...options.settings },
+      ledger: true,
+      sendConfirmationGraceSeconds: options.sendConfirmationGraceSeconds ?? CHAOS_GRACE_SECONDS,
+      ...(sesFront ? { endpoints: { ses: sesFront.endpoint, mailboxUrl: `${sesFront.endpoint}/` } } : {}),
+    });
     const dynamodb = options.dynamodbProxy ? await startFaultProxy({ target: p.endpoints.dynamodb }) : undefined;
-    const run = new ChaosRun(options, p, dynamodb);
+    const run = new ChaosRun(options, p, dynamodb, sesFront);
     live.add(run);
     return run;
   }
@@ -412,6 +443,11 @@ export class ChaosRun {
     this.chaos.add(loop);
   }
 
+  /** Publishes the SES events withheld so far (see {@link ChaosOptions.withholdEvents}) and stops withholding. */
+  releaseEvents(): Promise<void> {
+    return this.sesFront?.release() ?? Promise.resolve();
+  }
+
   /** Draws `count` distinct integers in [from, to). */
   pick(count: number, from: number, to: number): number[] {
     const chosen = new Set<number>();
@@ -535,7 +571,7 @@ export class ChaosRun {
       live.delete(this);
       await Promise.allSettled([...this.restarts]);
       await this.p.stop();
-      await Promise.all([...this.pods.map((pod) => pod.ses.close()), this.dynamodb?.close()]);
+      await Promise.all([...this.pods.map((pod) => pod.ses.close()), this.dynamodb?.close(), this.sesFront?.stop()]);
     })();
     return this.stopped;
   }

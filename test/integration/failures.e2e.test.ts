@@ -29,6 +29,7 @@ afterEach(async () => {
  */
 async function behindProxies(
   settings: Partial<PipelineSettings> = {},
+  ledger: { readonly ledger?: boolean; readonly sendConfirmationGraceSeconds?: number } = {},
 ): Promise<{ p: TestPipeline; ses: FaultProxy; dynamodb: FaultProxy }> {
   const [ses, dynamodb] = await Promise.all([
     startFaultProxy({ target: process.env.EMULATOR_SES_ENDPOINT ?? '' }),
@@ -37,6 +38,7 @@ async function behindProxies(
   running.push({ stop: () => ses.close() }, { stop: () => dynamodb.close() });
   const p = await startTestPipeline({
     settings,
+    ...ledger,
     consumers: [{ env: { AWS_ENDPOINT_URL_SESV2: ses.endpoint, AWS_ENDPOINT_URL_DYNAMODB: dynamodb.endpoint } }],
   });
   running.unshift(p); // stop the consumer before the proxies
@@ -96,32 +98,41 @@ describe('retryable: SES throttling', () => {
   });
 });
 
-describe('ambiguous: SES outcome unknown', () => {
-  test('a reset after SES accepted the email is retried, not lost; the possible duplicate is counted with its key', async () => {
-    const { p, ses } = await behindProxies();
+describe('ambiguous: SES outcome unknown, confirmed with the send ledger', () => {
+  test('a reset after SES accepted the email is not sent again: the ledger has its Send event', async () => {
+    const { p, ses } = await behindProxies({}, { ledger: true });
     ses.set((request) => (request.operation === 'SendEmail' && request.index === 0 ? forwardThenReset() : pass()));
     const [to = ''] = await publishAll(p, ['amb']);
 
     await settled(p, 1);
-    // The SDK did not repeat the send on its own: one attempt, then one retry through the queue.
-    expect(ses.log().filter((e) => e.operation === 'SendEmail')).toHaveLength(2);
+    // One attempt reached SES; the retry read the ledger instead of sending.
+    expect(ses.log().filter((e) => e.operation === 'SendEmail')).toHaveLength(1);
     const [retry] = p.decisions('retry');
     expect(retry).toEqual(expect.objectContaining({ errorClass: 'ambiguous', errorCode: 'AmbiguousSend' }));
     expect(retry?.dedupeKey).toBeTruthy();
-    expect(metricTotals(p).AmbiguousSends).toBe(1);
-    // This is the one window where a duplicate can happen: SES took the first attempt.
-    const outcome = (await outcomes(p, [to])).get(to);
-    expect(outcome).toEqual({ emails: 2, deadLettered: 0 });
+    const [sent] = p.decisions('sent');
+    expect(sent).toEqual(expect.objectContaining({ confirmedBySesEvent: true, dedupeKey: retry?.dedupeKey }));
+    const totals = metricTotals(p);
+    expect(totals.AmbiguousSends).toBe(1);
+    expect(totals.ConfirmedBySesEvent).toBe(1);
+    expect(totals.UnconfirmedResends).toBeUndefined();
+    expect((await outcomes(p, [to])).get(to)).toEqual({ emails: 1, deadLettered: 0 });
   });
 
-  test('a 500 from SES is treated as ambiguous and retried through the queue, not inside the SDK', async () => {
-    const { p, ses } = await behindProxies();
+  test('a 500 that SES never accepted waits out the grace for an event, then is sent again, counted', async () => {
+    const { p, ses } = await behindProxies({}, { ledger: true, sendConfirmationGraceSeconds: 3 });
     ses.set((request) => (request.index === 0 ? sesInternalFailure() : pass()));
     const recipients = await publishAll(p, ['five-hundred']);
 
     await settled(p, 1);
     expect(ses.log().filter((e) => e.operation === 'SendEmail')).toHaveLength(2);
-    expect(p.decisions('retry')).toEqual([expect.objectContaining({ errorClass: 'ambiguous' })]);
+    const [first, ...waits] = p.decisions('retry');
+    expect(first).toEqual(expect.objectContaining({ errorClass: 'ambiguous' }));
+    expect(waits.length).toBeGreaterThanOrEqual(1);
+    expect(waits.every((d) => d.errorClass === 'retryable' && d.errorCode === 'AwaitingSendConfirmation')).toBe(true);
+    const totals = metricTotals(p);
+    expect(totals.UnconfirmedResends).toBe(1);
+    expect(totals.ConfirmedBySesEvent).toBeUndefined();
     exactlyOnce(await outcomes(p, recipients));
   });
 });
@@ -246,8 +257,10 @@ describe('poison messages', () => {
     expect(poisonRetries.map((d) => d.attempt)).toEqual(poisonRetries.map((_, i) => i + 1));
     const [letter] = p.decisions('dead-lettered');
     expect(letter).toEqual(expect.objectContaining({ errorCode: 'RetryBudgetExhausted' }));
+    // An ambiguous send is retried through the ledger: after the first, the attempts wait for an
+    // SES event that never comes (SES answered 500 without accepting), so either can be the last.
     expect(String(letter?.reason)).toMatch(
-      new RegExp(`past the retry budget of ${budget} s; last error AmbiguousSend: SES outcome unknown`),
+      new RegExp(`past the retry budget of ${budget} s; last error (AmbiguousSend|AwaitingSendConfirmation): `),
     );
     // Never before the budget: the first copy reached the queue at least `budget` seconds earlier.
     expect(

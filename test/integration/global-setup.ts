@@ -42,5 +42,8 @@ export default async function globalSetup(): Promise<void> {
     EMULATOR_SQS_ENDPOINT: emulators.endpoints.sqs,
     EMULATOR_SNS_ENDPOINT: emulators.endpoints.sns,
     EMULATOR_SES_ENDPOINT: emulators.endpoints.ses,
+    // aws-ses-v2-local behind the SES events layer: for a run with its own layer, or to hang SES.
+    EMULATOR_SES_UPSTREAM_ENDPOINT: emulators.sesEmulator.endpoint,
+    EMULATOR_SES_PID: String(emulators.sesEmulator.pid),
   });
 }

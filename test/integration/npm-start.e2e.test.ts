@@ -68,8 +68,11 @@ test('npm start serves the pipeline, dedupes a repeated key, refuses a second st
   const outputs = JSON.parse(readFileSync(path.join(stateDir, 'outputs.json'), 'utf8')) as LocalOutputs;
   expect(Object.keys(outputs).sort()).toEqual(
     [
+      'ConfigurationSetName',
       'DeadLetterQueueUrl',
+      'DeliveryStatusTopicArn',
       'DynamoDbEndpoint',
+      'LedgerTableName',
       'MailboxUrl',
       'QueueUrl',
       'SesEndpoint',
@@ -77,7 +80,6 @@ test('npm start serves the pipeline, dedupes a repeated key, refuses a second st
       'SqsEndpoint',
       'TableName',
       'TopicArn',
-      'LedgerTableName',
       'IdempotencyKeyPrefix',
       'StatusUrl',
     ].sort(),

@@ -36,7 +36,7 @@ let persistence: DynamoDBPersistenceLayer;
 beforeAll(async () => {
   const resources = await createResources(clients, settings, uniqueName('status'));
   target = {
-    ledgerTableName: resources.ledgerTableName,
+    ledgerTableName: resources.ledger.tableName,
     idempotencyTableName: resources.tableName,
     keyPrefix: settings.idempotencyKeyPrefix,
   };

@@ -58,11 +58,21 @@ export const FAST: Partial<PipelineSettings> = {
 /** Consumer environment for tests: backoffs of about a second. */
 export const FAST_RETRY_ENV = { RETRY_BASE_SECONDS: '1', SYSTEMIC_RETRY_SECONDS: '1', RETRY_CAP_SECONDS: '1' } as const;
 
+/**
+ * The confirmation grace of tests: an unknown-fate send waits this long for its SES event
+ * (tests without the ledger consumer never get one, and so resend after it).
+ */
+export const TEST_GRACE_SECONDS = 5;
+
 export interface TestPipelineOptions {
   readonly settings?: Partial<PipelineSettings>;
   /** One entry per consumer to start. @default one consumer */
   readonly consumers?: readonly ConsumerOptions[];
   readonly endpoints?: Partial<EmulatorEndpoints>;
+  /** Start the ledger consumer (SES events into the send ledger) too. @default false */
+  readonly ledger?: boolean;
+  /** SEND_CONFIRMATION_GRACE_SECONDS of the consumers. @default {@link TEST_GRACE_SECONDS} */
+  readonly sendConfirmationGraceSeconds?: number;
 }
 
 export interface TestPipeline {
@@ -90,7 +100,9 @@ export async function startTestPipeline(options: TestPipelineOptions = {}): Prom
     endpoints,
     bundles: await testBundles(),
     keepLines: true,
+    sendConfirmationGraceSeconds: options.sendConfirmationGraceSeconds ?? TEST_GRACE_SECONDS,
   });
+  if (options.ledger) await pipeline.startLedgerConsumer();
   const consumers = options.consumers ?? [{}];
   const started = await Promise.all(
     consumers.map((consumer, i) =>

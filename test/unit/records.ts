@@ -67,3 +67,11 @@ export function body(text: string): QueueRecordLike {
 export function addresses(count: number, prefix = 'user'): string[] {
   return Array.from({ length: count }, (_, i) => `${prefix}${i}@example.com`);
 }
+
+/** Every order of `items` (n! of them). */
+export function permutations<T>(items: readonly T[]): T[][] {
+  if (items.length <= 1) return [[...items]];
+  return items.flatMap((item, i) =>
+    permutations([...items.slice(0, i), ...items.slice(i + 1)]).map((rest) => [item, ...rest]),
+  );
+}

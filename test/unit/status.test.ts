@@ -1,3 +1,4 @@
+import { dedupeTagValue } from '../../lambdas/send-email/email';
 /**
  * The status lookup's pure parts: key rules, the idempotency record id (checked
  * against Powertools itself), the HTTP routing shared by the status function
@@ -49,6 +50,13 @@ describe('lookupDelivery request shapes', () => {
       { TableName: 'Ledger', Key: { key: 'order-42' } },
       { TableName: 'Idem', Key: { id: idempotencyRecordId('email-pipeline', 'order-42') } },
     ]);
+  });
+
+  test('a key SES cannot carry as a tag value is looked up under the hash the send tagged it with', async () => {
+    const { inputs, db } = recordingDb();
+    await lookupDelivery({ ...target, db: db as never }, 'order:42');
+    expect(inputs[0]).toEqual({ TableName: 'Ledger', Key: { key: dedupeTagValue('order:42') } });
+    expect(dedupeTagValue('order:42')).toMatch(/^sha256-[0-9a-f]{64}$/);
   });
 });
 

@@ -1,0 +1,221 @@
+/**
+ * SES events, as SES publishes them to an SNS event destination, turned into ledger entries,
+ * and the status order that makes the ledger independent of the order events arrive in.
+ * Pure: no SDK, no clock.
+ */
+import { DEDUPE_KEY_TAG, LEDGER_STATUSES, type LedgerEvent, type LedgerItem, type LedgerStatus } from './schema';
+
+/** The SES event types the ledger records, and the status each one means. */
+export const EVENT_STATUS: Readonly<Record<string, LedgerStatus>> = {
+  Send: 'sent',
+  DeliveryDelay: 'delayed',
+  Delivery: 'delivered',
+  Reject: 'rejected',
+  'Rendering Failure': 'rejected',
+  Bounce: 'bounced',
+  Complaint: 'complained',
+};
+
+/**
+ * The status order, lowest first: `sent` < `delayed` < `delivered`, and the outcomes that win
+ * over those (a Bounce after a Delivery wins). The status of a key is its highest-ranked
+ * event's, whatever order the events came in.
+ */
+export const STATUS_RANK: Readonly<Record<LedgerStatus, number>> = {
+  sent: 1,
+  delayed: 2,
+  delivered: 3,
+  rejected: 4,
+  bounced: 5,
+  complained: 6,
+};
+
+/** An SES event the ledger can record. */
+export interface ParsedSesEvent {
+  /** The `dedupe-key` tag's value. */
+  readonly key: string;
+  readonly event: LedgerEvent & { readonly sesMessageId: string };
+  readonly status: LedgerStatus;
+  /** Identifies the event: type, SES MessageId and timestamp (a redelivered event has the same id). */
+  readonly id: string;
+}
+
+/** An SES event that cannot be recorded, with the field at fault. */
+export class InvalidSesEventError extends Error {
+  override readonly name = 'InvalidSesEventError';
+  constructor(
+    readonly field: string,
+    reason: string,
+  ) {
+    super(`SES event: ${field} ${reason}`);
+  }
+}
+
+/** An SES event of an email sent without the `dedupe-key` tag (another sender using the configuration set). */
+export class UntaggedSesEventError extends Error {
+  override readonly name = 'UntaggedSesEventError';
+  constructor(readonly sesMessageId: string) {
+    super(`SES event for ${sesMessageId} has no ${DEDUPE_KEY_TAG} tag`);
+  }
+}
+
+type Json = Record<string, unknown>;
+
+function isObject(value: unknown): value is Json {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+function field(parent: Json, name: string, path: string): Json {
+  const value = parent[name];
+  if (!isObject(value)) throw new InvalidSesEventError(path, 'is missing or not an object');
+  return value;
+}
+
+function text(parent: Json, name: string, path: string): string {
+  const value = parent[name];
+  if (typeof value !== 'string' || value === '') throw new InvalidSesEventError(path, 'is missing or not a string');
+  return value;
+}
+
+function isoTime(parent: Json, name: string, path: string): string {
+  const value = text(parent, name, path);
+  const ms = Date.parse(value);
+  if (Number.isNaN(ms)) throw new InvalidSesEventError(path, `is not a timestamp: "${value.slice(0, 64)}"`);
+  return new Date(ms).toISOString();
+}
+
+/** A short, recipient-free detail of the event (never an address). */
+function detailOf(type: string, body: Json | undefined): string | undefined {
+  if (!body) return undefined;
+  const pick = (...names: string[]) =>
+    names.map((n) => body[n]).filter((v): v is string => typeof v === 'string' && v !== '');
+  const parts: Record<string, string[]> = {
+    Bounce: pick('bounceType', 'bounceSubType'),
+    Complaint: pick('complaintFeedbackType', 'complaintSubType'),
+    DeliveryDelay: pick('delayType'),
+    Reject: pick('reason'),
+    'Rendering Failure': pick('errorMessage'),
+  };
+  const detail = (parts[type] ?? []).join('/').slice(0, 200);
+  return detail === '' ? undefined : detail;
+}
+
+/** Where the event's own time is: the event object's timestamp, else the mail's (Send, Reject). */
+const EVENT_OBJECT: Readonly<Record<string, string>> = {
+  Send: 'send',
+  Delivery: 'delivery',
+  DeliveryDelay: 'deliveryDelay',
+  Bounce: 'bounce',
+  Complaint: 'complaint',
+  Reject: 'reject',
+  'Rendering Failure': 'failure',
+};
+
+/**
+ * Reads one SES event (the SNS Message of an SES event destination). Throws
+ * {@link InvalidSesEventError} naming the field at fault, or {@link UntaggedSesEventError}
+ * for an email that carried no dedupe key; returns undefined for an event type the ledger does
+ * not record (Open, Click, Subscription).
+ */
+export function parseSesEvent(message: unknown): ParsedSesEvent | undefined {
+  if (!isObject(message)) throw new InvalidSesEventError('message', 'is not a JSON object');
+  // SES writes `eventType` for configuration-set events, `notificationType` for identity notifications.
+  const type = typeof message.eventType === 'string' ? message.eventType : message.notificationType;
+  if (typeof type !== 'string' || type === '') throw new InvalidSesEventError('eventType', 'is missing');
+  const status = EVENT_STATUS[type];
+  if (status === undefined) return undefined;
+  const mail = field(message, 'mail', 'mail');
+  const sesMessageId = text(mail, 'messageId', 'mail.messageId');
+  const objectName = EVENT_OBJECT[type] ?? '';
+  const body = isObject(message[objectName]) ? (message[objectName] as Json) : undefined;
+  const at =
+    body && typeof body.timestamp === 'string'
+      ? isoTime(body, 'timestamp', `${objectName}.timestamp`)
+      : isoTime(mail, 'timestamp', 'mail.timestamp');
+  const tags = mail.tags === undefined ? {} : mail.tags;
+  if (!isObject(tags)) throw new InvalidSesEventError('mail.tags', 'is not an object');
+  const values = tags[DEDUPE_KEY_TAG];
+  if (values === undefined) throw new UntaggedSesEventError(sesMessageId);
+  if (!Array.isArray(values) || typeof values[0] !== 'string' || values[0] === '') {
+    throw new InvalidSesEventError(`mail.tags.${DEDUPE_KEY_TAG}`, 'is not a list of one non-empty string');
+  }
+  const detail = detailOf(type, body);
+  return {
+    key: values[0],
+    status,
+    id: `${type}#${sesMessageId}#${at}`,
+    event: { type, at, sesMessageId, ...(detail ? { detail } : {}) },
+  };
+}
+
+/** The highest-ranked status of these events (undefined for none). */
+export function statusOf(events: readonly LedgerEvent[]): LedgerStatus | undefined {
+  let best: LedgerStatus | undefined;
+  for (const event of events) {
+    const status = EVENT_STATUS[event.type];
+    if (status && (best === undefined || STATUS_RANK[status] > STATUS_RANK[best])) best = status;
+  }
+  return best;
+}
+
+/** Timeline order: by time, then by status rank, then by type (a total order, so any arrival order sorts the same). */
+export function compareEvents(a: LedgerEvent, b: LedgerEvent): number {
+  if (a.at !== b.at) return a.at < b.at ? -1 : 1;
+  const ra = STATUS_RANK[EVENT_STATUS[a.type] ?? 'sent'];
+  const rb = STATUS_RANK[EVENT_STATUS[b.type] ?? 'sent'];
+  if (ra !== rb) return ra - rb;
+  const ka = `${a.type}#${a.sesMessageId ?? ''}#${a.detail ?? ''}`;
+  const kb = `${b.type}#${b.sesMessageId ?? ''}#${b.detail ?? ''}`;
+  return ka < kb ? -1 : ka > kb ? 1 : 0;
+}
+
+/** The id of a recorded event (as {@link ParsedSesEvent.id}). */
+export function eventId(event: LedgerEvent): string {
+  return `${event.type}#${event.sesMessageId ?? ''}#${event.at}`;
+}
+
+/** The ledger item's fields that follow from its events alone. */
+export interface Derived {
+  readonly status: LedgerStatus;
+  readonly sesMessageId: string;
+  readonly events: readonly LedgerEvent[];
+  /** The latest event's time. */
+  readonly updatedAt: string;
+  /** The latest event's time plus the retention, in epoch seconds. */
+  readonly expiration: number;
+}
+
+/**
+ * What an item holds once `incoming` is recorded on top of `existing` events: the same result
+ * for any order and any number of copies of the same events. `sesMessageId` is the Send's (the
+ * first event's when there is no Send).
+ */
+export function merge(
+  existing: readonly LedgerEvent[],
+  incoming: LedgerEvent,
+  retentionSeconds: number,
+): Derived | undefined {
+  const ids = new Set(existing.map(eventId));
+  if (ids.has(eventId(incoming))) return undefined;
+  const events = [...existing, incoming].sort(compareEvents);
+  const status = statusOf(events) ?? 'sent';
+  const send = events.find((e) => e.type === 'Send') ?? events[0];
+  const last = events[events.length - 1] ?? incoming;
+  return {
+    status,
+    sesMessageId: send?.sesMessageId ?? '',
+    events,
+    updatedAt: last.at,
+    expiration: Math.floor(Date.parse(last.at) / 1000) + retentionSeconds,
+  };
+}
+
+/** True when `status` is one the ledger records. */
+export function isLedgerStatus(status: unknown): status is LedgerStatus {
+  return typeof status === 'string' && (LEDGER_STATUSES as readonly string[]).includes(status);
+}
+
+/** A ledger item's events, whatever the stored shape. */
+export function eventsOf(item: Partial<LedgerItem> | undefined): readonly LedgerEvent[] {
+  return Array.isArray(item?.events) ? item.events : [];
+}

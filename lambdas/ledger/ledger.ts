@@ -1,0 +1,161 @@
+/**
+ * The ledger function's work: SES events (SNS envelopes on the buffer queue) into the ledger
+ * table, and a DeliveryReport on the delivery-status topic for every status change. Clients
+ * come in as parameters so tests can run this against the emulators.
+ */
+import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
+import { BatchProcessor, EventType, processPartialResponse } from '@aws-lambda-powertools/batch';
+import type { Logger } from '@aws-lambda-powertools/logger';
+import { MetricUnit, type Metrics } from '@aws-lambda-powertools/metrics';
+import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { PublishCommand, type SNSClient } from '@aws-sdk/client-sns';
+import { eventsOf, InvalidSesEventError, parseSesEvent, UntaggedSesEventError, type ParsedSesEvent } from './events';
+import { LEDGER_ENV, type DeliveryReport } from './schema';
+import { recordEvent, type StoredLedgerItem } from './store';
+
+/** Metric names of the ledger function. */
+export const LEDGER_METRIC = {
+  eventsRecorded: 'LedgerEventsRecorded',
+  duplicateEvents: 'LedgerDuplicateEvents',
+  untaggedEvents: 'LedgerUntaggedEvents',
+  statusChanges: 'LedgerStatusChanges',
+} as const;
+
+export interface LedgerSettings {
+  readonly tableName: string;
+  readonly retentionSeconds: number;
+  /** Where status changes go; none: not published. */
+  readonly deliveryStatusTopicArn?: string;
+}
+
+type Env = Readonly<Record<string, string | undefined>>;
+
+/** Reads the ledger function's settings; throws naming the variable at fault. */
+export function readLedgerSettings(env: Env = process.env): LedgerSettings {
+  const tableName = env[LEDGER_ENV.tableName];
+  if (!tableName) throw new Error(`Missing required environment variable ${LEDGER_ENV.tableName}`);
+  const raw = env[LEDGER_ENV.retentionSeconds] ?? '';
+  const retentionSeconds = /^[0-9]+$/.test(raw) ? Number(raw) : NaN;
+  if (!Number.isSafeInteger(retentionSeconds) || retentionSeconds <= 0) {
+    throw new Error(`Environment variable ${LEDGER_ENV.retentionSeconds} must be a positive integer, got "${raw}"`);
+  }
+  const topic = env[LEDGER_ENV.deliveryStatusTopicArn];
+  return { tableName, retentionSeconds, ...(topic ? { deliveryStatusTopicArn: topic } : {}) };
+}
+
+export interface LedgerDeps {
+  readonly settings: LedgerSettings;
+  readonly dynamodb: Pick<DynamoDBClient, 'send'>;
+  readonly sns: Pick<SNSClient, 'send'>;
+  readonly logger: Logger;
+  readonly metrics: Metrics;
+}
+
+/** The SES event inside one buffer-queue record (an SNS envelope, raw delivery off). */
+export function sesEventOf(record: Pick<SQSRecord, 'body'>): unknown {
+  let envelope: unknown;
+  try {
+    envelope = JSON.parse(record.body);
+  } catch {
+    throw new InvalidSesEventError('body', 'is not JSON');
+  }
+  const message = (envelope as { Message?: unknown } | null)?.Message;
+  if ((envelope as { Type?: unknown } | null)?.Type !== 'Notification' || typeof message !== 'string') {
+    throw new InvalidSesEventError('body', 'is not an SNS notification envelope with a string Message');
+  }
+  try {
+    return JSON.parse(message);
+  } catch {
+    throw new InvalidSesEventError('Message', 'is not JSON');
+  }
+}
+
+/** The report published for (and served about) a ledger item. */
+export function reportOf(item: StoredLedgerItem): DeliveryReport {
+  return {
+    key: item.key,
+    status: item.deadLettered && !item.status ? 'dead-lettered' : (item.status ?? 'unknown'),
+    ...(item.sesMessageId ? { sesMessageId: item.sesMessageId } : {}),
+    events: eventsOf(item),
+    ...(item.updatedAt ? { updatedAt: item.updatedAt } : {}),
+  };
+}
+
+export function createLedgerHandler(
+  deps: LedgerDeps,
+): (event: SQSEvent, context: Context) => Promise<SQSBatchResponse> {
+  const { settings, dynamodb, sns, logger, metrics } = deps;
+
+  async function publish(item: StoredLedgerItem): Promise<void> {
+    if (!settings.deliveryStatusTopicArn) return;
+    const report = reportOf(item);
+    await sns.send(
+      new PublishCommand({
+        TopicArn: settings.deliveryStatusTopicArn,
+        Message: JSON.stringify(report),
+        MessageAttributes: {
+          status: { DataType: 'String', StringValue: report.status },
+          'idempotency-key': { DataType: 'String', StringValue: report.key },
+        },
+      }),
+    );
+  }
+
+  async function record(parsed: ParsedSesEvent, sqsMessageId: string): Promise<void> {
+    const result = await recordEvent(dynamodb, settings.tableName, parsed, settings.retentionSeconds);
+    const status = result.item.status;
+    const fields = {
+      dedupeKey: parsed.key,
+      eventType: parsed.event.type,
+      sesMessageId: parsed.event.sesMessageId,
+      at: parsed.event.at,
+      status,
+      sqsMessageId,
+    };
+    if (!result.recorded) {
+      metrics.addMetric(LEDGER_METRIC.duplicateEvents, MetricUnit.Count, 1);
+      logger.info('ledger event already recorded', fields);
+      // The first copy may have failed to publish after its write: this event set the status, say it again.
+      if (status === parsed.status) await publish(result.item);
+      return;
+    }
+    metrics.addMetric(LEDGER_METRIC.eventsRecorded, MetricUnit.Count, 1);
+    logger.info('ledger event recorded', { ...fields, previousStatus: result.previousStatus });
+    if (status !== result.previousStatus) {
+      metrics.addMetric(LEDGER_METRIC.statusChanges, MetricUnit.Count, 1);
+      await publish(result.item);
+    }
+  }
+
+  async function processRecord(sqsRecord: SQSRecord): Promise<void> {
+    let parsed: ParsedSesEvent | undefined;
+    try {
+      parsed = parseSesEvent(sesEventOf(sqsRecord));
+    } catch (error) {
+      if (error instanceof UntaggedSesEventError) {
+        // Another sender's email through the same configuration set: not ours to record.
+        metrics.addMetric(LEDGER_METRIC.untaggedEvents, MetricUnit.Count, 1);
+        logger.warn('SES event without a dedupe key; skipped', { sesMessageId: error.sesMessageId });
+        return;
+      }
+      // Retried, then kept by the buffer's DLQ: nothing is lost.
+      logger.error('unreadable SES event; left to the buffer queue and its DLQ', {
+        sqsMessageId: sqsRecord.messageId,
+        error: error instanceof Error ? error.message : String(error),
+      });
+      throw error;
+    }
+    if (!parsed) return; // an event type the ledger does not record (Open, Click)
+    await record(parsed, sqsRecord.messageId);
+  }
+
+  const processor = new BatchProcessor(EventType.SQS);
+  return async (event, context) => {
+    logger.addContext(context);
+    try {
+      return await processPartialResponse(event, processRecord, processor, { context });
+    } finally {
+      metrics.publishStoredMetrics();
+    }
+  };
+}

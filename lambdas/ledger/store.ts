@@ -1,0 +1,242 @@
+/**
+ * The ledger table's reads and writes. Recording an event is one conditional UpdateItem when
+ * events arrive in order (the usual case: it appends to the timeline); an event that arrives
+ * out of order, or whose status ranks below the item's, is merged from the old item the failed
+ * condition returned (free on the same request) and written back with one conditional PutItem
+ * on the item's version. Either way the item ends the same for any order and any number of
+ * copies of the same events.
+ */
+import {
+  ConditionalCheckFailedException,
+  GetItemCommand,
+  PutItemCommand,
+  UpdateItemCommand,
+  type DynamoDBClient,
+} from '@aws-sdk/client-dynamodb';
+import { marshall, unmarshall } from '@aws-sdk/util-dynamodb';
+import { eventId, eventsOf, merge, statusOf, STATUS_RANK, type ParsedSesEvent } from './events';
+import { LEDGER_TABLE, type LedgerItem } from './schema';
+
+/** Bookkeeping attributes beside those of {@link LedgerItem}: never shown to readers. */
+export const LEDGER_INTERNAL = {
+  /** String set of the recorded events' ids (type#sesMessageId#timestamp). */
+  eventIds: 'eventIds',
+  /** The latest event's time (ISO 8601): an event at or before it is merged, not appended. */
+  lastAt: 'lastAt',
+  /** STATUS_RANK of the status. */
+  rank: 'statusRank',
+  /** Writes so far; the merge path writes only over the version it read. */
+  version: 'version',
+} as const;
+
+/** A stored item as read back (schema fields plus bookkeeping). */
+export type StoredLedgerItem = Partial<LedgerItem> & {
+  readonly key: string;
+  readonly eventIds?: ReadonlySet<string>;
+  readonly version?: number;
+  readonly [name: string]: unknown;
+};
+
+export interface RecordResult {
+  /** False when this event was already recorded (a redelivered copy). */
+  readonly recorded: boolean;
+  /** The status before this event (undefined for a new key). */
+  readonly previousStatus?: LedgerItem['status'];
+  readonly item: StoredLedgerItem;
+  /** DynamoDB requests this took. */
+  readonly requests: number;
+}
+
+type Client = Pick<DynamoDBClient, 'send'>;
+
+const MAX_MERGE_ATTEMPTS = 5;
+
+function unmarshalled(item: Record<string, unknown> | undefined): StoredLedgerItem | undefined {
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+  return item ? (unmarshall(item as any) as StoredLedgerItem) : undefined;
+}
+
+function ids(item: StoredLedgerItem | undefined): ReadonlySet<string> {
+  // A string set unmarshalls to a Set; take any iterable of strings, whichever realm made it.
+  const stored = item?.eventIds as Iterable<string> | undefined;
+  const fromEvents = eventsOf(item).map(eventId);
+  return new Set([
+    ...(stored && typeof stored !== 'string' && Symbol.iterator in Object(stored) ? stored : []),
+    ...fromEvents,
+  ]);
+}
+
+/** Appends the event when it comes after everything recorded and ranks at least as high. */
+async function append(client: Client, tableName: string, parsed: ParsedSesEvent, retentionSeconds: number) {
+  const { event } = parsed;
+  const expiration = Math.floor(Date.parse(event.at) / 1000) + retentionSeconds;
+  return client.send(
+    new UpdateItemCommand({
+      TableName: tableName,
+      Key: marshall({ [LEDGER_TABLE.partitionKey]: parsed.key }),
+      ConditionExpression:
+        'attribute_not_exists(#events) OR (NOT contains(#ids, :id) AND #lastAt < :at AND #rank <= :rank)',
+      UpdateExpression:
+        'SET #events = list_append(if_not_exists(#events, :empty), :event), #status = :status, #rank = :rank, ' +
+        '#lastAt = :at, #updatedAt = :at, #exp = :exp, #mid = if_not_exists(#mid, :mid) ADD #ids :idSet, #version :one',
+      ExpressionAttributeNames: {
+        '#events': 'events',
+        '#ids': LEDGER_INTERNAL.eventIds,
+        '#lastAt': LEDGER_INTERNAL.lastAt,
+        '#rank': LEDGER_INTERNAL.rank,
+        '#version': LEDGER_INTERNAL.version,
+        '#status': 'status',
+        '#updatedAt': 'updatedAt',
+        '#exp': LEDGER_TABLE.ttlAttribute,
+        '#mid': 'sesMessageId',
+      },
+      ExpressionAttributeValues: marshall({
+        ':id': parsed.id,
+        ':at': event.at,
+        ':rank': STATUS_RANK[parsed.status],
+        ':empty': [],
+        ':event': [event],
+        ':status': parsed.status,
+        ':exp': expiration,
+        ':mid': event.sesMessageId,
+        ':idSet': new Set([parsed.id]),
+        ':one': 1,
+      }),
+      ReturnValues: 'ALL_NEW',
+      ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+    }),
+  );
+}
+
+/** Writes the merged item over exactly the version it was merged from. */
+async function replace(
+  client: Client,
+  tableName: string,
+  old: StoredLedgerItem,
+  parsed: ParsedSesEvent,
+  retentionSeconds: number,
+): Promise<StoredLedgerItem | 'already recorded' | undefined> {
+  const merged = merge(eventsOf(old), parsed.event, retentionSeconds);
+  if (!merged) return 'already recorded';
+  const item: StoredLedgerItem = {
+    ...old,
+    key: parsed.key,
+    status: merged.status,
+    sesMessageId: merged.sesMessageId,
+    events: merged.events,
+    updatedAt: merged.updatedAt,
+    expiration: Math.max(merged.expiration, typeof old.expiration === 'number' ? old.expiration : 0),
+    [LEDGER_INTERNAL.lastAt]: merged.updatedAt,
+    [LEDGER_INTERNAL.rank]: STATUS_RANK[merged.status],
+    [LEDGER_INTERNAL.eventIds]: new Set([...ids(old), parsed.id]),
+    [LEDGER_INTERNAL.version]: (old.version ?? 0) + 1,
+  };
+  try {
+    await client.send(
+      new PutItemCommand({
+        TableName: tableName,
+        Item: marshall(item, { removeUndefinedValues: true }),
+        ConditionExpression: old.version === undefined ? 'attribute_not_exists(#version)' : '#version = :version',
+        ExpressionAttributeNames: { '#version': LEDGER_INTERNAL.version },
+        ...(old.version === undefined ? {} : { ExpressionAttributeValues: marshall({ ':version': old.version }) }),
+      }),
+    );
+    return item;
+  } catch (error) {
+    if (error instanceof ConditionalCheckFailedException) return undefined;
+    throw error;
+  }
+}
+
+/**
+ * Records one SES event: idempotent (a copy changes nothing) and order-independent (the
+ * timeline is kept sorted, the status is the highest-ranked event's).
+ */
+export async function recordEvent(
+  client: Client,
+  tableName: string,
+  parsed: ParsedSesEvent,
+  retentionSeconds: number,
+): Promise<RecordResult> {
+  let requests = 0;
+  for (let attempt = 1; attempt <= MAX_MERGE_ATTEMPTS; attempt += 1) {
+    let old: StoredLedgerItem | undefined;
+    try {
+      requests += 1;
+      const { Attributes } = await append(client, tableName, parsed, retentionSeconds);
+      const item = unmarshalled(Attributes) ?? { key: parsed.key };
+      // The appended event is the last one: the status before it is that of the others.
+      const previousStatus = statusOf(eventsOf(item).slice(0, -1));
+      return { recorded: true, item, requests, ...(previousStatus ? { previousStatus } : {}) };
+    } catch (error) {
+      if (!(error instanceof ConditionalCheckFailedException)) throw error;
+      old = unmarshalled(error.Item);
+    }
+    if (!old) continue; // the item went away between the check and now: append again
+    const previousStatus = statusOf(eventsOf(old));
+    if (ids(old).has(parsed.id)) {
+      return { recorded: false, item: old, requests, ...(previousStatus ? { previousStatus } : {}) };
+    }
+    requests += 1;
+    const item = await replace(client, tableName, old, parsed, retentionSeconds);
+    if (item === 'already recorded') {
+      return { recorded: false, item: old, requests, ...(previousStatus ? { previousStatus } : {}) };
+    }
+    if (item) return { recorded: true, item, requests, ...(previousStatus ? { previousStatus } : {}) };
+  }
+  throw new Error(`ledger: key ${parsed.key} kept changing under ${MAX_MERGE_ATTEMPTS} merge attempts`);
+}
+
+/** Reads a key's ledger item (strongly consistent), or undefined when there is none or it expired. */
+export async function readLedgerItem(
+  client: Client,
+  tableName: string,
+  key: string,
+  nowMs = Date.now(),
+): Promise<StoredLedgerItem | undefined> {
+  const { Item } = await client.send(
+    new GetItemCommand({
+      TableName: tableName,
+      Key: marshall({ [LEDGER_TABLE.partitionKey]: key }),
+      ConsistentRead: true,
+    }),
+  );
+  const item = unmarshalled(Item);
+  if (!item) return undefined;
+  // TTL deletes lazily: an expired item still there is as good as gone.
+  if (typeof item.expiration === 'number' && item.expiration * 1000 <= nowMs) return undefined;
+  return item;
+}
+
+/**
+ * Marks a key's item dead-lettered (the send-email function gave up on it). One UpdateItem;
+ * keeps what the events recorded and only sets the expiry when there is none yet.
+ */
+export async function markDeadLettered(
+  client: Client,
+  tableName: string,
+  key: string,
+  mark: NonNullable<LedgerItem['deadLettered']>,
+  retentionSeconds: number,
+): Promise<void> {
+  await client.send(
+    new UpdateItemCommand({
+      TableName: tableName,
+      Key: marshall({ [LEDGER_TABLE.partitionKey]: key }),
+      UpdateExpression:
+        'SET #dl = :dl, #updatedAt = if_not_exists(#updatedAt, :at), #exp = if_not_exists(#exp, :exp) ADD #version :one',
+      ExpressionAttributeNames: {
+        '#dl': 'deadLettered',
+        '#updatedAt': 'updatedAt',
+        '#exp': LEDGER_TABLE.ttlAttribute,
+        '#version': LEDGER_INTERNAL.version,
+      },
+      ExpressionAttributeValues: marshall({
+        ':dl': mark,
+        ':at': mark.at,
+        ':exp': Math.floor(Date.parse(mark.at) / 1000) + retentionSeconds,
+        ':one': 1,
+      }),
+    }),
+  );
+}

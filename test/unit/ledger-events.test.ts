@@ -1,0 +1,167 @@
+/**
+ * The ledger's pure part: reading SES events as SES publishes them to SNS, the status order,
+ * and the merge that makes the item the same for any arrival order and any copies.
+ */
+import {
+  InvalidSesEventError,
+  merge,
+  parseSesEvent,
+  statusOf,
+  UntaggedSesEventError,
+  type Derived,
+} from '../../lambdas/ledger/events';
+import { sesEventOf } from '../../lambdas/ledger/ledger';
+import type { LedgerEvent } from '../../lambdas/ledger/schema';
+import { snsEnvelope } from '../../lib/local/records';
+import { permutations } from './records';
+
+/** An SES event as SES publishes it to an SNS event destination (trimmed to the fields we read and a few more). */
+function sesEvent(
+  type: string,
+  extra: Record<string, unknown> = {},
+  key = 'order-42-shipped',
+): Record<string, unknown> {
+  return {
+    eventType: type,
+    mail: {
+      timestamp: '2026-12-01T10:00:00.000Z',
+      source: 'sender@example.com',
+      messageId: '0100018c-aaaa-bbbb',
+      destination: ['ada@example.com'],
+      tags: { 'ses:configuration-set': ['email-pipeline'], 'dedupe-key': [key] },
+    },
+    ...extra,
+  };
+}
+
+const SEND = sesEvent('Send', { send: {} });
+const DELIVERY = sesEvent('Delivery', {
+  delivery: { timestamp: '2026-12-01T10:00:02.000Z', recipients: ['ada@example.com'], smtpResponse: '250 ok' },
+});
+const BOUNCE = sesEvent('Bounce', {
+  bounce: {
+    bounceType: 'Permanent',
+    bounceSubType: 'General',
+    bouncedRecipients: [{ emailAddress: 'ada@example.com' }],
+    timestamp: '2026-12-01T10:00:03.000Z',
+  },
+});
+const COMPLAINT = sesEvent('Complaint', {
+  complaint: {
+    complainedRecipients: [{ emailAddress: 'ada@example.com' }],
+    complaintFeedbackType: 'abuse',
+    timestamp: '2026-12-01T10:05:00.000Z',
+  },
+});
+const DELAY = sesEvent('DeliveryDelay', {
+  deliveryDelay: { delayType: 'TransientCommunicationFailure', timestamp: '2026-12-01T10:00:01.000Z' },
+});
+
+function parsed(message: unknown) {
+  const result = parseSesEvent(message);
+  if (!result) throw new Error('expected a recorded event type');
+  return result;
+}
+
+/** Records events one by one through merge, as the table would. */
+function recordAll(events: readonly LedgerEvent[]): Derived | undefined {
+  let state: Derived | undefined;
+  for (const event of events) state = merge(state?.events ?? [], event, 3600) ?? state;
+  return state;
+}
+
+describe('parseSesEvent', () => {
+  test('reads key, type, time, MessageId and a recipient-free detail', () => {
+    expect(parsed(SEND)).toEqual({
+      key: 'order-42-shipped',
+      status: 'sent',
+      id: 'Send#0100018c-aaaa-bbbb#2026-12-01T10:00:00.000Z',
+      event: { type: 'Send', at: '2026-12-01T10:00:00.000Z', sesMessageId: '0100018c-aaaa-bbbb' },
+    });
+    expect(parsed(BOUNCE).event).toEqual({
+      type: 'Bounce',
+      at: '2026-12-01T10:00:03.000Z',
+      sesMessageId: '0100018c-aaaa-bbbb',
+      detail: 'Permanent/General',
+    });
+    expect(JSON.stringify(parsed(COMPLAINT))).not.toContain('ada@example.com');
+  });
+
+  test.each([
+    ['Send', 'sent'],
+    ['DeliveryDelay', 'delayed'],
+    ['Delivery', 'delivered'],
+    ['Bounce', 'bounced'],
+    ['Complaint', 'complained'],
+    ['Reject', 'rejected'],
+    ['Rendering Failure', 'rejected'],
+  ])('%s means %s', (type, status) => {
+    expect(parsed(sesEvent(type)).status).toBe(status);
+  });
+
+  test('event types the ledger does not record are skipped', () => {
+    expect(parseSesEvent(sesEvent('Open'))).toBeUndefined();
+    expect(parseSesEvent(sesEvent('Click'))).toBeUndefined();
+  });
+
+  test.each([
+    ['not an object', 'x', 'message'],
+    ['no eventType', { mail: {} }, 'eventType'],
+    ['no mail', { eventType: 'Send' }, 'mail'],
+    ['no messageId', { eventType: 'Send', mail: { timestamp: '2026-12-01T10:00:00Z', tags: {} } }, 'mail.messageId'],
+    ['a bad timestamp', { eventType: 'Send', mail: { messageId: 'm', timestamp: 'yesterday' } }, 'mail.timestamp'],
+    [
+      'an empty key tag',
+      { eventType: 'Send', mail: { messageId: 'm', timestamp: '2026-12-01T10:00:00Z', tags: { 'dedupe-key': [] } } },
+      'mail.tags.dedupe-key',
+    ],
+  ])('%s is refused, naming the field', (_, message, fieldName) => {
+    expect(() => parseSesEvent(message)).toThrow(InvalidSesEventError);
+    expect(() => parseSesEvent(message)).toThrow(new RegExp(`^SES event: ${fieldName.replace('.', '\\.')} `));
+  });
+
+  test('an email without the dedupe-key tag is told apart (another sender on the configuration set)', () => {
+    const untagged = { eventType: 'Send', mail: { messageId: 'm-1', timestamp: '2026-12-01T10:00:00Z', tags: {} } };
+    expect(() => parseSesEvent(untagged)).toThrow(UntaggedSesEventError);
+  });
+
+  test('the SNS envelope is opened; anything else is refused', () => {
+    expect(sesEventOf({ body: JSON.stringify(snsEnvelope(SEND)) })).toEqual(SEND);
+    expect(() => sesEventOf({ body: 'nope' })).toThrow(/body is not JSON/);
+    expect(() => sesEventOf({ body: JSON.stringify(SEND) })).toThrow(/not an SNS notification envelope/);
+    expect(() => sesEventOf({ body: JSON.stringify(snsEnvelope('{')) })).toThrow(/Message is not JSON/);
+  });
+});
+
+describe('status order and merge', () => {
+  const lifecycle = [SEND, DELAY, DELIVERY, COMPLAINT].map((m) => parsed(m).event);
+
+  test('a Delivery never goes back to sent; a Bounce after a Delivery wins; a Complaint after a Delivery wins', () => {
+    const [send, , delivery, complaint] = lifecycle as [LedgerEvent, LedgerEvent, LedgerEvent, LedgerEvent];
+    expect(statusOf([delivery, send])).toBe('delivered');
+    expect(statusOf([send, delivery, parsed(BOUNCE).event])).toBe('bounced');
+    expect(statusOf([send, delivery, complaint])).toBe('complained');
+  });
+
+  test('every arrival order of the same events gives the same item', () => {
+    const inOrder = recordAll(lifecycle);
+    expect(inOrder?.status).toBe('complained');
+    expect(inOrder?.events.map((e) => e.type)).toEqual(['Send', 'DeliveryDelay', 'Delivery', 'Complaint']);
+    expect(inOrder?.updatedAt).toBe('2026-12-01T10:05:00.000Z');
+    const orders = permutations(lifecycle);
+    expect(orders).toHaveLength(24);
+    for (const order of orders) expect(recordAll(order)).toEqual(inOrder);
+  });
+
+  test('copies of events change nothing, in any order', () => {
+    const events = [SEND, DELIVERY, BOUNCE].map((m) => parsed(m).event);
+    const once = recordAll(events);
+    for (const order of permutations([...events, ...events])) expect(recordAll(order)).toEqual(once);
+    expect(merge(once?.events ?? [], parsed(DELIVERY).event, 3600)).toBeUndefined();
+  });
+
+  test('the item expires with the retention after its latest event', () => {
+    const item = recordAll(lifecycle);
+    expect(item?.expiration).toBe(Date.parse('2026-12-01T10:05:00.000Z') / 1000 + 3600);
+  });
+});
