@@ -338,6 +338,7 @@ export class EmailPipeline extends Construct {
       idempotencyTable: this.table,
       serviceName: this.serviceName,
       subscriberPrincipals: publishers,
+      ...(this.logsKey ? { logsKey: this.logsKey } : {}),
     });
     this.ledger.grantSender(this.sendFunction);
 

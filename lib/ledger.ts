@@ -70,6 +70,8 @@ export interface SendLedgerProps {
   readonly serviceName: string;
   /** Who may subscribe to the delivery-status topic (the pipeline's publishers). */
   readonly subscriberPrincipals: readonly iam.IPrincipal[];
+  /** Encrypts the ledger and status functions' logs, as the send function's. @default the default encryption */
+  readonly logsKey?: kms.IKey;
 }
 
 /** See the module comment. */
@@ -312,6 +314,7 @@ export class SendLedger extends Construct {
     const logGroup = new logs.LogGroup(this, `${id}Logs`, {
       retention: props.settings.logRetentionDays as logs.RetentionDays,
       removalPolicy: props.removalPolicy,
+      ...(props.logsKey ? { encryptionKey: props.logsKey } : {}),
     });
     const role = new iam.Role(this, `${id}FunctionRole`, {
       assumedBy: new iam.ServicePrincipal('lambda.amazonaws.com'),

@@ -189,9 +189,20 @@ describe('function logs', () => {
     expect(grant?.Condition?.ArnLike?.['kms:EncryptionContext:aws:logs:arn']).toBeDefined();
   });
 
+  test('every log group of the pipeline (send, ledger and status functions) uses that key', () => {
+    const s = synthDefault();
+    const keyId = Stack.of(s.stack).getLogicalId(s.stack.pipeline.logsKey?.node.defaultChild as CfnResource);
+    const groups = Object.values(s.template.findResources('AWS::Logs::LogGroup'));
+    expect(groups.length).toBeGreaterThanOrEqual(3);
+    expect(groups.map((g) => g.Properties.KmsKeyId)).toEqual(groups.map(() => arnOf(keyId)));
+  });
+
   test('encryptLogs=false leaves the default encryption and creates no key', () => {
     const s = synthesize({ encryptLogs: false });
     expect(resource(s.template, s.ids.logGroup).Properties.KmsKeyId).toBeUndefined();
+    for (const group of Object.values(s.template.findResources('AWS::Logs::LogGroup'))) {
+      expect(group.Properties.KmsKeyId).toBeUndefined();
+    }
     expect(s.stack.pipeline.logsKey).toBeUndefined();
   });
 });

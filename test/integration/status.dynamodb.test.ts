@@ -12,7 +12,7 @@ import { IdempotencyConfig } from '@aws-lambda-powertools/idempotency';
 import { DynamoDBPersistenceLayer } from '@aws-lambda-powertools/idempotency/dynamodb';
 import { DynamoDBDocumentClient, PutCommand } from '@aws-sdk/lib-dynamodb';
 import type { LambdaFunctionURLEvent, LambdaFunctionURLResult } from 'aws-lambda';
-import { LEDGER_ENV, type DeliveryReport, type LedgerItem } from '../../lambdas/ledger/schema';
+import { LEDGER_ENV, ledgerKey, type DeliveryReport, type LedgerItem } from '../../lambdas/ledger/schema';
 import { ENV } from '../../lambdas/send-email/settings';
 import { lookupDelivery, type LookupTarget } from '../../lambdas/status/lookup';
 import { emulatorClients } from '../../lib/local/emulators';
@@ -52,8 +52,14 @@ afterAll(() => clients.destroy());
 
 const lookup = (key: string) => lookupDelivery({ ...target, db }, key);
 
+/** Writes a key's ledger item where the ledger function does: under the key's tag value. */
 function ledgerItem(key: string, fields: Partial<LedgerItem>): Promise<unknown> {
-  const item: LedgerItem = { key, events: [], updatedAt: new Date().toISOString(), expiration: nowSeconds() + HOUR };
+  const item: LedgerItem = {
+    key: ledgerKey(key),
+    events: [],
+    updatedAt: new Date().toISOString(),
+    expiration: nowSeconds() + HOUR,
+  };
   return db.send(new PutCommand({ TableName: target.ledgerTableName, Item: { ...item, ...fields } }));
 }
 
