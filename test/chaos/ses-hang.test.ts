@@ -4,8 +4,11 @@
  * SES hung: aws-ses-v2-local's process is frozen (SIGSTOP) while 20 messages are sent, so every
  * SendEmail times out in the pod, and SES accepts them all late when it resumes, as SES does
  * with a request whose answer was lost. Scaled from the 60 s hang of the issue to 10 s, under
- * a grace of 15 s (the production grace is 300 s): every retry reads the ledger, waits, and finds
- * the Send event once SES resumes. Exactly 20 emails.
+ * a grace of 30 s, three times the hang (production: 300 s against a 60 s hang): every retry reads
+ * the ledger, waits, and finds the Send event once SES resumes. Exactly 20 emails, and no resend.
+ * The grace is counted from each first attempt, and on a busy machine the last message reaches
+ * the frozen SES seconds after the first, so the grace must cover that spread, the hang and the
+ * ledger's lag; the test checks that precondition instead of hoping for it.
  *
  * Events withheld: every first SendEmail is reset after SES accepted it; the SES events of five
  * keys are withheld past the grace. Those five are sent again, each counted as an unconfirmed
@@ -20,16 +23,23 @@ afterEach(stopRuns);
 
 const MESSAGES = 20;
 const HANG_MS = 10_000;
+/** The hung scenario's grace: three hangs (see the top of this file). */
+const HUNG_GRACE_SECONDS = (3 * HANG_MS) / 1000;
 
 test('SES hung while 20 messages are sent: each is sent exactly once', async () => {
   const pid = Number(process.env.EMULATOR_SES_PID);
   expect(pid).toBeGreaterThan(0);
-  const run = await ChaosRun.start({ order: 7, scenario: 'SES hung', env: { SES_TIMEOUT_MS: '1000' } });
-  run.faults.push(
-    `aws-ses-v2-local frozen (SIGSTOP) for ${HANG_MS / 1000} s; SES request timeout 1 s; grace ${CHAOS_GRACE_SECONDS} s`,
-  );
+  const run = await ChaosRun.start({
+    order: 7,
+    scenario: 'SES hung',
+    env: { SES_TIMEOUT_MS: '1000' },
+    sendConfirmationGraceSeconds: HUNG_GRACE_SECONDS,
+  });
   await run.publishEmails(MESSAGES, (i) => ({ key: `hung-${i}` }));
   process.kill(pid, 'SIGSTOP');
+  // No send can have been attempted before the pods start: the earliest grace starts here.
+  const podsStartedAt = Date.now();
+  let frozenMs = 0;
   try {
     await run.startPods();
     await waitFor(async () => run.pods.reduce((n, pod) => n + pod.forwarded.length, 0) >= MESSAGES, {
@@ -41,10 +51,18 @@ test('SES hung while 20 messages are sent: each is sent exactly once', async () 
     await new Promise((resolve) => setTimeout(resolve, HANG_MS));
   } finally {
     process.kill(pid, 'SIGCONT');
+    frozenMs = Date.now() - podsStartedAt;
   }
+  run.faults.push(
+    `aws-ses-v2-local frozen (SIGSTOP) for ${HANG_MS / 1000} s after the last send reached it (${(frozenMs / 1000).toFixed(1)} s ` +
+      `after the pods started); SES request timeout 1 s; grace ${HUNG_GRACE_SECONDS} s`,
+  );
   const result = await run.finish();
 
   expectReliable(result);
+  // The precondition: SES came back with a third of the grace left for the earliest attempt's
+  // Send event to reach the ledger.
+  expect(frozenMs).toBeLessThan((HUNG_GRACE_SECONDS * 1000 * 2) / 3);
   expect(result.emailsSent).toBe(MESSAGES);
   expect(result.duplicates).toBe(0);
   const totals = metricTotals(run.p);
