@@ -16,6 +16,7 @@
  *   is pointed at the emulator) is not: the SDK warns and uses the URL's host;
  * - use the returned URL verbatim: fauxqs looks queues up by the exact URL string.
  */
+import { LOCAL_CREDENTIALS, LOCAL_REGION } from '../cli/target';
 import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { mkdir, mkdtemp, readdir, rename, rm } from 'node:fs/promises';
@@ -37,9 +38,8 @@ export const DYNAMODB_LOCAL_PACKAGE = 'amplify-dynamodb-simulator@2.9.30';
 /** Where {@link ensureDynamoDbLocal} keeps DynamoDB Local (git-ignored). */
 export const DYNAMODB_LOCAL_DIR = join(LOCAL_DIR, 'dynamodb-local');
 
-/** Region and fake credentials for talking to the emulators (they accept any). */
-export const LOCAL_REGION = 'us-east-1';
-export const LOCAL_CREDENTIALS = { accessKeyId: 'local', secretAccessKey: 'local' } as const;
+/** Region and fake credentials for talking to the emulators (they accept any): one definition, shipped with the operator CLI. */
+export { LOCAL_CREDENTIALS, LOCAL_REGION };
 
 /**
  * Environment for processes that talk to the emulators: region, fake credentials (so that
