@@ -1,26 +1,46 @@
 #!/usr/bin/env node
 import { App, Validations } from 'aws-cdk-lib';
 import { AwsSolutionsChecks, ServerlessChecks } from 'cdk-nag';
-import { settingsFromContext, splitContextSettings } from '../lib/config';
+import {
+  CONTEXT_PREFIX,
+  SettingsError,
+  settingsFromContext,
+  splitContextSettings,
+  type ContextSettings,
+} from '../lib/config';
 import { principalsFromStrings } from '../lib/email-pipeline';
 import { EmailPipelineStack } from '../lib/email-pipeline-stack';
 
 // Environment-agnostic on purpose: no account/region, no lookups, so
 // `cdk synth` runs offline and the template deploys to any environment.
 const app = new App();
-// Every `emailPipeline:` key is checked: a misspelled one fails the synth.
-const { pipeline, app: options } = splitContextSettings(settingsFromContext(app.node.getAllContext()));
 
-new EmailPipelineStack(app, 'EmailPipeline', {
-  description: 'SNS -> SQS -> Lambda -> SES v2: exactly-once email effects on at-least-once delivery',
-  pipeline: {
-    ...pipeline,
-    ...(options.publisherPrincipals ? { publisherPrincipals: principalsFromStrings(options.publisherPrincipals) } : {}),
-    ...(options.sesTemplateNames ? { sesTemplateNames: options.sesTemplateNames } : {}),
-  },
-  // Optional: who gets alarm mail (`-c emailPipeline:alarmEmail=oncall@example.com`).
-  monitoring: options.alarmEmail ? { alarmEmail: options.alarmEmail } : {},
-});
+function addPipeline(context: ContextSettings): void {
+  const { pipeline, app: options } = splitContextSettings(context);
+  new EmailPipelineStack(app, 'EmailPipeline', {
+    description: 'SNS -> SQS -> Lambda -> SES v2: exactly-once email effects on at-least-once delivery',
+    pipeline: {
+      ...pipeline,
+      ...(options.publisherPrincipals
+        ? { publisherPrincipals: principalsFromStrings(options.publisherPrincipals) }
+        : {}),
+      ...(options.sesTemplateNames ? { sesTemplateNames: options.sesTemplateNames } : {}),
+    },
+    // Optional: who gets alarm mail (`-c emailPipeline:alarmEmail=oncall@example.com`).
+    monitoring: options.alarmEmail ? { alarmEmail: options.alarmEmail } : {},
+  });
+}
+
+try {
+  // Every `emailPipeline:` key is checked: a misspelled one fails the synth.
+  addPipeline(settingsFromContext(app.node.getAllContext()));
+} catch (error) {
+  // A setting error is the operator's to fix: say which and why, without a stack trace.
+  if (!(error instanceof SettingsError)) throw error;
+  const key = error.setting.startsWith(CONTEXT_PREFIX) ? error.setting : `${CONTEXT_PREFIX}${error.setting}`;
+  process.stderr.write(`${error.message}\nSettings come from cdk.json's "context" and from -c ${key}=VALUE.\n`);
+  process.exit(1);
+}
 
 // cdk-nag 3.x is a validation plugin: every synth runs the AWS Solutions and
 // Serverless checks, and an unacknowledged finding fails it.

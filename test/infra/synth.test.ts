@@ -78,3 +78,36 @@ describe('built-in CloudFormation validation', () => {
     expect(violations).toEqual([]);
   });
 });
+
+describe('the CDK app (bin/app.ts) with a bad setting', () => {
+  const repo = path.join(__dirname, '..', '..');
+  const cdkJson = JSON.parse(fs.readFileSync(path.join(repo, 'cdk.json'), 'utf8')) as {
+    context: Record<string, unknown>;
+  };
+
+  function synthWith(extra: Record<string, unknown>): { status: number | null; stderr: string } {
+    const result = spawnSync(process.execPath, [require.resolve('tsx/cli'), path.join(repo, 'bin', 'app.ts')], {
+      cwd: repo,
+      encoding: 'utf8',
+      // How the CDK CLI hands cdk.json's context and `-c` values to the app.
+      env: { ...process.env, CDK_CONTEXT_JSON: JSON.stringify({ ...cdkJson.context, ...extra }) },
+    });
+    return { status: result.status, stderr: result.stderr };
+  }
+
+  test('names the setting and its rule, exits 1, and prints no stack trace', () => {
+    const { status, stderr } = synthWith({ 'emailPipeline:retentionPeriodSeconds': 60 });
+    expect(status).toBe(1);
+    expect(stderr).toContain('Invalid setting retentionPeriodSeconds=60: retention must hold the whole retry path');
+    expect(stderr).toContain('-c emailPipeline:retentionPeriodSeconds=VALUE');
+    expect(stderr).not.toMatch(/^\s+at /m);
+  });
+
+  test('a misspelled key is named with the closest known one', () => {
+    const { status, stderr } = synthWith({ 'emailPipeline:senderAdress': 'noreply@example.com' });
+    expect(status).toBe(1);
+    expect(stderr).toContain('did you mean emailPipeline:senderAddress?');
+    expect(stderr).toContain('-c emailPipeline:senderAdress=VALUE');
+    expect(stderr).not.toMatch(/^\s+at /m);
+  });
+});
