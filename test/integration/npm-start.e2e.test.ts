@@ -52,7 +52,6 @@ test('npm start serves the pipeline, dedupes a repeated key, refuses a second st
     STATUS_PORT: String(ports.STATUS_PORT),
   };
   const lines: string[] = [];
-  const started = Date.now();
   proc = await launch({
     name: 'npm start',
     command: process.execPath,
@@ -61,8 +60,9 @@ test('npm start serves the pipeline, dedupes a repeated key, refuses a second st
     env,
     onOutput: (line) => lines.push(line),
   });
-  await until('the ready banner', () => lines.some((l) => l.includes('Local email pipeline ready')), 30_000);
-  expect(Date.now() - started).toBeLessThan(20_000);
+  // Typically a few seconds; the bound only says it starts at all, also on a busy two-core machine
+  // (how long it took is in the banner, not asserted: speed is the benchmark's business).
+  await until('the ready banner', () => lines.some((l) => l.includes('Local email pipeline ready')), 90_000);
   expect(lines.join('\n')).toContain(`--endpoint-url http://127.0.0.1:${ports.SQS_PORT}`);
 
   const outputs = JSON.parse(readFileSync(path.join(stateDir, 'outputs.json'), 'utf8')) as LocalOutputs;
@@ -96,12 +96,10 @@ test('npm start serves the pipeline, dedupes a repeated key, refuses a second st
         MessageAttributes: { 'idempotency-key': { DataType: 'String', StringValue: 'order-42' } },
       }),
     );
-  const published = Date.now();
   await publish();
   const mine = async () => (await readMailbox(outputs.SesEndpoint)).emails.filter((e) => e.destination.to.includes(to));
   // Typically under 2 s; the bound is loose so that a busy machine does not fail the run.
-  await until('the email in the SES store', async () => (await mine()).length === 1, 10_000);
-  expect(Date.now() - published).toBeLessThan(10_000);
+  await until('the email in the SES store', async () => (await mine()).length === 1, 30_000);
   await publish();
   await until('the repeat suppressed', () =>
     lines.some((l) => l.includes('DUPLICATE SUPPRESSED') && l.includes('order-42')),
@@ -128,4 +126,4 @@ test('npm start serves the pipeline, dedupes a repeated key, refuses a second st
   for (const port of Object.values(ports)) expect(await portIsClosed(port)).toBe(true);
   expect(existsSync(path.join(stateDir, 'outputs.json'))).toBe(false);
   expect(existsSync(path.join(stateDir, 'pipeline.pid'))).toBe(false);
-});
+}, 180_000);
