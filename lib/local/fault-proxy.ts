@@ -216,7 +216,10 @@ async function readBody(stream: IncomingMessage): Promise<Buffer> {
 export async function startFaultProxy(options: FaultProxyOptions): Promise<FaultProxy> {
   const target = new URL(options.target);
   if (target.protocol !== 'http:') throw new Error(`fault proxy: only http targets, got ${options.target}`);
-  const agent = new Agent({ keepAlive: true });
+  // A new connection per forwarded request: a reused idle connection can be closed by the
+  // upstream server just as a request goes out ("socket hang up"), a loopback artefact that
+  // would look like an ambiguous send or a store error. Connections are cheap on loopback.
+  const agent = new Agent({ keepAlive: false });
   let mode: Behaviour | Chooser = options.mode ?? pass();
   let nextIndex = 0;
   let entries: ProxyLogEntry[] = [];
@@ -330,6 +333,10 @@ export async function startFaultProxy(options: FaultProxyOptions): Promise<Fault
     socket.once('close', () => sockets.delete(socket));
   });
   server.on('clientError', (_error, socket) => socket.destroy());
+  // Idle client connections stay open longer than a client keeps them unused (close() destroys
+  // them), so a request never goes out on a connection the proxy is just closing.
+  server.keepAliveTimeout = 65_000;
+  server.headersTimeout = 66_000;
 
   server.listen(options.port ?? 0, '127.0.0.1');
   await once(server, 'listening');

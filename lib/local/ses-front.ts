@@ -125,6 +125,16 @@ function json<T>(body: Buffer): T | undefined {
   }
 }
 
+/**
+ * A new connection per forwarded request: a pooled idle connection can be closed by the
+ * upstream server just as a request goes out ("socket hang up"), which the send function
+ * would rightly take for an SES answer lost (ambiguous). A loopback artefact, not SES's.
+ */
+const UPSTREAM_AGENT = new http.Agent({ keepAlive: false });
+
+/** How long the layer keeps an idle client connection open. */
+const KEEP_ALIVE_MS = 65_000;
+
 /** Forwards a request to the emulator, whatever the caller does meanwhile. */
 function forward(
   upstream: string,
@@ -135,7 +145,12 @@ function forward(
   return new Promise((resolve, reject) => {
     const out = http.request(
       target,
-      { method: req.method, headers: { ...req.headers, host: target.host, 'content-length': body.length } },
+      {
+        method: req.method,
+        headers: { ...req.headers, host: target.host, 'content-length': body.length },
+        // No pooled connection (see UPSTREAM_AGENT).
+        agent: UPSTREAM_AGENT,
+      },
       (response) => {
         const chunks: Buffer[] = [];
         response.on('data', (chunk: Buffer) => chunks.push(chunk));
@@ -389,7 +404,10 @@ export async function startSesFront(options: SesFrontOptions): Promise<SesFront>
       );
     });
   });
-  server.keepAliveTimeout = 1000;
+  // Idle client connections stay open well past the SDK's reuse of them (as SES's endpoints do),
+  // so a send never goes out on a connection the server is closing; stop() closes them all.
+  server.keepAliveTimeout = KEEP_ALIVE_MS;
+  server.headersTimeout = KEEP_ALIVE_MS + 1000;
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(options.port ?? 0, '127.0.0.1', () => resolve());
