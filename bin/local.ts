@@ -11,7 +11,7 @@
 import '../lib/local/quiet';
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import * as path from 'node:path';
-import { checkJava, ensureDynamoDbLocal, startEmulators, type Emulators } from '../lib/local/emulators';
+import { checkJava, defaultPorts, ensureDynamoDbLocal, startEmulators, type Emulators } from '../lib/local/emulators';
 import { formatDecision } from '../lib/local/format';
 import { LocalPipeline } from '../lib/local/pipeline';
 import { startStatusServer, statusPort, type StatusServer } from '../lib/local/status-server';
@@ -56,18 +56,35 @@ function consumersWanted(): number {
   return n;
 }
 
+/** Every setting npm start reads, checked before anything starts: a bad one is a usage error (exit 2). */
+function readConfiguration() {
+  try {
+    return {
+      settings: loadLocalSettings(),
+      consumers: consumersWanted(),
+      sesMaxSendRate: sesMaxSendRateFromEnv(),
+      ports: defaultPorts(),
+      statusPort: statusPort(),
+    };
+  } catch (error) {
+    console.error(`npm start: ${error instanceof Error ? error.message : String(error)}`);
+    console.error(
+      'Nothing was started. Fix the setting above (cdk.json context or the environment variable) and try again.',
+    );
+    process.exit(2);
+  }
+}
+
 async function main(): Promise<void> {
   const started = Date.now();
+  const { settings, consumers, sesMaxSendRate, ports, statusPort: port } = readConfiguration();
   claimPidFile();
-  const settings = loadLocalSettings();
-  const consumers = consumersWanted();
-  const sesMaxSendRate = sesMaxSendRateFromEnv();
   let emulators: Emulators | undefined;
   let pipeline: LocalPipeline | undefined;
   let status: StatusServer | undefined;
   let stopping = false;
 
-  const shutdown = async (signal: string) => {
+  const shutdown = async (signal: string, exitCode = 0) => {
     if (stopping) return;
     stopping = true;
     console.log(`\n${signal}: stopping consumers and emulators...`);
@@ -77,7 +94,7 @@ async function main(): Promise<void> {
     rmSync(PID_FILE, { force: true });
     rmSync(OUTPUTS_FILE, { force: true });
     // Exit once the line is written: stdout to a pipe is asynchronous, and exit() would drop it.
-    process.stdout.write('Stopped.\n', () => process.exit(0));
+    process.stdout.write('Stopped.\n', () => process.exit(exitCode));
   };
   process.on('SIGINT', () => void shutdown('SIGINT'));
   process.on('SIGTERM', () => void shutdown('SIGTERM'));
@@ -86,7 +103,7 @@ async function main(): Promise<void> {
     await checkJava();
     await ensureDynamoDbLocal();
     console.log('Starting DynamoDB Local, the SNS/SQS emulator and the SES emulator...');
-    emulators = await startEmulators({ sesMaxSendRate });
+    emulators = await startEmulators({ sesMaxSendRate, ports });
     pipeline = await LocalPipeline.create({
       name: LOCAL_NAME,
       settings,
@@ -108,14 +125,22 @@ async function main(): Promise<void> {
       keyPrefix: settings.idempotencyKeyPrefix,
     };
     status = await startStatusServer({
-      port: statusPort(),
+      port,
       lookup: (key) => lookupDelivery(target, key),
       onError: (error) =>
         console.error(`status lookup failed: ${error instanceof Error ? error.message : String(error)}`),
     });
   } catch (error) {
-    console.error(error instanceof Error ? error.message : error);
-    await shutdown('startup failed');
+    const message = error instanceof Error ? error.message : String(error);
+    console.error(`npm start: ${message}`);
+    const taken = /EADDRINUSE: address already in use [^\s]*:(\d+)/.exec(message);
+    if (taken) {
+      console.error(
+        `Port ${taken[1]} is in use (another npm start, or another program): stop what holds it, ` +
+          'or choose other ports with DYNAMODB_PORT, SQS_PORT, SES_PORT and STATUS_PORT.',
+      );
+    }
+    await shutdown('startup failed', 1);
     return;
   }
 

@@ -6,7 +6,7 @@
  */
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
-import { createConnection } from 'node:net';
+import { createConnection, createServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { PublishCommand, SNSClient } from '@aws-sdk/client-sns';
@@ -127,3 +127,50 @@ test('npm start serves the pipeline, dedupes a repeated key, refuses a second st
   expect(existsSync(path.join(stateDir, 'outputs.json'))).toBe(false);
   expect(existsSync(path.join(stateDir, 'pipeline.pid'))).toBe(false);
 }, 180_000);
+
+describe('npm start refuses what it cannot run, and says why', () => {
+  function start(extra: Record<string, string>): { status: number | null; stderr: string; stateDir: string } {
+    const stateDir = path.join(mkdtempSync(path.join(tmpdir(), 'email-pipeline-refused-')), 'state');
+    const result = spawnSync(process.execPath, [TSX, ENTRY], {
+      cwd: REPO_ROOT,
+      env: { ...process.env, LOCAL_STATE_DIR: stateDir, ...extra },
+      encoding: 'utf8',
+      timeout: 120_000,
+    });
+    return { status: result.status, stderr: result.stderr, stateDir };
+  }
+
+  test.each([
+    [{ DYNAMODB_PORT: 'abc' }, 'DYNAMODB_PORT=abc is not a port'],
+    [{ LOCAL_CONSUMERS: '0' }, 'LOCAL_CONSUMERS=0: must be a whole number from 1 to 10'],
+    [{ SES_MAX_SEND_RATE: '-1' }, 'SES_MAX_SEND_RATE=-1'],
+    [{ STATUS_PORT: '70000' }, 'STATUS_PORT=70000 is not a port'],
+  ])('a bad setting (%o) is a usage error: exit 2, named, no stack trace, nothing left behind', (env, named) => {
+    const { status, stderr, stateDir } = start(env);
+    expect(status).toBe(2);
+    expect(stderr).toContain(`npm start: ${named}`);
+    expect(stderr).not.toMatch(/^\s+at /m);
+    expect(existsSync(stateDir)).toBe(false);
+  });
+
+  test('a port in use fails the start: exit 1, the port named with what to do, no PID or outputs left', async () => {
+    const holder = createServer();
+    await new Promise<void>((resolve) => holder.listen(0, '127.0.0.1', resolve));
+    const taken = (holder.address() as AddressInfo).port;
+    try {
+      const { status, stderr, stateDir } = start({
+        SQS_PORT: String(taken),
+        DYNAMODB_PORT: String(await freePort()),
+        SES_PORT: String(await freePort()),
+        STATUS_PORT: String(await freePort()),
+      });
+      expect(status).toBe(1);
+      expect(stderr).toContain(`Port ${taken} is in use`);
+      expect(stderr).toContain('SQS_PORT');
+      expect(existsSync(path.join(stateDir, 'pipeline.pid'))).toBe(false);
+      expect(existsSync(path.join(stateDir, 'outputs.json'))).toBe(false);
+    } finally {
+      holder.close();
+    }
+  }, 150_000);
+});
