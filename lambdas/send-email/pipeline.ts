@@ -27,7 +27,8 @@ import {
   retryState,
   RetryBudgetExhaustedError,
 } from './retry-budget';
-import { InvalidMessageError, maskAddress, parseRecord, type EmailMessage, type ParsedRecord } from './message';
+import { parseRecord, type ParsedRecord } from './envelope';
+import { InvalidMessageError, maskAddress, type EmailMessage } from './message';
 import type { HandlerSettings } from './settings';
 import { METRIC } from './metric-names';
 import { DLQ_ATTRIBUTE } from './dlq-attributes';
