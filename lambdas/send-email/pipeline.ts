@@ -18,10 +18,10 @@ import { buildSendEmailInput } from './email';
 import { PipelineError, RetryableError } from './errors';
 import { CircuitBreaker } from './breaker';
 import { containerShare, SendPacer } from './pacing';
+import { COMPLETION_RETRY_MARGIN_MS, retryDelaySeconds, SEND_DEADLINE_MARGIN_MS } from './backoff';
 import {
   ageSeconds,
   failureNumber,
-  MAX_DELAY_SECONDS,
   planRetry,
   RETRY_ATTRIBUTE,
   retryState,
@@ -69,34 +69,8 @@ export interface PipelineDeps {
   readonly sleep?: (ms: number) => Promise<void>;
 }
 
-/** How long before the invocation's deadline the completion-write retries stop. */
-export const COMPLETION_RETRY_MARGIN_MS = 1000;
-
-/** Backoff caps, in seconds (retryable and ambiguous: RETRY_CAP_SECONDS, default 300; none above SQS's 900 s delay). */
-export const BACKOFF_CAP_SECONDS = { systemic: MAX_DELAY_SECONDS } as const;
-
-/** A send starts only if it can finish (SES timeout plus this) before the invocation's deadline. */
-export const SEND_DEADLINE_MARGIN_MS = 1000;
-
 /** Failures where nothing was started. */
 const NOT_STARTED = new Set(['CircuitOpen', 'PacingDeadline']);
-/** Congestion, not an outage: the backoff does not grow with the attempts. */
-const FIRST_BACKOFF_ONLY = new Set(['PacingDeadline']);
-
-/**
- * Jittered exponential backoff: the nominal delay doubles with each receive up
- * to the cap; the visibility is drawn from its upper half so that retries of a
- * burst spread out but never come back at once.
- */
-export function backoffSeconds(
-  baseSeconds: number,
-  capSeconds: number,
-  receiveCount: number,
-  random: () => number,
-): number {
-  const nominal = Math.min(capSeconds, baseSeconds * 2 ** Math.max(0, receiveCount - 1));
-  return Math.max(1, Math.round(nominal / 2 + (random() * nominal) / 2));
-}
 
 function attr(value: string): MessageAttributeValue {
   return { DataType: 'String', StringValue: value };
@@ -315,16 +289,18 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
   ): Promise<boolean> {
     const keys = recordKeys(record, parsed);
     const failureClass = failure.failureClass === 'permanent' ? 'retryable' : failure.failureClass;
-    const base = failureClass === 'systemic' ? settings.systemicRetrySeconds : settings.retryBaseSeconds;
-    const cap = failureClass === 'systemic' ? BACKOFF_CAP_SECONDS.systemic : settings.retryCapSeconds;
     const state = retryState(record, now());
-    const exponent = FIRST_BACKOFF_ONLY.has(failure.code) ? 1 : failureNumber(state);
-    // A send waiting for its SES event asks for its own time (confirm.ts); any other gets the backoff.
-    const requested = requestedRetrySeconds(failure);
-    const backoff =
-      requested !== undefined
-        ? Math.min(MAX_DELAY_SECONDS, requested)
-        : backoffSeconds(base, Math.min(MAX_DELAY_SECONDS, Math.max(base, cap)), exponent, random);
+    const backoff = retryDelaySeconds(
+      {
+        failureClass,
+        code: failure.code,
+        failures: failureNumber(state),
+        // A send waiting for its SES event asks for its own time (confirm.ts); any other gets the backoff.
+        requestedSeconds: requestedRetrySeconds(failure),
+      },
+      settings,
+      random,
+    );
     const plan = planRetry(state, backoff, settings.retryBudgetSeconds, now());
     if (plan.kind === 'exhausted') {
       metrics.addMetric(METRIC.retryBudgetExhausted, MetricUnit.Count, 1);
