@@ -1,6 +1,6 @@
 /**
- * Pure parsing and validation of one queue record: the SNS envelope, the
- * dedupe key and the message contract (v1.1). No I/O, no clients.
+ * Pure validation of the message contract (v1.1); the SNS envelope and the
+ * dedupe key around it are envelope.ts's. No I/O, no clients.
  */
 import { ADDRESS_LIMITS, BIDI_OR_INVISIBLE, maskAddress, parseAddress } from './address';
 import { PermanentError } from './errors';
@@ -42,23 +42,6 @@ export interface EmailMessage {
   readonly tags: Readonly<Record<string, string>>;
 }
 
-/** What a queue record means once parsed. */
-export interface ParsedRecord {
-  /** The dedupe key: the publisher's idempotency key, else the SNS MessageId. */
-  readonly key: string;
-  /** Where the key came from, for logs. */
-  readonly keySource: 'attribute' | 'sns-message-id';
-  /** The SNS MessageId of the envelope. */
-  readonly snsMessageId: string;
-  readonly email: EmailMessage;
-}
-
-/** The parts of an SQS record this module reads (a subset of aws-lambda's SQSRecord). */
-export interface QueueRecordLike {
-  readonly body: string;
-  readonly messageAttributes?: Readonly<Record<string, { readonly stringValue?: string | undefined } | undefined>>;
-}
-
 export interface ValidationIssue {
   readonly field: string;
   readonly reason: string;
@@ -77,138 +60,24 @@ export class InvalidMessageError extends PermanentError {
   }
 }
 
-/** Runs `body`, and tags an InvalidMessageError it throws with the key and MessageId. */
-function tagged<T>(known: { key?: string; snsMessageId: string }, body: () => T): T {
-  try {
-    return body();
-  } catch (error) {
-    if (error instanceof InvalidMessageError) {
-      error.snsMessageId = known.snsMessageId;
-      if (known.key !== undefined) error.dedupeKey = known.key;
-    }
-    throw error;
-  }
-}
-
-function fail(code: string, field: string, reason: string): never {
+/** Throws an InvalidMessageError for one field (envelope.ts's checks throw it too). */
+export function fail(code: string, field: string, reason: string): never {
   throw new InvalidMessageError(code, [{ field, reason }]);
 }
 
 type Json = Record<string, unknown>;
 
-function isObject(value: unknown): value is Json {
+/** True for a JSON object (neither null nor an array). */
+export function isObject(value: unknown): value is Json {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
-function describe(value: unknown): string {
+/** A value's kind, for a reason: `null`, `an array`, `a number`, ... */
+export function describe(value: unknown): string {
   if (value === null) return 'null';
   if (value === undefined) return 'nothing';
   if (Array.isArray(value)) return 'an array';
   return typeof value === 'object' ? 'an object' : `a ${typeof value}`;
-}
-
-// ---------------------------------------------------------------- envelope and key
-
-interface Envelope {
-  readonly messageId: string;
-  readonly message: string;
-  readonly attributeKey?: string;
-}
-
-/** True when a parsed body looks like an SNS notification rather than a raw message. */
-function looksLikeEnvelope(body: Json): boolean {
-  return body.Type === 'Notification' || ('TopicArn' in body && 'Message' in body);
-}
-
-/** SNS message attribute types a key may have; the key is the Value either way. */
-const KEY_TYPES: ReadonlySet<unknown> = new Set(['String', 'Number']);
-
-function readEnvelope(body: Json, topicArn: string): Envelope {
-  if (body.Type !== 'Notification') {
-    fail('InvalidEnvelope', 'envelope.Type', `must be "Notification", got ${JSON.stringify(body.Type)}`);
-  }
-  if (body.TopicArn !== topicArn) {
-    fail(
-      'ForeignTopic',
-      'envelope.TopicArn',
-      `must be the pipeline's topic ${topicArn}, got ${JSON.stringify(body.TopicArn ?? null)}: only its messages are sent`,
-    );
-  }
-  if (typeof body.MessageId !== 'string' || body.MessageId.trim() === '') {
-    fail('InvalidEnvelope', 'envelope.MessageId', 'is missing: the SNS envelope has no MessageId');
-  }
-  if (typeof body.Message !== 'string') {
-    fail('InvalidEnvelope', 'envelope.Message', `must be a string, got ${describe(body.Message)}`);
-  }
-  let attributeKey: string | undefined;
-  const attributes = body.MessageAttributes;
-  if (attributes !== undefined) {
-    if (!isObject(attributes)) {
-      fail('InvalidEnvelope', 'envelope.MessageAttributes', `must be an object, got ${describe(attributes)}`);
-    }
-    const attribute = attributes[IDEMPOTENCY_KEY_ATTRIBUTE];
-    if (attribute !== undefined) {
-      if (!isObject(attribute) || !KEY_TYPES.has(attribute.Type) || typeof attribute.Value !== 'string') {
-        fail('InvalidKey', `attribute ${IDEMPOTENCY_KEY_ATTRIBUTE}`, 'must be a String or Number message attribute');
-      }
-      attributeKey = attribute.Value;
-    }
-  }
-  return { messageId: body.MessageId, message: body.Message, ...(attributeKey !== undefined ? { attributeKey } : {}) };
-}
-
-function checkKey(key: string): string {
-  if (key.length === 0 || key.trim() !== key) {
-    fail('InvalidKey', `attribute ${IDEMPOTENCY_KEY_ATTRIBUTE}`, 'must not be empty or start or end with spaces');
-  }
-  if (key.length > LIMITS.maxKeyLength) {
-    fail('InvalidKey', `attribute ${IDEMPOTENCY_KEY_ATTRIBUTE}`, `must be at most ${LIMITS.maxKeyLength} characters`);
-  }
-  // eslint-disable-next-line no-control-regex -- finding control characters is the point
-  if (/[\u0000-\u001f\u007f]/.test(key) || !key.isWellFormed()) {
-    fail('InvalidKey', `attribute ${IDEMPOTENCY_KEY_ATTRIBUTE}`, 'must not contain control characters');
-  }
-  return key;
-}
-
-function parseJson(text: string, field: string): unknown {
-  try {
-    return JSON.parse(text);
-  } catch (error) {
-    fail('InvalidJson', field, `is not valid JSON (${(error as Error).message})`);
-  }
-}
-
-/**
- * Parses one queue record. Only an SNS envelope from `topicArn` (the pipeline's
- * own topic) is trusted: a raw body or another topic's envelope put straight on
- * the queue is refused, never sent. The dedupe key is the `idempotency-key`
- * attribute (String or Number), else the SNS MessageId.
- */
-export function parseRecord(record: QueueRecordLike, topicArn: string): ParsedRecord {
-  const body = parseJson(record.body, 'body');
-  if (!isObject(body)) {
-    fail('InvalidJson', 'body', `must be a JSON object, got ${describe(body)}`);
-  }
-  if (!looksLikeEnvelope(body)) {
-    // Put straight on the queue (or raw delivery turned on): nothing says the topic's publishers sent it.
-    fail(
-      'NotAnEnvelope',
-      'body',
-      "must be an SNS notification from the pipeline's topic: publish to the topic, not to the queue",
-    );
-  }
-  const envelope = readEnvelope(body, topicArn);
-  const snsMessageId = envelope.messageId;
-  if (envelope.attributeKey !== undefined) {
-    const key = tagged({ snsMessageId }, () => checkKey(envelope.attributeKey ?? ''));
-    const email = tagged({ key, snsMessageId }, () => validateEmail(parseJson(envelope.message, 'envelope.Message')));
-    return { key, keySource: 'attribute', snsMessageId, email };
-  }
-  const email = tagged({ key: snsMessageId, snsMessageId }, () =>
-    validateEmail(parseJson(envelope.message, 'envelope.Message')),
-  );
-  return { key: snsMessageId, keySource: 'sns-message-id', snsMessageId, email };
 }
 
 // ---------------------------------------------------------------- the contract

@@ -1,38 +1,32 @@
 /**
  * What happens to one queue record: parse, claim the key, send, and turn every
- * failure into one decision (sent, duplicate, dead-lettered, retry). The clients
- * come in as parameters so tests can run this against real emulators.
+ * failure into one decision (sent, duplicate, dead-lettered, retry), carried out
+ * by dead-letter.ts and retry.ts and reported by report.ts. The clients come in
+ * as parameters so tests can run this against real emulators.
  */
 import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
 import { BatchProcessor, EventType, processPartialResponse } from '@aws-lambda-powertools/batch';
 import { SendEmailCommand } from '@aws-sdk/client-sesv2';
-import { ChangeMessageVisibilityCommand, SendMessageCommand, type MessageAttributeValue } from '@aws-sdk/client-sqs';
 import { IdempotencyConfig, makeIdempotent } from '@aws-lambda-powertools/idempotency';
 import type { JSONValue } from '@aws-lambda-powertools/commons/types';
 import type { BasePersistenceLayer } from '@aws-lambda-powertools/idempotency/persistence';
 import type { Logger } from '@aws-lambda-powertools/logger';
 import { MetricUnit, type Metrics } from '@aws-lambda-powertools/metrics';
-import { requestedRetrySeconds, type SendConfirmation } from './confirm';
-import { causeText, classifyIdempotencyError, classifySesError, unexpectedError } from './classify';
+import type { SendConfirmation } from './confirm';
+import { classifyIdempotencyError, classifySesError, unexpectedError } from './classify';
 import { buildSendEmailInput } from './email';
 import { PipelineError, RetryableError } from './errors';
 import { CircuitBreaker } from './breaker';
 import { containerShare, SendPacer } from './pacing';
-import {
-  ageSeconds,
-  failureNumber,
-  MAX_DELAY_SECONDS,
-  planRetry,
-  RETRY_ATTRIBUTE,
-  retryState,
-  RetryBudgetExhaustedError,
-} from './retry-budget';
-import { InvalidMessageError, maskAddress, parseRecord, type EmailMessage, type ParsedRecord } from './message';
+import { COMPLETION_RETRY_MARGIN_MS, SEND_DEADLINE_MARGIN_MS } from './backoff';
+import { createDeadLetter } from './dead-letter';
+import { parseRecord, type ParsedRecord } from './envelope';
+import type { EmailMessage } from './message';
+import type { QueueClient } from './queue-record';
+import { createReport } from './report';
+import { createRetry } from './retry';
 import type { HandlerSettings } from './settings';
 import { METRIC } from './metric-names';
-import { DLQ_ATTRIBUTE } from './dlq-attributes';
-
-export { DLQ_ATTRIBUTE, METRIC };
 
 /** What SES said for an email, stored with the idempotency record and returned to duplicates. */
 export interface SendResult {
@@ -47,9 +41,6 @@ interface SendRequest {
 
 interface SendClient {
   send(command: SendEmailCommand): Promise<{ MessageId?: string | undefined }>;
-}
-interface QueueClient {
-  send(command: SendMessageCommand | ChangeMessageVisibilityCommand): Promise<unknown>;
 }
 
 export interface PipelineDeps {
@@ -66,50 +57,6 @@ export interface PipelineDeps {
   readonly now?: () => number;
   /** Waits between completion-write attempts; injectable for tests. */
   readonly sleep?: (ms: number) => Promise<void>;
-}
-
-/** How long before the invocation's deadline the completion-write retries stop. */
-export const COMPLETION_RETRY_MARGIN_MS = 1000;
-
-/** Backoff caps, in seconds (retryable and ambiguous: RETRY_CAP_SECONDS, default 300; none above SQS's 900 s delay). */
-export const BACKOFF_CAP_SECONDS = { systemic: MAX_DELAY_SECONDS } as const;
-
-/** A send starts only if it can finish (SES timeout plus this) before the invocation's deadline. */
-export const SEND_DEADLINE_MARGIN_MS = 1000;
-
-/** Failures where nothing was started. */
-const NOT_STARTED = new Set(['CircuitOpen', 'PacingDeadline']);
-/** Congestion, not an outage: the backoff does not grow with the attempts. */
-const FIRST_BACKOFF_ONLY = new Set(['PacingDeadline']);
-
-/**
- * Jittered exponential backoff: the nominal delay doubles with each receive up
- * to the cap; the visibility is drawn from its upper half so that retries of a
- * burst spread out but never come back at once.
- */
-export function backoffSeconds(
-  baseSeconds: number,
-  capSeconds: number,
-  receiveCount: number,
-  random: () => number,
-): number {
-  const nominal = Math.min(capSeconds, baseSeconds * 2 ** Math.max(0, receiveCount - 1));
-  return Math.max(1, Math.round(nominal / 2 + (random() * nominal) / 2));
-}
-
-function attr(value: string): MessageAttributeValue {
-  return { DataType: 'String', StringValue: value };
-}
-
-/** Copies the record's own message attributes (e.g. a raw message's key) so a redrive keeps them. */
-function originalAttributes(record: SQSRecord): Record<string, MessageAttributeValue> {
-  const ours = new Set<string>(Object.values(RETRY_ATTRIBUTE));
-  const out: Record<string, MessageAttributeValue> = {};
-  for (const [name, value] of Object.entries(record.messageAttributes ?? {})) {
-    if (value.stringValue !== undefined && !ours.has(name))
-      out[name] = { DataType: value.dataType || 'String', StringValue: value.stringValue };
-  }
-  return out;
 }
 
 export interface Pipeline {
@@ -247,158 +194,15 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
     keyPrefix: settings.keyPrefix,
   }) as (request: SendRequest) => Promise<SendResult & { duplicate?: true }>;
 
-  function recordKeys(record: SQSRecord, parsed: ParsedRecord | undefined) {
-    return {
-      sqsMessageId: record.messageId,
-      receiveCount: Number(record.attributes?.ApproximateReceiveCount ?? '1'),
-      ...(parsed
-        ? {
-            dedupeKey: parsed.key,
-            keySource: parsed.keySource,
-            ...(parsed.snsMessageId ? { snsMessageId: parsed.snsMessageId } : {}),
-            to: parsed.email.to.map(maskAddress),
-          }
-        : {}),
-    };
-  }
-
-  async function deadLetter(record: SQSRecord, failure: PipelineError, parsed: ParsedRecord | undefined) {
-    const keys = recordKeys(record, parsed);
-    // What is known of a record that failed to parse comes with its error.
-    const known = failure instanceof InvalidMessageError ? failure : undefined;
-    const dedupeKey = parsed?.key ?? known?.dedupeKey;
-    const snsMessageId = parsed?.snsMessageId ?? known?.snsMessageId;
-    const attributes: Record<string, MessageAttributeValue> = {
-      ...originalAttributes(record),
-      [DLQ_ATTRIBUTE.errorClass]: attr(failure.failureClass),
-      [DLQ_ATTRIBUTE.errorCode]: attr(failure.code),
-      [DLQ_ATTRIBUTE.reason]: attr(failure.message.slice(0, 1024) || failure.code),
-      [DLQ_ATTRIBUTE.failedAt]: attr(new Date(now()).toISOString()),
-      [DLQ_ATTRIBUTE.sourceMessageId]: attr(record.messageId),
-      [DLQ_ATTRIBUTE.receiveCount]: attr(String(keys.receiveCount)),
-      ...(dedupeKey ? { [DLQ_ATTRIBUTE.dedupeKey]: attr(dedupeKey) } : {}),
-      ...(snsMessageId ? { [DLQ_ATTRIBUTE.snsMessageId]: attr(snsMessageId) } : {}),
-    };
-    await sqs.send(
-      new SendMessageCommand({
-        QueueUrl: settings.deadLetterQueueUrl,
-        MessageBody: record.body,
-        MessageAttributes: attributes,
-      }),
-    );
-    if (dedupeKey) await deps.confirm?.deadLettered(dedupeKey, failure);
-    metrics.addMetric(METRIC.permanentFailures, MetricUnit.Count, 1);
-    metrics
-      .singleMetric()
-      .addDimension('reason', failure.code)
-      .addMetric(METRIC.permanentFailuresByReason, MetricUnit.Count, 1);
-    logger.warn('dead-lettered', {
-      decision: 'dead-lettered',
-      ...keys,
-      ...(dedupeKey ? { dedupeKey } : {}),
-      ...(snsMessageId ? { snsMessageId } : {}),
-      errorCode: failure.code,
-      reason: failure.message,
-    });
-  }
-
-  /**
-   * Retries a record within the retry budget: a delayed copy goes back to the work queue and
-   * the record is done with (true); past the budget it is dead-lettered (true). Only when the
-   * copy cannot be enqueued does the record itself stay, hidden for the backoff (false).
-   */
-  async function scheduleRetry(
-    record: SQSRecord,
-    failure: PipelineError,
-    parsed: ParsedRecord | undefined,
-  ): Promise<boolean> {
-    const keys = recordKeys(record, parsed);
-    const failureClass = failure.failureClass === 'permanent' ? 'retryable' : failure.failureClass;
-    const base = failureClass === 'systemic' ? settings.systemicRetrySeconds : settings.retryBaseSeconds;
-    const cap = failureClass === 'systemic' ? BACKOFF_CAP_SECONDS.systemic : settings.retryCapSeconds;
-    const state = retryState(record, now());
-    const exponent = FIRST_BACKOFF_ONLY.has(failure.code) ? 1 : failureNumber(state);
-    // A send waiting for its SES event asks for its own time (confirm.ts); any other gets the backoff.
-    const requested = requestedRetrySeconds(failure);
-    const backoff =
-      requested !== undefined
-        ? Math.min(MAX_DELAY_SECONDS, requested)
-        : backoffSeconds(base, Math.min(MAX_DELAY_SECONDS, Math.max(base, cap)), exponent, random);
-    const plan = planRetry(state, backoff, settings.retryBudgetSeconds, now());
-    if (plan.kind === 'exhausted') {
-      metrics.addMetric(METRIC.retryBudgetExhausted, MetricUnit.Count, 1);
-      await deadLetter(
-        record,
-        new RetryBudgetExhaustedError(failure, plan.ageSeconds, settings.retryBudgetSeconds),
-        parsed,
-      );
-      return true;
-    }
-    if (failureClass === 'ambiguous') metrics.addMetric(METRIC.ambiguousSends, MetricUnit.Count, 1);
-    else if (failureClass === 'systemic') metrics.addMetric(METRIC.systemicFailures, MetricUnit.Count, 1);
-    else metrics.addMetric(METRIC.retryableFailures, MetricUnit.Count, 1);
-    if (failure.code === 'InProgress') metrics.addMetric(METRIC.inProgressConflicts, MetricUnit.Count, 1);
-    const age = ageSeconds(state, now());
-    metrics.addMetric(METRIC.retryAge, MetricUnit.Seconds, Math.round(age));
-
-    let requeued = false;
-    try {
-      await sqs.send(
-        new SendMessageCommand({
-          QueueUrl: settings.sourceQueueUrl,
-          MessageBody: record.body,
-          DelaySeconds: plan.delaySeconds,
-          MessageAttributes: {
-            ...originalAttributes(record),
-            [RETRY_ATTRIBUTE.firstEnqueuedAt]: attr(String(state.firstEnqueuedAt)),
-            [RETRY_ATTRIBUTE.attempt]: attr(String(plan.nextAttempt)),
-          },
-        }),
-      );
-      requeued = true;
-    } catch (error) {
-      // The record stays: hidden for the backoff, it comes back with its receive count one up.
-      logger.warn('could not re-enqueue the retry; backing off in place', {
-        ...keys,
-        error: error instanceof Error ? error.message : String(error),
-      });
-      try {
-        await sqs.send(
-          new ChangeMessageVisibilityCommand({
-            QueueUrl: settings.sourceQueueUrl,
-            ReceiptHandle: record.receiptHandle,
-            VisibilityTimeout: Math.max(1, plan.delaySeconds),
-          }),
-        );
-      } catch (visibilityError) {
-        logger.warn('could not set the retry backoff; the queue visibility timeout applies', {
-          ...keys,
-          error: visibilityError instanceof Error ? visibilityError.message : String(visibilityError),
-        });
-      }
-    }
-    const finalAttempt = !requeued && keys.receiveCount >= settings.maxReceiveCount;
-    const line = {
-      decision: 'retry' as const,
-      ...keys,
-      errorClass: failureClass,
-      errorCode: failure.code,
-      reason: failure.message,
-      retryInSeconds: plan.delaySeconds,
-      attempt: plan.nextAttempt,
-      ageSeconds: Math.round(age),
-      requeued,
-      ...(finalAttempt ? { note: 'last receive: the redrive policy moves it to the DLQ' } : {}),
-      ...(failureClass === 'ambiguous'
-        ? { note: 'SES may have accepted this email; the retry can deliver it twice (counted as AmbiguousSends)' }
-        : {}),
-    };
-    if (failureClass === 'systemic') logger.error('sending blocked for the account; backing off', line);
-    else if (failureClass === 'retryable' && (failure.code === 'InProgress' || NOT_STARTED.has(failure.code)))
-      logger.info('retry', line);
-    else logger.warn('retry', line);
-    return requeued;
-  }
+  const report = createReport(logger, metrics);
+  const deadLetter = createDeadLetter({
+    deadLetterQueueUrl: settings.deadLetterQueueUrl,
+    sqs,
+    report,
+    now,
+    confirm: deps.confirm,
+  });
+  const scheduleRetry = createRetry({ settings, sqs, report, deadLetter, now, random });
 
   /** A permanent failure goes to the DLQ (and the record is done); any other is retried. */
   async function settle(record: SQSRecord, failure: PipelineError, parsed: ParsedRecord | undefined) {
@@ -407,20 +211,6 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
       return;
     }
     if (!(await scheduleRetry(record, failure, parsed))) throw failure;
-  }
-
-  /** One `sent` line and one EmailsSent count, whichever path the send took. */
-  function reportSent(
-    record: SQSRecord,
-    parsed: ParsedRecord,
-    sesMessageId: string,
-    extra: Readonly<Record<string, unknown>> = {},
-  ): void {
-    metrics.addMetric(METRIC.emailsSent, MetricUnit.Count, 1);
-    const line = { decision: 'sent', ...recordKeys(record, parsed), sesMessageId, ...extra };
-    // A send off the normal path (fail-open, a late completion) is worth an operator's look.
-    if (Object.keys(extra).length > 0) logger.warn('sent', line);
-    else logger.info('sent', line);
   }
 
   /** Sends without the idempotency check (fail-open), counted; a failed send is handled as any other. */
@@ -432,11 +222,7 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
       await settle(record, classifySesError(sendError), parsed);
       return;
     }
-    metrics.addMetric(METRIC.failOpenSends, MetricUnit.Count, 1);
-    reportSent(record, parsed, result.sesMessageId, {
-      failOpen: true,
-      reason: `idempotency store unavailable, sent without the check: ${storeError.message}`,
-    });
+    report.sentWithoutCheck(record, parsed, result.sesMessageId, storeError);
   }
 
   /**
@@ -447,19 +233,7 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
     // sendEmail stored SES's answer before Powertools tried (and failed) to write it.
     const result = accepted.get(parsed.key) ?? { sesMessageId: 'unknown', sentAt: new Date(now()).toISOString() };
     const attempts = await writeCompletion({ key: parsed.key, email: parsed.email }, result);
-    if (attempts !== undefined) {
-      reportSent(record, parsed, result.sesMessageId, {
-        completionWritten: true,
-        note: `the completion write succeeded on retry ${attempts}`,
-      });
-      return;
-    }
-    metrics.addMetric(METRIC.completionWriteFailures, MetricUnit.Count, 1);
-    reportSent(record, parsed, result.sesMessageId, {
-      completionWritten: false,
-      note: 'the completion was never written: its claim expires with this invocation, and a copy arriving after that can send again',
-      error: causeText(error),
-    });
+    report.sentAfterFailedWrite(record, parsed, result.sesMessageId, attempts, error);
   }
 
   // Records of one batch that share a key run one after another: the second then finds the
@@ -497,16 +271,10 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
               note: 'an earlier attempt was accepted by SES (its SES event is in the ledger): not sent again',
             }
           : {};
-        reportSent(record, parsed, result.sesMessageId, confirmed);
+        report.sent(record, parsed, result.sesMessageId, confirmed);
         return;
       }
-      metrics.addMetric(METRIC.duplicatesSuppressed, MetricUnit.Count, 1);
-      logger.info('duplicate suppressed', {
-        decision: 'duplicate',
-        ...recordKeys(record, parsed),
-        sesMessageId: result.sesMessageId,
-        firstSentAt: result.sentAt,
-      });
+      report.duplicate(record, parsed, result);
     } catch (error) {
       const failure = classifyIdempotencyError(error, parsed.key);
       if (failure === 'completion-write-failed') await completeAfterFailedWrite(record, parsed, error);

@@ -1,4 +1,9 @@
-import { BACKOFF_CAP_SECONDS, backoffSeconds } from '../../lambdas/send-email/pipeline';
+import {
+  BACKOFF_CAP_SECONDS,
+  backoffSeconds,
+  retryDelaySeconds,
+  type RetryCause,
+} from '../../lambdas/send-email/backoff';
 import { readSettings } from '../../lambdas/send-email/settings';
 
 /** Only the required variables: everything else takes its default. */
@@ -70,5 +75,28 @@ describe('backoffSeconds', () => {
 
   test('every cap fits the 12-hour SQS visibility timeout limit', () => {
     for (const cap of Object.values(BACKOFF_CAP_SECONDS)) expect(cap).toBeLessThanOrEqual(12 * 60 * 60);
+  });
+});
+
+describe('retryDelaySeconds', () => {
+  const settings = { retryBaseSeconds: 2, retryCapSeconds: 300, systemicRetrySeconds: 300 };
+  const cause: RetryCause = { failureClass: 'retryable', code: 'Throttled', failures: 3, requestedSeconds: undefined };
+
+  test('backs off from RETRY_BASE_SECONDS, doubling with the failures', () => {
+    expect(retryDelaySeconds(cause, settings, highest)).toBe(backoffSeconds(2, 300, 3, highest));
+  });
+
+  test('a systemic failure backs off from SYSTEMIC_RETRY_SECONDS up to the SQS delay limit', () => {
+    expect(retryDelaySeconds({ ...cause, failureClass: 'systemic', failures: 2 }, settings, highest)).toBe(600);
+    expect(retryDelaySeconds({ ...cause, failureClass: 'systemic', failures: 9 }, settings, highest)).toBe(900);
+  });
+
+  test('a send that missed its pacing deadline waits the first backoff, however often it failed', () => {
+    expect(retryDelaySeconds({ ...cause, code: 'PacingDeadline', failures: 9 }, settings, highest)).toBe(2);
+  });
+
+  test('a delay the failure asks for replaces the backoff, up to the SQS delay limit', () => {
+    expect(retryDelaySeconds({ ...cause, requestedSeconds: 42 }, settings, highest)).toBe(42);
+    expect(retryDelaySeconds({ ...cause, requestedSeconds: 5000 }, settings, highest)).toBe(900);
   });
 });

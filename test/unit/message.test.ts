@@ -1,10 +1,9 @@
+import { parseRecord, type QueueRecordLike } from '../../lambdas/send-email/envelope';
 import {
   InvalidMessageError,
   LIMITS,
   maskAddress,
-  parseRecord,
   validateEmail,
-  type QueueRecordLike,
   type ValidationIssue,
 } from '../../lambdas/send-email/message';
 import { PermanentError } from '../../lambdas/send-email/errors';
