@@ -14,23 +14,23 @@
  * into a local SES that allows 20 recipients a second (BENCH_PACING_RATE), the pipeline's
  * maxSendRate the same, two consumers; writes .local/bench-pacing.json.
  */
-import '../lib/local/quiet';
+import '../tools/local/quiet';
 import { mkdir, writeFile } from 'node:fs/promises';
 import * as path from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { measureBatchLatency } from '../lib/bench/batch-latency';
-import { measureBundle } from '../lib/bench/bundle';
-import { costModel } from '../lib/bench/cost';
-import { cpuBetween, sampleCpu } from '../lib/bench/cpu';
-import { measureDynamoDbRequests } from '../lib/bench/dynamodb-requests';
-import { createInProcessStack } from '../lib/bench/in-process';
-import { formatTable, machine, type BenchResult } from '../lib/bench/report';
-import { measureThroughput } from '../lib/bench/throughput';
-import { formatPacing, measurePacing } from '../lib/bench/pacing';
-import { buildBundles } from '../lib/local/build';
-import { LOCAL_DIR } from '../lib/local/paths';
-import { ANY_FREE_PORTS, checkJava, ensureDynamoDbLocal, startEmulators } from '../lib/local/emulators';
-import { loadLocalSettings } from '../lib/local/settings';
+import { measureBatchLatency } from '../tools/bench/batch-latency';
+import { measureBundle } from '../tools/bench/bundle';
+import { costModel } from '../tools/bench/cost';
+import { cpuBetween, sampleCpu } from '../tools/bench/cpu';
+import { measureDynamoDbRequests } from '../tools/bench/dynamodb-requests';
+import { createInProcessStack } from '../tools/bench/in-process';
+import { formatTable, machine, type BenchResult } from '../tools/bench/report';
+import { measureThroughput } from '../tools/bench/throughput';
+import { formatPacing, measurePacing } from '../tools/bench/pacing';
+import { buildBundles } from '../tools/local/build';
+import { LOCAL_DIR } from '../tools/local/paths';
+import { ANY_FREE_PORTS, checkJava, ensureDynamoDbLocal, startEmulators } from '../tools/local/emulators';
+import { loadLocalSettings } from '../tools/local/settings';
 
 const THROUGHPUT_MESSAGES = Number(process.env.BENCH_MESSAGES ?? 2000);
 const THROUGHPUT_ROUNDS = 4; // on, off, off, on, on, off, off, on

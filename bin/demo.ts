@@ -9,14 +9,14 @@
  *
  * It starts its own emulators on free ports, so it runs beside `npm start`.
  */
-import '../lib/local/quiet';
+import '../tools/local/quiet';
 import { PublishCommand, SubscribeCommand } from '@aws-sdk/client-sns';
 import { CreateQueueCommand, GetQueueAttributesCommand, SendMessageCommand } from '@aws-sdk/client-sqs';
-import { ANY_FREE_PORTS, checkJava, ensureDynamoDbLocal, readMailbox, startEmulators } from '../lib/local/emulators';
-import { LocalPipeline } from '../lib/local/pipeline';
-import { waitFor } from '../lib/local/processes';
-import { loadLocalSettings } from '../lib/local/settings';
-import { drainQueue } from '../lib/local/queues';
+import { ANY_FREE_PORTS, checkJava, ensureDynamoDbLocal, readMailbox, startEmulators } from '../tools/local/emulators';
+import { LocalPipeline } from '../tools/local/pipeline';
+import { waitFor } from '../tools/local/processes';
+import { loadLocalSettings } from '../tools/local/settings';
+import { drainQueue } from '../tools/local/queues';
 
 const UNIQUE = Number(process.env.DEMO_MESSAGES ?? 20);
 const SNS_DUPLICATES = Math.ceil(UNIQUE / 3); // envelopes delivered twice

@@ -8,18 +8,18 @@
  * STATUS_PORT (8010: GET /deliveries/{key}), SES_MAX_SEND_RATE (14: the local SES answers 429
  * TooManyRequestsException beyond this many recipients a second).
  */
-import '../lib/local/quiet';
+import '../tools/local/quiet';
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import * as path from 'node:path';
-import { checkJava, ensureDynamoDbLocal, startEmulators, type Emulators } from '../lib/local/emulators';
-import { formatDecision } from '../lib/local/format';
-import { LocalPipeline } from '../lib/local/pipeline';
-import { startStatusServer, statusPort, type StatusServer } from '../lib/local/status-server';
+import { checkJava, ensureDynamoDbLocal, startEmulators, type Emulators } from '../tools/local/emulators';
+import { formatDecision } from '../tools/local/format';
+import { LocalPipeline } from '../tools/local/pipeline';
+import { startStatusServer, statusPort, type StatusServer } from '../tools/local/status-server';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { lookupDelivery } from '../lambdas/status/lookup';
-import { sesMaxSendRateFromEnv } from '../lib/local/ses-rate-limit';
-import { loadLocalSettings } from '../lib/local/settings';
-import { OUTPUTS_FILE, PID_FILE, STATE_DIR, localOutputs } from '../lib/local/state';
+import { sesMaxSendRateFromEnv } from '../tools/local/ses-rate-limit';
+import { loadLocalSettings } from '../tools/local/settings';
+import { OUTPUTS_FILE, PID_FILE, STATE_DIR, localOutputs } from '../tools/local/state';
 
 export const LOCAL_NAME = 'email-pipeline';
 
