@@ -14,23 +14,23 @@
  * into a local SES that allows 20 recipients a second (BENCH_PACING_RATE), the pipeline's
  * maxSendRate the same, two consumers; writes .local/bench-pacing.json.
  */
-import '../tools/local/quiet';
+import '../local/quiet';
 import { mkdir, writeFile } from 'node:fs/promises';
 import * as path from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { measureBatchLatency } from '../tools/bench/batch-latency';
-import { measureBundle } from '../tools/bench/bundle';
-import { costModel } from '../tools/bench/cost';
-import { cpuBetween, sampleCpu } from '../tools/bench/cpu';
-import { measureDynamoDbRequests } from '../tools/bench/dynamodb-requests';
-import { createInProcessStack } from '../tools/bench/in-process';
-import { formatTable, machine, type BenchResult } from '../tools/bench/report';
-import { measureThroughput } from '../tools/bench/throughput';
-import { formatPacing, measurePacing } from '../tools/bench/pacing';
-import { buildBundles } from '../tools/local/build';
-import { LOCAL_DIR } from '../tools/local/paths';
-import { ANY_FREE_PORTS, checkJava, ensureDynamoDbLocal, startEmulators } from '../tools/local/emulators';
-import { loadLocalSettings } from '../tools/local/settings';
+import { measureBatchLatency } from './batch-latency';
+import { measureBundle } from './bundle';
+import { costModel } from './cost';
+import { cpuBetween, sampleCpu } from './cpu';
+import { measureDynamoDbRequests } from './dynamodb-requests';
+import { createInProcessStack } from './in-process';
+import { formatTable, machine, type BenchResult } from './report';
+import { measureThroughput } from './throughput';
+import { formatPacing, measurePacing } from './pacing';
+import { buildBundles } from '../local/build';
+import { LOCAL_DIR } from '../local/paths';
+import { ANY_FREE_PORTS, checkJava, ensureDynamoDbLocal, startEmulators } from '../local/emulators';
+import { loadLocalSettings } from '../local/settings';
 
 const THROUGHPUT_MESSAGES = Number(process.env.BENCH_MESSAGES ?? 2000);
 const THROUGHPUT_ROUNDS = 4; // on, off, off, on, on, off, off, on
@@ -98,9 +98,18 @@ async function pacingMain(): Promise<void> {
   }
 }
 
-async function main(): Promise<void> {
-  if (process.argv[2] === 'pacing') return pacingMain();
-  if (process.argv[2] !== undefined) throw new Error(`unknown benchmark "${process.argv[2]}" (known: pacing)`);
+const USAGE = `Usage: npm run bench              dedupe on vs off: throughput, DynamoDB requests, batch latency, init, cost
+       npm run bench -- pacing    send pacing against a rate-limited local SES
+
+Writes .local/bench.json or .local/bench-pacing.json and prints a table (see BENCHMARKS.md).`;
+
+async function bench(mode: string | undefined): Promise<void> {
+  if (mode === '--help' || mode === '-h') {
+    console.log(USAGE);
+    return;
+  }
+  if (mode === 'pacing') return pacingMain();
+  if (mode !== undefined) throw new Error(`unknown benchmark "${mode}" (known: pacing)\n\n${USAGE}`);
   // The same settings for every measurement; no batching window, so a batch never waits to fill.
   // Pacing off in effect: these runs measure the dedupe, not SES's rate (see the pacing benchmark).
   const settings = loadLocalSettings({ maxBatchingWindowSeconds: 0, functionTimeoutSeconds: 5, maxSendRate: 100_000 });
@@ -185,10 +194,15 @@ async function main(): Promise<void> {
   console.log(`\nWrote ${path.relative(process.cwd(), RESULT_FILE)}`);
 }
 
-main().then(
-  () => process.exit(0),
-  (error: unknown) => {
-    console.error(error instanceof Error ? (error.stack ?? error.message) : error);
-    process.exit(1);
-  },
-);
+/** Runs the benchmark named by the first argument (none: the dedupe benchmark) and exits. */
+export function main(args: readonly string[] = process.argv.slice(2)): Promise<void> {
+  return bench(args[0]).then(
+    () => process.exit(0),
+    (error: unknown) => {
+      console.error(error instanceof Error ? (error.stack ?? error.message) : error);
+      process.exit(1);
+    },
+  );
+}
+
+if (require.main === module) void main();

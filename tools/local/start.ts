@@ -8,18 +8,18 @@
  * STATUS_PORT (8010: GET /deliveries/{key}), SES_MAX_SEND_RATE (14: the local SES answers 429
  * TooManyRequestsException beyond this many recipients a second).
  */
-import '../tools/local/quiet';
+import './quiet';
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import * as path from 'node:path';
-import { checkJava, ensureDynamoDbLocal, startEmulators, type Emulators } from '../tools/local/emulators';
-import { formatDecision } from '../tools/local/format';
-import { LocalPipeline } from '../tools/local/pipeline';
-import { startStatusServer, statusPort, type StatusServer } from '../tools/local/status-server';
+import { checkJava, ensureDynamoDbLocal, startEmulators, type Emulators } from './emulators';
+import { formatDecision } from './format';
+import { LocalPipeline } from './pipeline';
+import { startStatusServer, statusPort, type StatusServer } from './status-server';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { lookupDelivery } from '../lambdas/status/lookup';
-import { sesMaxSendRateFromEnv } from '../tools/local/ses-rate-limit';
-import { loadLocalSettings } from '../tools/local/settings';
-import { OUTPUTS_FILE, PID_FILE, STATE_DIR, localOutputs } from '../tools/local/state';
+import { lookupDelivery } from '../../lambdas/status/lookup';
+import { sesMaxSendRateFromEnv } from './ses-rate-limit';
+import { loadLocalSettings } from './settings';
+import { OUTPUTS_FILE, PID_FILE, STATE_DIR, localOutputs } from './state';
 
 export const LOCAL_NAME = 'email-pipeline';
 
@@ -56,7 +56,8 @@ function consumersWanted(): number {
   return n;
 }
 
-async function main(): Promise<void> {
+/** Starts everything, prints the endpoints, and stops it all on SIGINT or SIGTERM. */
+export async function main(): Promise<void> {
   const started = Date.now();
   claimPidFile();
   const settings = loadLocalSettings();
@@ -152,4 +153,4 @@ async function main(): Promise<void> {
   );
 }
 
-void main();
+if (require.main === module) void main();

@@ -9,14 +9,14 @@
  *
  * It starts its own emulators on free ports, so it runs beside `npm start`.
  */
-import '../tools/local/quiet';
+import './quiet';
 import { PublishCommand, SubscribeCommand } from '@aws-sdk/client-sns';
 import { CreateQueueCommand, GetQueueAttributesCommand, SendMessageCommand } from '@aws-sdk/client-sqs';
-import { ANY_FREE_PORTS, checkJava, ensureDynamoDbLocal, readMailbox, startEmulators } from '../tools/local/emulators';
-import { LocalPipeline } from '../tools/local/pipeline';
-import { waitFor } from '../tools/local/processes';
-import { loadLocalSettings } from '../tools/local/settings';
-import { drainQueue } from '../tools/local/queues';
+import { ANY_FREE_PORTS, checkJava, ensureDynamoDbLocal, readMailbox, startEmulators } from './emulators';
+import { LocalPipeline } from './pipeline';
+import { waitFor } from './processes';
+import { loadLocalSettings } from './settings';
+import { drainQueue } from './queues';
 
 const UNIQUE = Number(process.env.DEMO_MESSAGES ?? 20);
 const SNS_DUPLICATES = Math.ceil(UNIQUE / 3); // envelopes delivered twice
@@ -29,7 +29,7 @@ function table(rows: [string, string | number][]): string {
   return [line, ...rows.map(([l, v]) => `| ${l.padEnd(width)} | ${String(v).padStart(valueWidth)} |`), line].join('\n');
 }
 
-async function main(): Promise<number> {
+async function demo(): Promise<number> {
   await checkJava();
   await ensureDynamoDbLocal();
   console.log('Starting emulators and two consumers (pod-1, pod-2)...');
@@ -136,10 +136,15 @@ async function main(): Promise<number> {
   }
 }
 
-main().then(
-  (code) => process.exit(code),
-  (error: unknown) => {
-    console.error(error instanceof Error ? error.message : error);
-    process.exit(1);
-  },
-);
+/** Runs the demo and exits with its verdict: 0 when every email went out once and the poison was dead-lettered. */
+export function main(): Promise<void> {
+  return demo().then(
+    (code) => process.exit(code),
+    (error: unknown) => {
+      console.error(error instanceof Error ? error.message : error);
+      process.exit(1);
+    },
+  );
+}
+
+if (require.main === module) void main();
