@@ -10,7 +10,7 @@ import { REPO_ROOT } from '../../tools/local/paths';
 test('the incident replay ends with one email per unique message and the poison message dead-lettered', () => {
   const demo = spawnSync(
     process.execPath,
-    [path.join(REPO_ROOT, 'node_modules', 'tsx', 'dist', 'cli.mjs'), path.join(REPO_ROOT, 'tools', 'local', 'demo.ts')],
+    [path.join(REPO_ROOT, 'node_modules', 'tsx', 'dist', 'cli.mjs'), path.join(REPO_ROOT, 'bin', 'demo.ts')],
     { cwd: REPO_ROOT, encoding: 'utf8', timeout: 90_000, env: { ...process.env, DEMO_MESSAGES: '12' } },
   );
   expect(demo.stderr).toBe('');

@@ -18,7 +18,7 @@ import type { DeliveryReport } from '../../lambdas/ledger/schema';
 import { until } from './support';
 
 const TSX = path.join(REPO_ROOT, 'node_modules', 'tsx', 'dist', 'cli.mjs');
-const ENTRY = path.join(REPO_ROOT, 'tools', 'local', 'start.ts');
+const ENTRY = path.join(REPO_ROOT, 'bin', 'local.ts');
 
 let proc: ManagedProcess | undefined;
 afterAll(() => proc?.stop());

@@ -204,5 +204,3 @@ export function main(args: readonly string[] = process.argv.slice(2)): Promise<v
     },
   );
 }
-
-if (require.main === module) void main();

@@ -146,5 +146,3 @@ export function main(): Promise<void> {
     },
   );
 }
-
-if (require.main === module) void main();

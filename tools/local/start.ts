@@ -152,5 +152,3 @@ export async function main(): Promise<void> {
     ].join('\n'),
   );
 }
-
-if (require.main === module) void main();

@@ -1,0 +1,5 @@
+/** `npm run bench [-- pacing]`: what deduplication and pacing cost, on the local stack (tools/bench/main.ts). */
+import '../tools/local/quiet';
+import { main } from '../tools/bench/main';
+
+void main();
