@@ -5,11 +5,11 @@
  * written by `npm start`), or to a deployed topic with --topic-arn (region and
  * credentials from the usual AWS settings: AWS_REGION, AWS_PROFILE, ...).
  */
-import '../lib/local/quiet';
+import '../tools/local/quiet';
 import { parseArgs } from 'node:util';
 import { PublishCommand, SNSClient, type MessageAttributeValue } from '@aws-sdk/client-sns';
-import { OUTPUTS_FILE, readLocalOutputs } from '../lib/local/state';
-import { emulatorConfig } from '../lib/local/emulators';
+import { OUTPUTS_FILE, readLocalOutputs } from '../tools/local/state';
+import { emulatorConfig } from '../tools/local/emulators';
 import { validateEmail, IDEMPOTENCY_KEY_ATTRIBUTE, InvalidMessageError } from '../lambdas/send-email/message';
 
 const USAGE = `Usage: npm run publish -- --to ADDRESS [--to ADDRESS...] (--subject S --text T [--html H] | --template NAME [--data JSON])

@@ -9,14 +9,14 @@
  * 1 the pipeline could not be found or read; 2 bad usage or a key that cannot
  * be a dedupe key.
  */
-import '../lib/local/quiet';
+import '../tools/local/quiet';
 import { parseArgs } from 'node:util';
 import { CloudFormationClient, DescribeStacksCommand } from '@aws-sdk/client-cloudformation';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { InvalidKeyError, lookupDelivery, type LookupTarget } from '../lambdas/status/lookup';
-import { emulatorConfig } from '../lib/local/emulators';
-import { OUTPUTS_FILE, readLocalOutputs } from '../lib/local/state';
+import { emulatorConfig } from '../tools/local/emulators';
+import { OUTPUTS_FILE, readLocalOutputs } from '../tools/local/state';
 import { formatReport, lookupTargetFromOutputs } from '../lib/status';
 
 const USAGE = `Usage: npm run status -- [--stack NAME] <key>

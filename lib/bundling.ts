@@ -2,7 +2,7 @@ import * as path from 'node:path';
 
 /**
  * How the Lambda handlers are bundled. `npm run build` (the pre-built assets the
- * construct ships, tools/build.ts) and the local pipeline (lib/local/build.ts)
+ * construct ships, tools/build.ts) and the local pipeline (tools/local/build.ts)
  * both read these values, so the code a developer runs locally is the code
  * `cdk deploy` uploads.
  */

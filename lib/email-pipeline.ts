@@ -1,4 +1,4 @@
-import { ArnFormat, Aws, CfnResource, Duration, Names, RemovalPolicy, Stack, Validations } from 'aws-cdk-lib';
+import { ArnFormat, Aws, Duration, Names, RemovalPolicy, Stack, Validations } from 'aws-cdk-lib';
 import * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import * as kms from 'aws-cdk-lib/aws-kms';
@@ -8,13 +8,14 @@ import * as logs from 'aws-cdk-lib/aws-logs';
 import * as sns from 'aws-cdk-lib/aws-sns';
 import { SqsSubscription } from 'aws-cdk-lib/aws-sns-subscriptions';
 import * as sqs from 'aws-cdk-lib/aws-sqs';
-import { Construct, IConstruct, IValidation } from 'constructs';
+import { Construct } from 'constructs';
 import { ENV, HANDLER_DEFAULTS } from '../lambdas/send-email/settings';
 import { handlerCode } from './assets';
 import { BUNDLING } from './bundling';
 import { acknowledgeServerlessRules, protectedTableProps } from './construct-defaults';
 import { DLQ_RETENTION_SECONDS, PipelineSettings, ResolvedSettings, SettingsError, resolveSettings } from './config';
 import { IDEMPOTENCY_TABLE, SERVICE_NAME, handlerEnvironment } from './handler-env';
+import { DeliveryContractValidation } from './delivery-contract';
 import { SendLedger } from './ledger';
 
 /** How long the dead-letter queue keeps a message: the SQS maximum, so operators have time to look. */
@@ -349,7 +350,7 @@ export class EmailPipeline extends Construct {
       functions: [this.sendFunction],
     });
 
-    this.node.addValidation(new DeliveryContractValidation(this));
+    this.node.addValidation(new DeliveryContractValidation(this, this.queue));
     // The ledger's buffer has the same contract: SNS envelope in, partial batch responses out.
     this.node.addValidation(new DeliveryContractValidation(this, this.ledger.bufferQueue));
   }
@@ -556,66 +557,6 @@ function checkConstructOptions(
   }
 }
 
-/** A CloudFormation resource as synthesized, overrides included. */
-interface SynthesizedResource {
-  readonly Type: string;
-  readonly Properties?: Record<string, unknown>;
-}
-
-/**
- * Re-checks the delivery contract on what will actually be deployed: an
- * escape hatch (addPropertyOverride and friends) could turn raw message
- * delivery on or batch item failure reporting off after the L2 set them.
- */
-class DeliveryContractValidation implements IValidation {
-  constructor(
-    private readonly pipeline: EmailPipeline,
-    private readonly queue: sqs.IQueue = pipeline.queue,
-  ) {}
-
-  public validate(): string[] {
-    const stack = Stack.of(this.pipeline);
-    const queueArn = JSON.stringify(stack.resolve(this.queue.queueArn));
-    const errors: string[] = [];
-    let subscriptions = 0;
-    let mappings = 0;
-
-    for (const child of stack.node.findAll()) {
-      const resource = synthesized(stack, child);
-      if (resource === undefined) continue;
-      const p = resource.Properties ?? {};
-      if (resource.Type === 'AWS::SNS::Subscription' && JSON.stringify(p.Endpoint) === queueArn) {
-        subscriptions++;
-        if (isTrue(p.RawMessageDelivery)) {
-          errors.push(
-            `rawMessageDelivery=${JSON.stringify(p.RawMessageDelivery)} on the subscription ${child.node.path}: ` +
-              'raw message delivery must stay off, the handler needs the SNS envelope (its MessageId is the dedupe key)',
-          );
-        }
-      }
-      if (resource.Type === 'AWS::Lambda::EventSourceMapping' && JSON.stringify(p.EventSourceArn) === queueArn) {
-        mappings++;
-        const types = p.FunctionResponseTypes;
-        if (!Array.isArray(types) || !types.includes('ReportBatchItemFailures')) {
-          errors.push(
-            `reportBatchItemFailures is off (FunctionResponseTypes=${JSON.stringify(types ?? null)}) on ${child.node.path}: ` +
-              'batch item failure reporting must be on, or one failed message retries (and may resend) the whole batch',
-          );
-        }
-      }
-    }
-    if (subscriptions === 0) {
-      errors.push('the queue has no SNS subscription: the pipeline needs its topic subscribed to the queue');
-    }
-    if (mappings === 0) {
-      errors.push(
-        'the queue has no event source mapping: reportBatchItemFailures must be on a mapping to the function',
-      );
-    }
-    return errors;
-  }
-}
-
 /** How cdk-nag renders an SES ARN of this stack in a finding id. */
 function sesArnPattern(resource: string): string {
   return `arn:<AWS::Partition>:ses:<AWS::Region>:<AWS::AccountId>:${resource}`;
@@ -635,17 +576,4 @@ function isRole(p: iam.IPrincipal): p is iam.IRole {
   return (
     typeof (p as Partial<iam.IRole>).roleArn === 'string' && typeof (p as Partial<iam.IRole>).roleName === 'string'
   );
-}
-
-const CHECKED_TYPES = new Set(['AWS::SNS::Subscription', 'AWS::Lambda::EventSourceMapping']);
-
-/** The resource as it will be synthesized (raw overrides applied), or undefined if it is not one we check. */
-function synthesized(stack: Stack, c: IConstruct): SynthesizedResource | undefined {
-  if (!CfnResource.isCfnResource(c) || !CHECKED_TYPES.has(c.cfnResourceType)) return undefined;
-  const rendered = stack.resolve(c._toCloudFormation()) as { Resources?: Record<string, SynthesizedResource> };
-  return Object.values(rendered.Resources ?? {})[0];
-}
-
-function isTrue(v: unknown): boolean {
-  return v === true || (typeof v === 'string' && v.toLowerCase() === 'true');
 }

@@ -12,7 +12,7 @@ import { rmSync } from 'node:fs';
 import * as path from 'node:path';
 import { build } from 'esbuild';
 import { ASSET_FILE, LAMBDA_ENTRIES } from '../lib/assets';
-import { lambdaBuildOptions } from '../lib/local/build';
+import { lambdaBuildOptions } from './lambda-bundle';
 
 const ROOT = path.join(__dirname, '..');
 const DIST = path.join(ROOT, 'dist');

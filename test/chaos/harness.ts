@@ -14,7 +14,7 @@ import * as path from 'node:path';
 import { PublishCommand } from '@aws-sdk/client-sns';
 import { SendMessageBatchCommand, SendMessageCommand } from '@aws-sdk/client-sqs';
 import type { PipelineSettings } from '../../lib/config';
-import { LOCAL_DIR } from '../../lib/local/paths';
+import { LOCAL_DIR } from '../../tools/local/paths';
 import {
   delay,
   forwardThenReset,
@@ -22,11 +22,11 @@ import {
   startFaultProxy,
   type Behaviour,
   type FaultProxy,
-} from '../../lib/local/fault-proxy';
-import { startSesFront, type SesFront } from '../../lib/local/ses-front';
-import type { Consumer, DecisionEvent } from '../../lib/local/pipeline';
-import { waitFor } from '../../lib/local/processes';
-import { drainQueue } from '../../lib/local/queues';
+} from '../../tools/local/fault-proxy';
+import { startSesFront, type SesFront } from '../../tools/local/ses-front';
+import type { Consumer, DecisionEvent } from '../../tools/local/pipeline';
+import { waitFor } from '../../tools/local/processes';
+import { drainQueue } from '../../tools/local/queues';
 import { email, FAST_RETRY_ENV, startTestPipeline, type TestPipeline } from '../integration/support';
 import { account, type Account, type Crash, type Expect, type Unit } from './account';
 

@@ -6,8 +6,8 @@
  */
 import { SendMessageCommand } from '@aws-sdk/client-sqs';
 import { PublishCommand } from '@aws-sdk/client-sns';
-import { drainQueue } from '../../lib/local/queues';
-import { snsEnvelope } from '../../lib/local/records';
+import { drainQueue } from '../../tools/local/queues';
+import { snsEnvelope } from '../../tools/local/records';
 import { email, startTestPipeline, until, type TestPipeline } from './support';
 
 let p: TestPipeline;

@@ -8,8 +8,8 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { PublishCommand } from '@aws-sdk/client-sns';
-import { freePort } from '../../lib/local/processes';
-import { REPO_ROOT } from '../../lib/local/paths';
+import { freePort } from '../../tools/local/processes';
+import { REPO_ROOT } from '../../tools/local/paths';
 import { startTestPipeline, until, type TestPipeline } from './support';
 
 const TSX = path.join(REPO_ROOT, 'node_modules', 'tsx', 'dist', 'cli.mjs');

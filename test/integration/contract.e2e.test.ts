@@ -7,9 +7,9 @@
  */
 import { PublishCommand } from '@aws-sdk/client-sns';
 import { SendMessageCommand } from '@aws-sdk/client-sqs';
-import { readMailbox, type MailboxEmail } from '../../lib/local/emulators';
-import { drainQueue } from '../../lib/local/queues';
-import { snsEnvelope } from '../../lib/local/records';
+import { readMailbox, type MailboxEmail } from '../../tools/local/emulators';
+import { drainQueue } from '../../tools/local/queues';
+import { snsEnvelope } from '../../tools/local/records';
 import { email, startTestPipeline, until, type TestPipeline } from './support';
 
 let p: TestPipeline;

@@ -5,7 +5,7 @@
  */
 import { spawnSync } from 'node:child_process';
 import * as path from 'node:path';
-import { REPO_ROOT } from '../../lib/local/paths';
+import { REPO_ROOT } from '../../tools/local/paths';
 
 test('the incident replay ends with one email per unique message and the poison message dead-lettered', () => {
   const demo = spawnSync(

@@ -11,10 +11,10 @@ import { SubscribeCommand } from '@aws-sdk/client-sns';
 import { parseSesEvent, type ParsedSesEvent } from '../../lambdas/ledger/events';
 import type { DeliveryReport } from '../../lambdas/ledger/schema';
 import { readLedgerItem, recordEvent, type StoredLedgerItem } from '../../lambdas/ledger/store';
-import { emulatorClients } from '../../lib/local/emulators';
-import { createResources, type LocalResources } from '../../lib/local/resources';
-import { sesEventsFor } from '../../lib/local/ses-front';
-import { loadLocalSettings } from '../../lib/local/settings';
+import { emulatorClients } from '../../tools/local/emulators';
+import { createResources, type LocalResources } from '../../tools/local/resources';
+import { sesEventsFor } from '../../tools/local/ses-front';
+import { loadLocalSettings } from '../../tools/local/settings';
 import { permutations } from '../unit/records';
 import { email, endpointsFromEnv, startTestPipeline, uniqueName, until, type TestPipeline } from './support';
 

@@ -10,10 +10,10 @@ import { createConnection, createServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { PublishCommand, SNSClient } from '@aws-sdk/client-sns';
-import { REPO_ROOT } from '../../lib/local/paths';
-import { emulatorConfig, readMailbox } from '../../lib/local/emulators';
-import { freePort, launch, type ManagedProcess } from '../../lib/local/processes';
-import type { LocalOutputs } from '../../lib/local/state';
+import { REPO_ROOT } from '../../tools/local/paths';
+import { emulatorConfig, readMailbox } from '../../tools/local/emulators';
+import { freePort, launch, type ManagedProcess } from '../../tools/local/processes';
+import type { LocalOutputs } from '../../tools/local/state';
 import type { DeliveryReport } from '../../lambdas/ledger/schema';
 import { until } from './support';
 

@@ -15,12 +15,12 @@ import type { LambdaFunctionURLEvent, LambdaFunctionURLResult } from 'aws-lambda
 import { LEDGER_ENV, ledgerKey, type DeliveryReport, type LedgerItem } from '../../lambdas/ledger/schema';
 import { ENV } from '../../lambdas/send-email/settings';
 import { lookupDelivery, type LookupTarget } from '../../lambdas/status/lookup';
-import { emulatorClients } from '../../lib/local/emulators';
-import { REPO_ROOT } from '../../lib/local/paths';
-import { createResources } from '../../lib/local/resources';
-import { loadLocalSettings } from '../../lib/local/settings';
-import { localOutputs, type LocalOutputs } from '../../lib/local/state';
-import { startStatusServer, type StatusServer } from '../../lib/local/status-server';
+import { emulatorClients } from '../../tools/local/emulators';
+import { REPO_ROOT } from '../../tools/local/paths';
+import { createResources } from '../../tools/local/resources';
+import { loadLocalSettings } from '../../tools/local/settings';
+import { localOutputs, type LocalOutputs } from '../../tools/local/state';
+import { startStatusServer, type StatusServer } from '../../tools/local/status-server';
 import { endpointsFromEnv, uniqueName } from './support';
 
 const endpoints = endpointsFromEnv();

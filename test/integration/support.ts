@@ -3,19 +3,19 @@
  * the emulators that the global set-up started, consumer processes running the
  * real handler bundle, and helpers that wait on conditions.
  */
-import '../../lib/local/quiet';
+import '../../tools/local/quiet';
 import { randomBytes } from 'node:crypto';
 import * as path from 'node:path';
 import { PublishCommand } from '@aws-sdk/client-sns';
 import { SendMessageCommand, type Message } from '@aws-sdk/client-sqs';
 import type { PipelineSettings } from '../../lib/config';
-import { buildBundles, type Bundles } from '../../lib/local/build';
-import { LOCAL_DIR } from '../../lib/local/paths';
-import { readMailbox, type EmulatorEndpoints, type MailboxEmail } from '../../lib/local/emulators';
-import { LocalPipeline, type Consumer, type ConsumerOptions, type DecisionEvent } from '../../lib/local/pipeline';
-import { waitFor } from '../../lib/local/processes';
-import { loadLocalSettings } from '../../lib/local/settings';
-import { drainQueue } from '../../lib/local/queues';
+import { buildBundles, type Bundles } from '../../tools/local/build';
+import { LOCAL_DIR } from '../../tools/local/paths';
+import { readMailbox, type EmulatorEndpoints, type MailboxEmail } from '../../tools/local/emulators';
+import { LocalPipeline, type Consumer, type ConsumerOptions, type DecisionEvent } from '../../tools/local/pipeline';
+import { waitFor } from '../../tools/local/processes';
+import { loadLocalSettings } from '../../tools/local/settings';
+import { drainQueue } from '../../tools/local/queues';
 
 export function endpointsFromEnv(): EmulatorEndpoints {
   const read = (name: string): string => {

@@ -5,8 +5,9 @@
  */
 import { existsSync } from 'node:fs';
 import * as path from 'node:path';
-import { build, type BuildOptions } from 'esbuild';
-import { BUNDLING, LAMBDA_ENTRIES, type LambdaName } from '../bundling';
+import { build } from 'esbuild';
+import { LAMBDA_ENTRIES, type LambdaName } from '../../lib/bundling';
+import { lambdaBuildOptions } from '../lambda-bundle';
 import { LOCAL_DIR } from './paths';
 
 export interface Bundles {
@@ -18,23 +19,6 @@ export interface Bundles {
   readonly functions: Readonly<Partial<Record<LambdaName, string>>>;
   /** The consumer process entry. */
   readonly consumer: string;
-}
-
-/** esbuild options for a Lambda entry point, as `npm run build` bundles it for `cdk deploy`. */
-export function lambdaBuildOptions(entry: string, outfile: string): BuildOptions {
-  return {
-    entryPoints: [entry],
-    outfile,
-    bundle: true,
-    platform: 'node',
-    format: 'cjs',
-    target: BUNDLING.target,
-    minify: BUNDLING.minify,
-    sourcemap: BUNDLING.sourceMap,
-    mainFields: [...BUNDLING.mainFields],
-    external: [...BUNDLING.externalModules],
-    logLevel: 'error',
-  };
 }
 
 export async function buildBundles(outDir = path.join(LOCAL_DIR, 'build')): Promise<Bundles> {

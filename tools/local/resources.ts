@@ -20,8 +20,8 @@ import {
 import { CreateTopicCommand, SubscribeCommand, type SNSClient } from '@aws-sdk/client-sns';
 import { CreateQueueCommand, GetQueueAttributesCommand, type SQSClient } from '@aws-sdk/client-sqs';
 import { LEDGER_TABLE } from '../../lambdas/ledger/schema';
-import { DLQ_RETENTION_SECONDS, type ResolvedSettings } from '../config';
-import { IDEMPOTENCY_TABLE, type HandlerResourceRefs } from '../handler-env';
+import { DLQ_RETENTION_SECONDS, type ResolvedSettings } from '../../lib/config';
+import { IDEMPOTENCY_TABLE, type HandlerResourceRefs } from '../../lib/handler-env';
 
 /**
  * The local send ledger table of the pipeline named `name`: the one place the

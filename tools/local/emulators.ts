@@ -16,7 +16,7 @@
  *   is pointed at the emulator) is not: the SDK warns and uses the URL's host;
  * - use the returned URL verbatim: fauxqs looks queues up by the exact URL string.
  */
-import { LOCAL_CREDENTIALS, LOCAL_REGION } from '../cli/target';
+import { LOCAL_CREDENTIALS, LOCAL_REGION } from '../../lib/cli/target';
 import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { mkdir, mkdtemp, readdir, rename, rm } from 'node:fs/promises';

@@ -11,9 +11,10 @@ import { performance } from 'node:perf_hooks';
 import { promisify } from 'node:util';
 import { gzipSync } from 'node:zlib';
 import { build } from 'esbuild';
-import type { ResolvedSettings } from '../config';
-import { handlerEnvironment } from '../handler-env';
-import { lambdaBuildOptions, type Bundles } from '../local/build';
+import type { ResolvedSettings } from '../../lib/config';
+import { handlerEnvironment } from '../../lib/handler-env';
+import { lambdaBuildOptions } from '../lambda-bundle';
+import type { Bundles } from '../local/build';
 import { LOCAL_AWS_ENV } from '../local/emulators';
 import { median, round } from './stats';
 

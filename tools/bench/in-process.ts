@@ -10,8 +10,8 @@ import { PublishBatchCommand } from '@aws-sdk/client-sns';
 import { Logger } from '@aws-lambda-powertools/logger';
 import { Metrics } from '@aws-lambda-powertools/metrics';
 import type { SQSBatchResponse, SQSRecord } from 'aws-lambda';
-import type { ResolvedSettings } from '../config';
-import { handlerEnvironment } from '../handler-env';
+import type { ResolvedSettings } from '../../lib/config';
+import { handlerEnvironment } from '../../lib/handler-env';
 import {
   createSendConfirmation,
   LedgerAwarePersistenceLayer,

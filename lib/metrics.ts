@@ -1,0 +1,43 @@
+import { Duration } from 'aws-cdk-lib';
+import * as cw from 'aws-cdk-lib/aws-cloudwatch';
+import { METRIC } from '../lambdas/send-email/metric-names';
+import type { EmailPipeline } from './email-pipeline';
+
+/** Metric names the handler publishes in `settings.metricsNamespace`, dimension `service`. */
+export const HANDLER_METRICS = METRIC;
+
+/**
+ * The send function's confirm-before-resend counts (same namespace and
+ * `service` dimension): a lost answer settled by the SES event, or sent again
+ * after the grace period without one.
+ */
+export const LEDGER_METRICS = {
+  confirmedBySesEvent: 'ConfirmedBySesEvent',
+  unconfirmedResends: 'UnconfirmedResends',
+} as const;
+
+/** The default period of the alarms' and the dashboard's metrics. */
+export const FIVE_MINUTES = Duration.minutes(5);
+
+/** A metric the pipeline's handler publishes, with the `service` dimension Powertools adds. */
+export function handlerMetric(pipeline: EmailPipeline, metricName: string, options: cw.MetricOptions = {}): cw.Metric {
+  return new cw.Metric({
+    namespace: pipeline.settings.metricsNamespace,
+    metricName,
+    dimensionsMap: { service: pipeline.serviceName },
+    statistic: cw.Stats.SUM,
+    period: FIVE_MINUTES,
+    ...options,
+  });
+}
+
+/** An account-level SES metric. */
+export function sesMetric(metricName: string, options: cw.MetricOptions = {}): cw.Metric {
+  return new cw.Metric({
+    namespace: 'AWS/SES',
+    metricName,
+    statistic: cw.Stats.SUM,
+    period: FIVE_MINUTES,
+    ...options,
+  });
+}
