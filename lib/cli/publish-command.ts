@@ -1,7 +1,7 @@
 /** `email-pipeline publish`: one email to the pipeline's topic, checked first as the pipeline will check it. */
 import { IDEMPOTENCY_KEY_ATTRIBUTE } from '../../lambdas/send-email/message';
 import { checkEmail, EmailPublisher, InvalidMessageError, type EmailMessageInput } from '../publisher';
-import { parse } from './args';
+import { parseCommand, type Parsed } from './args';
 import { OperationError, UsageError } from './errors';
 import { output, resolveTarget, type ClientSettings } from './target';
 import type { Command, Io } from './command';
@@ -33,7 +33,7 @@ const OPTIONS = {
   help: { type: 'boolean', short: 'h' },
 } as const;
 
-type Values = ReturnType<typeof parse<typeof OPTIONS>>['values'];
+type Values = Parsed<typeof OPTIONS>['values'];
 
 const TOPIC_ARN = /^arn:aws[a-z-]*:sns:([a-z0-9-]+):\d{12}:[A-Za-z0-9_-]+$/;
 
@@ -140,11 +140,9 @@ export const publishCommand: Command = {
   summary: 'publish one email, checked first as the pipeline will check it',
   usage: PUBLISH_USAGE,
   async run(argv: readonly string[], io: Io): Promise<void> {
-    const { values, positionals } = parse(argv, OPTIONS, PUBLISH_USAGE);
-    if (values.help) {
-      io.out(PUBLISH_USAGE);
-      return;
-    }
+    const parsed = parseCommand(argv, OPTIONS, PUBLISH_USAGE, io);
+    if (!parsed) return;
+    const { values, positionals } = parsed;
     if (positionals.length > 0) usage(`unexpected argument "${positionals[0] ?? ''}"`);
     if (values.stack !== undefined && values['topic-arn'] !== undefined) usage('give --stack or --topic-arn, not both');
     const message = messageOf(values);
