@@ -172,6 +172,11 @@ function requestError(error: unknown): BatchEntryError {
     : { code: 'Error', message: String(error), senderFault: false };
 }
 
+/** A client, not its configuration (by shape: an app's own copy of the SDK has its own SNSClient class). */
+function isClient(sns: EmailPublisherProps['sns']): sns is SNSClient {
+  return typeof (sns as { send?: unknown } | undefined)?.send === 'function';
+}
+
 export class EmailPublisher {
   readonly topicArn: string;
   readonly sns: SNSClient;
@@ -179,11 +184,11 @@ export class EmailPublisher {
 
   constructor(props: EmailPublisherProps) {
     this.topicArn = props.topicArn;
-    this.ownsClient = !(props.sns instanceof SNSClient);
+    const given = isClient(props.sns) ? props.sns : undefined;
+    this.ownsClient = given === undefined;
     this.sns =
-      props.sns instanceof SNSClient
-        ? props.sns
-        : new SNSClient({ requestHandler: { connectionTimeout: 1000, requestTimeout: 10_000 }, ...props.sns });
+      given ??
+      new SNSClient({ requestHandler: { connectionTimeout: 1000, requestTimeout: 10_000 }, ...(props.sns ?? {}) });
   }
 
   /**

@@ -231,3 +231,16 @@ describe('publishBatch', () => {
     expect(result.results[1]).toMatchObject({ ok: false, error: { code: 'NoResult' } });
   });
 });
+
+describe('the SNS client', () => {
+  test('a client given is used as it is', () => {
+    const sns = new SNSClient({ region: 'eu-west-1' });
+    expect(new EmailPublisher({ topicArn: TOPIC_ARN, sns }).sns).toBe(sns);
+  });
+
+  test('a configuration given builds a client with it', async () => {
+    const client = new EmailPublisher({ topicArn: TOPIC_ARN, sns: { region: 'ap-southeast-2' } });
+    expect(await client.sns.config.region()).toBe('ap-southeast-2');
+    client.destroy();
+  });
+});
