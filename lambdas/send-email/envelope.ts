@@ -4,12 +4,12 @@
  * No I/O, no clients.
  */
 import {
+  checkIdempotencyKey,
   describe,
   fail,
   IDEMPOTENCY_KEY_ATTRIBUTE,
   InvalidMessageError,
   isObject,
-  LIMITS,
   validateEmail,
   type EmailMessage,
 } from './message';
@@ -94,20 +94,6 @@ function readEnvelope(body: Json, topicArn: string): Envelope {
   return { messageId: body.MessageId, message: body.Message, ...(attributeKey !== undefined ? { attributeKey } : {}) };
 }
 
-function checkKey(key: string): string {
-  if (key.length === 0 || key.trim() !== key) {
-    fail('InvalidKey', `attribute ${IDEMPOTENCY_KEY_ATTRIBUTE}`, 'must not be empty or start or end with spaces');
-  }
-  if (key.length > LIMITS.maxKeyLength) {
-    fail('InvalidKey', `attribute ${IDEMPOTENCY_KEY_ATTRIBUTE}`, `must be at most ${LIMITS.maxKeyLength} characters`);
-  }
-  // eslint-disable-next-line no-control-regex -- finding control characters is the point
-  if (/[\u0000-\u001f\u007f]/.test(key) || !key.isWellFormed()) {
-    fail('InvalidKey', `attribute ${IDEMPOTENCY_KEY_ATTRIBUTE}`, 'must not contain control characters');
-  }
-  return key;
-}
-
 function parseJson(text: string, field: string): unknown {
   try {
     return JSON.parse(text);
@@ -138,7 +124,7 @@ export function parseRecord(record: QueueRecordLike, topicArn: string): ParsedRe
   const envelope = readEnvelope(body, topicArn);
   const snsMessageId = envelope.messageId;
   if (envelope.attributeKey !== undefined) {
-    const key = tagged({ snsMessageId }, () => checkKey(envelope.attributeKey ?? ''));
+    const key = tagged({ snsMessageId }, () => checkIdempotencyKey(envelope.attributeKey ?? ''));
     const email = tagged({ key, snsMessageId }, () => validateEmail(parseJson(envelope.message, 'envelope.Message')));
     return { key, keySource: 'attribute', snsMessageId, email };
   }

@@ -82,13 +82,168 @@ export function describe(value: unknown): string {
 
 // ---------------------------------------------------------------- the contract
 
-const KNOWN_FIELDS = new Set(['to', 'cc', 'bcc', 'replyTo', 'subject', 'text', 'html', 'template', 'tags']);
+/** A rule on a string: a pattern, and what is wrong when it matches (forbids) or does not (matches). */
+export interface PatternRule {
+  readonly pattern: RegExp;
+  readonly reason: string;
+}
 
-const TAG = /^[A-Za-z0-9_-]+$/;
-const TEMPLATE_NAME = /^[A-Za-z0-9_-]+$/;
+/** What a string field must be. JSON Schema lengths count code points, these UTF-16 units (as JavaScript). */
+export interface TextRules {
+  /** At least this many characters. @default no minimum */
+  readonly minLength?: number;
+  /** At most this many characters. @default no maximum */
+  readonly maxLength?: number;
+  /** Must hold a character other than white space. @default false */
+  readonly nonBlank?: boolean;
+  /** The whole value must match. @default anything */
+  readonly matches?: PatternRule;
+  /** Must contain no match of any of these. @default none */
+  readonly forbids?: readonly PatternRule[];
+  /** What a lone surrogate (not expressible in JSON Schema) is reported as. @default "contains invalid Unicode" */
+  readonly illFormed?: string;
+}
+
+/**
+ * One field of the message body. An address list's maxItems for to, cc and bcc is implied by the
+ * limit on them together (`recipients`), which a JSON Schema cannot state.
+ */
+export type ContractField =
+  | { readonly kind: 'addresses'; readonly description: string; readonly minItems?: number; readonly maxItems: number }
+  | { readonly kind: 'text'; readonly description: string; readonly rules: TextRules }
+  | { readonly kind: 'template'; readonly description: string }
+  | { readonly kind: 'tags'; readonly description: string };
+
+// eslint-disable-next-line no-control-regex -- finding control characters is the point
+const CONTROL = /[\u0000-\u001f\u007f]/;
 // Control characters other than tab, CR and LF (allowed in bodies only).
 // eslint-disable-next-line no-control-regex -- finding control characters is the point
 const CONTROL_IN_BODY = /[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f]/;
+const CONTROL_RULE: PatternRule = { pattern: CONTROL, reason: 'must not contain control characters' };
+const NAME_CHARACTERS = /^[A-Za-z0-9_-]+$/;
+
+/**
+ * The message contract v1.1, declared once: {@link validateEmail} and {@link checkIdempotencyKey}
+ * enforce it, and the JSON Schema for publishers in other languages
+ * (schema/email-message.schema.json, `npm run schema`) is generated from it.
+ */
+export const CONTRACT = {
+  version: '1.1',
+  /** The fields of the message body, the only ones allowed; `to` is the one always required. */
+  fields: {
+    to: {
+      kind: 'addresses',
+      description: 'Recipients: an address or a list of them, at least one.',
+      minItems: 1,
+      maxItems: LIMITS.maxRecipients,
+    },
+    cc: { kind: 'addresses', description: 'Copy recipients.', maxItems: LIMITS.maxRecipients },
+    bcc: { kind: 'addresses', description: 'Blind-copy recipients.', maxItems: LIMITS.maxRecipients },
+    replyTo: { kind: 'addresses', description: 'Reply-To addresses.', maxItems: LIMITS.maxReplyTo },
+    subject: {
+      kind: 'text',
+      description: 'Required with text/html, not allowed with a template.',
+      rules: {
+        nonBlank: true,
+        maxLength: LIMITS.maxSubjectLength,
+        forbids: [
+          { pattern: /[\r\n]/, reason: 'must not contain CR or LF (header injection)' },
+          // Control characters but CR and LF (reported above).
+          // eslint-disable-next-line no-control-regex -- finding control characters is the point
+          { pattern: /[\u0000-\u0009\u000b\u000c\u000e-\u001f\u007f]/, reason: CONTROL_RULE.reason },
+          { pattern: BIDI_OR_INVISIBLE, reason: 'must not contain invisible or text-direction characters' },
+        ],
+      },
+    },
+    text: {
+      kind: 'text',
+      description: 'The plain-text body (with html, or alone).',
+      rules: { nonBlank: true, forbids: [{ pattern: CONTROL_IN_BODY, reason: 'contains control characters' }] },
+    },
+    html: {
+      kind: 'text',
+      description: 'The HTML body (with text, or alone).',
+      rules: { nonBlank: true, forbids: [{ pattern: CONTROL_IN_BODY, reason: 'contains control characters' }] },
+    },
+    template: { kind: 'template', description: 'A stored SES template and its data, instead of subject/text/html.' },
+    tags: { kind: 'tags', description: 'SES message tags, name -> value.' },
+  } satisfies Record<string, ContractField>,
+  /** to, cc and bcc together. */
+  recipients: { fields: ['to', 'cc', 'bcc'], max: LIMITS.maxRecipients },
+  /** Text + HTML + template data + subject, in UTF-8 bytes. */
+  maxContentBytes: LIMITS.maxContentBytes,
+  template: {
+    fields: ['name', 'data'],
+    name: {
+      maxLength: LIMITS.maxTemplateNameLength,
+      matches: {
+        pattern: NAME_CHARACTERS,
+        reason: `must be 1 to ${LIMITS.maxTemplateNameLength} letters, digits, _ or -`,
+      },
+    } satisfies TextRules,
+  },
+  tags: {
+    maxEntries: LIMITS.maxTags,
+    name: {
+      maxLength: LIMITS.maxTagLength,
+      matches: { pattern: NAME_CHARACTERS, reason: `name must be 1 to ${LIMITS.maxTagLength} letters, digits, _ or -` },
+    } satisfies TextRules,
+    /** Tag names the pipeline keeps for itself (case-insensitive). */
+    reserved: {
+      pattern: /^[Dd][Ee][Dd][Uu][Pp][Ee]/,
+      reason: 'names starting with "dedupe" are reserved for the pipeline',
+    },
+    value: {
+      maxLength: LIMITS.maxTagLength,
+      matches: {
+        pattern: NAME_CHARACTERS,
+        reason: `value must be a string of 1 to ${LIMITS.maxTagLength} letters, digits, _ or -`,
+      },
+    } satisfies TextRules,
+  },
+  /** The optional SNS message attribute (String or Number) that makes the dedupe key. */
+  idempotencyKey: {
+    attribute: IDEMPOTENCY_KEY_ATTRIBUTE,
+    rules: {
+      maxLength: LIMITS.maxKeyLength,
+      forbids: [{ pattern: /^$|^\s|\s$/, reason: 'must not be empty or start or end with spaces' }, CONTROL_RULE],
+      illFormed: CONTROL_RULE.reason,
+    } satisfies TextRules,
+  },
+} as const;
+
+/** A field name of the message body. */
+export type ContractFieldName = keyof typeof CONTRACT.fields;
+
+/** An address as people write it, or a list of them. */
+export type Addresses = string | readonly string[];
+
+interface Recipients {
+  readonly to: Addresses;
+  readonly cc?: Addresses;
+  readonly bcc?: Addresses;
+  readonly replyTo?: Addresses;
+  /** SES message tags, name -> value (letters, digits, `_`, `-`). */
+  readonly tags?: Readonly<Record<string, string>>;
+}
+
+/** Simple content: a subject with text, HTML or both. */
+type SimpleContent = { readonly subject: string; readonly template?: never } & (
+  { readonly text: string; readonly html?: string } | { readonly text?: string; readonly html: string }
+);
+
+/** A stored SES template (it defines the subject). */
+interface TemplateContent {
+  readonly template: { readonly name: string; readonly data?: Readonly<Record<string, unknown>> };
+  readonly subject?: never;
+  readonly text?: never;
+  readonly html?: never;
+}
+
+/** A message as a publisher writes it: the JSON body of the SNS message (contract v1.1). */
+export type EmailMessageInput = Recipients & (SimpleContent | TemplateContent);
+
+const KNOWN_FIELDS = Object.keys(CONTRACT.fields) as ContractFieldName[];
 
 class Collector {
   readonly issues: ValidationIssue[] = [];
@@ -97,7 +252,39 @@ class Collector {
   }
 }
 
-function addressList(c: Collector, field: string, value: unknown, required: boolean): string[] {
+/** Checks a string against its declared rules, each problem reported on `field`. */
+function checkText(c: Collector, field: string, value: string, rules: TextRules): void {
+  if (rules.minLength !== undefined && value.length < rules.minLength) {
+    c.add(field, rules.minLength === 1 ? 'must not be empty' : `must be at least ${rules.minLength} characters`);
+  } else if (rules.nonBlank && value.trim() === '') c.add(field, 'must not be empty');
+  for (const rule of rules.forbids ?? []) if (rule.pattern.test(value)) c.add(field, rule.reason);
+  if (!value.isWellFormed()) c.add(field, rules.illFormed ?? 'contains invalid Unicode (a lone surrogate)');
+  if (rules.matches && !rules.matches.pattern.test(value)) c.add(field, rules.matches.reason);
+  else if (rules.maxLength !== undefined && value.length > rules.maxLength) {
+    c.add(field, rules.matches?.reason ?? `must be at most ${rules.maxLength} characters`);
+  }
+}
+
+/** What is wrong with an idempotency key (the first issue first), or nothing when the pipeline takes it. */
+export function idempotencyKeyIssues(key: string): readonly ValidationIssue[] {
+  const c = new Collector();
+  checkText(c, `attribute ${IDEMPOTENCY_KEY_ATTRIBUTE}`, key, CONTRACT.idempotencyKey.rules);
+  return c.issues;
+}
+
+/**
+ * Checks an idempotency key (the `idempotency-key` message attribute) as the pipeline does, and
+ * returns it. Throws {@link InvalidMessageError} (code InvalidKey) naming the attribute and the reason.
+ */
+export function checkIdempotencyKey(key: string): string {
+  const [first] = idempotencyKeyIssues(key);
+  if (first) throw new InvalidMessageError('InvalidKey', [first]);
+  return key;
+}
+
+function addressList(c: Collector, field: ContractFieldName, value: unknown): string[] {
+  const declared: ContractField = CONTRACT.fields[field];
+  const required = declared.kind === 'addresses' && (declared.minItems ?? 0) > 0;
   if (value === undefined) {
     if (required) c.add(field, 'is required');
     return [];
@@ -131,40 +318,31 @@ function optionalString(c: Collector, field: string, value: unknown): string | u
   return value;
 }
 
-function checkBody(c: Collector, field: string, value: string): void {
-  if (value.trim() === '') c.add(field, 'must not be empty');
-  if (!value.isWellFormed()) c.add(field, 'contains invalid Unicode (a lone surrogate)');
-  if (CONTROL_IN_BODY.test(value)) c.add(field, 'contains control characters');
-}
-
-function checkSubject(c: Collector, subject: string): void {
-  if (subject.trim() === '') c.add('subject', 'must not be empty');
-  if (/[\r\n]/.test(subject)) c.add('subject', 'must not contain CR or LF (header injection)');
-  // eslint-disable-next-line no-control-regex -- finding control characters is the point
-  else if (/[\u0000-\u001f\u007f]/.test(subject)) c.add('subject', 'must not contain control characters');
-  if (BIDI_OR_INVISIBLE.test(subject)) c.add('subject', 'must not contain invisible or text-direction characters');
-  if (!subject.isWellFormed()) c.add('subject', 'contains invalid Unicode (a lone surrogate)');
-  if (subject.length > LIMITS.maxSubjectLength)
-    c.add('subject', `must be at most ${LIMITS.maxSubjectLength} characters`);
-}
-
 function readTemplate(c: Collector, value: unknown): EmailMessage['template'] | undefined {
   if (value === undefined) return undefined;
   if (!isObject(value)) {
     c.add('template', `must be an object { name, data }, got ${describe(value)}`);
     return undefined;
   }
+  const allowed: readonly string[] = CONTRACT.template.fields;
   for (const key of Object.keys(value)) {
-    if (key !== 'name' && key !== 'data') c.add(`template.${key}`, 'is not a known field (allowed: name, data)');
+    if (!allowed.includes(key)) c.add(`template.${key}`, `is not a known field (allowed: ${allowed.join(', ')})`);
   }
   const { name, data } = value;
   if (typeof name !== 'string' || name === '') {
     c.add('template.name', 'is required: the name of a stored SES template');
-  } else if (name.length > LIMITS.maxTemplateNameLength || !TEMPLATE_NAME.test(name)) {
-    c.add('template.name', `must be 1 to ${LIMITS.maxTemplateNameLength} letters, digits, _ or -`);
+  } else {
+    checkText(c, 'template.name', name, CONTRACT.template.name);
   }
   if (data !== undefined && !isObject(data)) c.add('template.data', `must be an object, got ${describe(data)}`);
   return typeof name === 'string' ? { name, data: isObject(data) ? data : {} } : undefined;
+}
+
+/** Only the first problem of a tag is reported. */
+function firstIssue(field: string, value: string, rules: TextRules): ValidationIssue | undefined {
+  const c = new Collector();
+  checkText(c, field, value, rules);
+  return c.issues[0];
 }
 
 function readTags(c: Collector, value: unknown): Record<string, string> {
@@ -173,20 +351,20 @@ function readTags(c: Collector, value: unknown): Record<string, string> {
     c.add('tags', `must be an object of name -> value, got ${describe(value)}`);
     return {};
   }
+  const { maxEntries, name: nameRules, reserved, value: valueRules } = CONTRACT.tags;
   const entries = Object.entries(value);
-  if (entries.length > LIMITS.maxTags) c.add('tags', `must have at most ${LIMITS.maxTags} entries`);
+  if (entries.length > maxEntries) c.add('tags', `must have at most ${maxEntries} entries`);
   const out: [string, string][] = [];
   for (const [name, tagValue] of entries) {
     const field = `tags.${name}`;
-    if (!TAG.test(name) || name.length > LIMITS.maxTagLength) {
-      c.add(field, `name must be 1 to ${LIMITS.maxTagLength} letters, digits, _ or -`);
-    } else if (name.toLowerCase().startsWith('dedupe')) {
-      c.add(field, 'names starting with "dedupe" are reserved for the pipeline');
-    } else if (typeof tagValue !== 'string' || !TAG.test(tagValue) || tagValue.length > LIMITS.maxTagLength) {
-      c.add(field, `value must be a string of 1 to ${LIMITS.maxTagLength} letters, digits, _ or -`);
-    } else {
-      out.push([name, tagValue]);
-    }
+    const problem =
+      firstIssue(field, name, nameRules) ??
+      (reserved.pattern.test(name) ? { field, reason: reserved.reason } : undefined) ??
+      (typeof tagValue === 'string'
+        ? firstIssue(field, tagValue, valueRules)
+        : { field, reason: valueRules.matches.reason });
+    if (problem) c.add(problem.field, problem.reason);
+    else out.push([name, tagValue as string]);
   }
   // fromEntries defines own properties, so a tag named "__proto__" stays a tag.
   return Object.fromEntries(out);
@@ -206,17 +384,20 @@ export function validateEmail(message: unknown): EmailMessage {
   }
   const c = new Collector();
   for (const key of Object.keys(message)) {
-    if (!KNOWN_FIELDS.has(key)) c.add(key, `is not a known field (allowed: ${[...KNOWN_FIELDS].join(', ')})`);
+    if (!(KNOWN_FIELDS as string[]).includes(key)) {
+      c.add(key, `is not a known field (allowed: ${KNOWN_FIELDS.join(', ')})`);
+    }
   }
-  const to = addressList(c, 'to', message.to, true);
-  const cc = addressList(c, 'cc', message.cc, false);
-  const bcc = addressList(c, 'bcc', message.bcc, false);
-  const replyTo = addressList(c, 'replyTo', message.replyTo, false);
+  const to = addressList(c, 'to', message.to);
+  const cc = addressList(c, 'cc', message.cc);
+  const bcc = addressList(c, 'bcc', message.bcc);
+  const replyTo = addressList(c, 'replyTo', message.replyTo);
   const recipients = to.length + cc.length + bcc.length;
-  if (recipients > LIMITS.maxRecipients) {
-    c.add('to', `to, cc and bcc together must have at most ${LIMITS.maxRecipients} recipients, got ${recipients}`);
+  if (recipients > CONTRACT.recipients.max) {
+    c.add('to', `to, cc and bcc together must have at most ${CONTRACT.recipients.max} recipients, got ${recipients}`);
   }
-  if (replyTo.length > LIMITS.maxReplyTo) c.add('replyTo', `must have at most ${LIMITS.maxReplyTo} addresses`);
+  const maxReplyTo = CONTRACT.fields.replyTo.maxItems;
+  if (replyTo.length > maxReplyTo) c.add('replyTo', `must have at most ${maxReplyTo} addresses`);
 
   const subject = optionalString(c, 'subject', message.subject);
   const text = optionalString(c, 'text', message.text);
@@ -234,16 +415,20 @@ export function validateEmail(message: unknown): EmailMessage {
     c.add('subject', 'must not be set with a template: the template defines the subject');
   }
   if (hasSimple && message.subject === undefined) c.add('subject', 'is required');
-  if (subject !== undefined) checkSubject(c, subject);
-  if (text !== undefined) checkBody(c, 'text', text);
-  if (html !== undefined) checkBody(c, 'html', html);
+  for (const [field, value] of [
+    ['subject', subject],
+    ['text', text],
+    ['html', html],
+  ] as const) {
+    if (value !== undefined) checkText(c, field, value, CONTRACT.fields[field].rules);
+  }
 
   const contentBytes =
     utf8Bytes(text) + utf8Bytes(html) + (template ? utf8Bytes(JSON.stringify(template.data)) : 0) + utf8Bytes(subject);
-  if (contentBytes > LIMITS.maxContentBytes) {
+  if (contentBytes > CONTRACT.maxContentBytes) {
     c.add(
       text !== undefined || html !== undefined ? 'text' : 'template.data',
-      `content is ${contentBytes} bytes, over the limit of ${LIMITS.maxContentBytes}`,
+      `content is ${contentBytes} bytes, over the limit of ${CONTRACT.maxContentBytes}`,
     );
   }
 

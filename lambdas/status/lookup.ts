@@ -6,7 +6,7 @@
  */
 import { createHash } from 'node:crypto';
 import { GetCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { LIMITS } from '../send-email/message';
+import { idempotencyKeyIssues } from '../send-email/message';
 import { LEDGER_TABLE, ledgerKey, type DeliveryReport, type LedgerEvent, type LedgerItem } from '../ledger/schema';
 
 /** The HTTP path of a lookup: `GET /deliveries/{key}` (the key URL-encoded). */
@@ -33,11 +33,7 @@ export interface LookupDeps extends LookupTarget {
  * the send function applies to the `idempotency-key` attribute.
  */
 export function keyProblem(key: string): string | undefined {
-  if (key.length === 0 || key.trim() !== key) return 'must not be empty or start or end with spaces';
-  if (key.length > LIMITS.maxKeyLength) return `must be at most ${LIMITS.maxKeyLength} characters`;
-  // eslint-disable-next-line no-control-regex -- finding control characters is the point
-  if (/[\u0000-\u001f\u007f]/.test(key) || !key.isWellFormed()) return 'must not contain control characters';
-  return undefined;
+  return idempotencyKeyIssues(key)[0]?.reason;
 }
 
 /** A key that {@link keyProblem} refuses. */

@@ -3,6 +3,7 @@
  * turned into usage errors that name the option and suggest the closest known one.
  */
 import { parseArgs, type ParseArgsConfig } from 'node:util';
+import type { Io } from './command';
 import { suggestion, UsageError } from './errors';
 
 export type Options = NonNullable<ParseArgsConfig['options']>;
@@ -28,6 +29,22 @@ export function parse<O extends Options>(argv: readonly string[], options: O, us
     if (needsValue !== undefined) throw new UsageError(`${needsValue} needs a value`, usage);
     throw new UsageError(text.split('\n')[0] ?? text, usage);
   }
+}
+
+/**
+ * A command's arguments: {@link parse}d, or undefined once `--help` has printed the whole usage
+ * (to stdout: asked for, it is the result).
+ */
+export function parseCommand<O extends Options>(
+  argv: readonly string[],
+  options: O,
+  usage: string,
+  io: Pick<Io, 'out'>,
+): Parsed<O> | undefined {
+  const parsed = parse(argv, options, usage);
+  if (!(parsed.values as { help?: boolean }).help) return parsed;
+  io.out(usage);
+  return undefined;
 }
 
 /** A whole number of at least `min` from an option's text, or a usage error naming the option. */

@@ -1,7 +1,7 @@
 /** `email-pipeline dlq list|redrive|purge`: what is in the DLQ and why; send it back; empty it. */
 import { GetQueueAttributesCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { formatDeadLetter, listDeadLetters, purge, redrive } from '../dlq';
-import { parse, wholeNumber } from './args';
+import { parseCommand, wholeNumber } from './args';
 import { OperationError, suggestion, UsageError } from './errors';
 import { output, resolveTarget, type Target } from './target';
 import type { Command, Io } from './command';
@@ -42,11 +42,9 @@ export const dlqCommand: Command = {
   summary: 'list, redrive or purge the dead-letter queue',
   usage: DLQ_USAGE,
   async run(argv: readonly string[], io: Io): Promise<void> {
-    const { values, positionals } = parse(argv, OPTIONS, DLQ_USAGE);
-    if (values.help) {
-      io.out(DLQ_USAGE);
-      return;
-    }
+    const parsed = parseCommand(argv, OPTIONS, DLQ_USAGE, io);
+    if (!parsed) return;
+    const { values, positionals } = parsed;
     const [sub, ...extra] = positionals;
     if (sub === undefined) throw new UsageError('say what to do: list, redrive or purge', DLQ_USAGE);
     if (!(SUBCOMMANDS as readonly string[]).includes(sub)) {

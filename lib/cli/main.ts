@@ -9,8 +9,9 @@
 import type { Command, Io } from './command';
 import { dlqCommand } from './dlq-command';
 import { OperationError, suggestion, UsageError } from './errors';
+import { publishCommand } from './publish-command';
 
-const COMMANDS: readonly Command[] = [dlqCommand];
+const COMMANDS: readonly Command[] = [dlqCommand, publishCommand];
 
 function topUsage(): string {
   const width = Math.max(...COMMANDS.map((c) => c.name.length));

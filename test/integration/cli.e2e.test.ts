@@ -1,5 +1,5 @@
 /**
- * The operator CLI (`email-pipeline`, what `npm run dlq` runs) as an operator meets it: a real
+ * The operator CLI (`email-pipeline`, what `npm run dlq` and `npm run publish` run) as an operator meets it: a real
  * process against a local pipeline found through its outputs.json, with the exit codes of the
  * convention (0 done, 1 failed with what to do next, 2 usage error with a short usage line).
  */
@@ -191,5 +191,51 @@ describe('a failed operation exits 1 and says what to do next', () => {
     });
     expect(run.status).toBe(1);
     expect(run.stderr).toContain('No AWS region is configured: pass --region, or set AWS_REGION');
+  });
+});
+
+describe('publish', () => {
+  // That the copy is never mailed is the pipeline's part (publisher.e2e.test.ts); here, that the key went with it.
+  test('publishes to the local pipeline with the key as the dedupe key', async () => {
+    const to = p.address('cli-publish');
+    const args = ['publish', '--to', to, '--subject', 'From the CLI', '--text', 'Hi', '--tags', 'source=cli'];
+
+    const first = cli([...args, '--idempotency-key', 'cli-order-42']);
+    const again = cli([...args, '--idempotency-key', 'cli-order-42']);
+
+    expect(first.status).toBe(0);
+    expect(first.stdout).toMatch(/^Published \S+ to the local pipeline \(.*\) with idempotency key cli-order-42$/m);
+    expect(again.status).toBe(0);
+    await until('the copy suppressed', () => p.decisions('duplicate').some((d) => d.dedupeKey === 'cli-order-42'));
+    const mailed = (await p.emails()).filter((e) => e.destination.to.includes(to));
+    expect(mailed.map((e) => e.subject)).toContain('From the CLI');
+  });
+
+  test('a message that breaks the contract exits 2 and is not published', async () => {
+    const before = p.decisions('dead-lettered').length;
+    const run = cli(['publish', '--to', 'not-an-address', '--subject', 'Hello', '--text', 'Hi']);
+    expect(run.status).toBe(2);
+    expect(run.stderr).toContain('--to "not-an-address": must be an email address');
+    expect(run.stdout).toBe('');
+    // A copy that reached the queue would be dead-lettered within a second or two.
+    await new Promise((resolve) => setTimeout(resolve, 2000));
+    expect(p.decisions('dead-lettered')).toHaveLength(before);
+  });
+
+  test('a topic that is gone exits 1 with what SNS said', () => {
+    const gone = mkdtempSync(path.join(os.tmpdir(), 'cli-gone-'));
+    writeFileSync(
+      path.join(gone, 'outputs.json'),
+      JSON.stringify({
+        TopicArn: `${p.pipeline.resources.topicArn}-gone`,
+        SnsEndpoint: p.endpoints.sns,
+        SqsEndpoint: p.endpoints.sqs,
+      }),
+    );
+    const run = cli(['publish', '--to', p.address('gone'), '--subject', 'S', '--text', 'T'], { LOCAL_STATE_DIR: gone });
+    rmSync(gone, { recursive: true, force: true });
+    expect(run.status).toBe(1);
+    expect(run.stderr).toContain('Could not publish to the local pipeline');
+    expect(run.stderr).not.toMatch(/^Usage:/m);
   });
 });

@@ -79,6 +79,8 @@ test('the tarball ships JavaScript, declarations and the pre-built handler, and 
       'dist/lib/index.js',
       'dist/lib/index.d.ts',
       'dist/assets/send-email/index.js',
+      'dist/lib/publisher.d.ts',
+      'schema/email-message.schema.json',
       'CHANGELOG.md',
     ]),
   );
@@ -91,6 +93,19 @@ test('a new app installs it with only aws-cdk-lib and constructs: no esbuild, no
   expect(fs.existsSync(path.join(installed, 'package.json'))).toBe(true);
   expect(fs.existsSync(path.join(app, 'node_modules', 'esbuild'))).toBe(false);
   expect(fs.existsSync(path.join(installed, 'package-lock.json'))).toBe(false);
+});
+
+test('the publisher client loads from the installed package and checks a message with the contract', () => {
+  const script = `
+const { checkEmail, InvalidMessageError } = require('${manifest.name}');
+checkEmail({ to: 'ada@example.com', subject: 'Hi', text: 'Hello' });
+try {
+  checkEmail({ to: 'nobody', subject: 'Hi', text: 'Hello' });
+} catch (error) {
+  if (error instanceof InvalidMessageError) process.stdout.write(error.issues[0].field);
+}
+`;
+  expect(execFileSync(process.execPath, ['-e', script], { cwd: app, encoding: 'utf8' })).toBe('to');
 });
 
 test('the app imports the construct by name, type-checks against the .d.ts and synthesizes a JavaScript asset', () => {

@@ -1,0 +1,175 @@
+/** `email-pipeline publish`: one email to the pipeline's topic, checked first as the pipeline will check it. */
+import { IDEMPOTENCY_KEY_ATTRIBUTE } from '../../lambdas/send-email/message';
+import { checkEmail, EmailPublisher, InvalidMessageError, type EmailMessageInput } from '../publisher';
+import { parseCommand, type Parsed } from './args';
+import { OperationError, UsageError } from './errors';
+import { output, resolveTarget, type ClientSettings } from './target';
+import type { Command, Io } from './command';
+
+export const PUBLISH_USAGE = `Usage: email-pipeline publish --to ADDRESS [--cc ADDRESS] [--bcc ADDRESS] [--reply-to ADDRESS]
+         (--subject S --text T [--html H] | --subject S --html H | --template NAME [--data JSON])
+         [--tags NAME=VALUE[,NAME=VALUE...]] [--idempotency-key KEY] [--stack NAME | --topic-arn ARN] [--region R]
+
+The address options may be repeated. The message is checked as the pipeline checks it, before it is
+published; with --idempotency-key, publishing it again sends no second email (the key is the dedupe key).
+Without --stack or --topic-arn it publishes to the local pipeline (npm start); --topic-arn takes the
+region from the ARN unless --region is given.`;
+
+const OPTIONS = {
+  to: { type: 'string', multiple: true },
+  cc: { type: 'string', multiple: true },
+  bcc: { type: 'string', multiple: true },
+  'reply-to': { type: 'string', multiple: true },
+  subject: { type: 'string' },
+  text: { type: 'string' },
+  html: { type: 'string' },
+  template: { type: 'string' },
+  data: { type: 'string' },
+  tags: { type: 'string', multiple: true },
+  'idempotency-key': { type: 'string' },
+  stack: { type: 'string' },
+  'topic-arn': { type: 'string' },
+  region: { type: 'string' },
+  help: { type: 'boolean', short: 'h' },
+} as const;
+
+type Values = Parsed<typeof OPTIONS>['values'];
+
+const TOPIC_ARN = /^arn:aws[a-z-]*:sns:([a-z0-9-]+):\d{12}:[A-Za-z0-9_-]+$/;
+
+function usage(message: string): never {
+  throw new UsageError(message, PUBLISH_USAGE);
+}
+
+function readData(raw: string | undefined): Record<string, unknown> | undefined {
+  if (raw === undefined) return undefined;
+  let data: unknown;
+  try {
+    data = JSON.parse(raw);
+  } catch {
+    data = undefined;
+  }
+  if (typeof data !== 'object' || data === null || Array.isArray(data)) {
+    usage(`--data must be a JSON object, e.g. --data '{"name":"Ada"}', got ${JSON.stringify(raw)}`);
+  }
+  return data as Record<string, unknown>;
+}
+
+/** `--tags a=b,c=d --tags e=f` as one object. */
+function readTags(raw: readonly string[] | undefined): Record<string, string> | undefined {
+  if (raw === undefined) return undefined;
+  const pairs = raw.flatMap((item) => item.split(','));
+  return Object.fromEntries(
+    pairs.map((pair) => {
+      const at = pair.indexOf('=');
+      if (at <= 0) usage(`--tags takes NAME=VALUE pairs (repeated or comma-separated), got ${JSON.stringify(pair)}`);
+      return [pair.slice(0, at), pair.slice(at + 1)];
+    }),
+  );
+}
+
+/** What the command line says, as the message of the contract; what is missing is named as a flag. */
+function messageOf(values: Values): EmailMessageInput {
+  const { to, subject, text, html, template } = values;
+  if (to === undefined) usage('--to is required');
+  if (values.data !== undefined && template === undefined) usage('--data goes with --template');
+  if (template !== undefined && (subject ?? text ?? html) !== undefined) {
+    usage('--template cannot be combined with --subject, --text or --html: the template defines them');
+  }
+  if (template === undefined && text === undefined && html === undefined) {
+    usage('say what to send: --subject with --text and/or --html, or --template');
+  }
+  if (template === undefined && subject === undefined) usage('--subject is required with --text or --html');
+  const data = readData(values.data);
+  const tags = readTags(values.tags);
+  const common = {
+    to,
+    ...(values.cc ? { cc: values.cc } : {}),
+    ...(values.bcc ? { bcc: values.bcc } : {}),
+    ...(values['reply-to'] ? { replyTo: values['reply-to'] } : {}),
+    ...(tags ? { tags } : {}),
+  };
+  if (template !== undefined) return { ...common, template: { name: template, ...(data ? { data } : {}) } };
+  const body = text !== undefined ? { text, ...(html !== undefined ? { html } : {}) } : { html: html ?? '' };
+  return { ...common, subject: subject ?? '', ...body };
+}
+
+const FLAGS: Readonly<Record<string, string>> = {
+  to: '--to',
+  cc: '--cc',
+  bcc: '--bcc',
+  replyTo: '--reply-to',
+  subject: '--subject',
+  text: '--text',
+  html: '--html',
+  template: '--template',
+  'template.name': '--template',
+  'template.data': '--data',
+  tags: '--tags',
+  [`attribute ${IDEMPOTENCY_KEY_ATTRIBUTE}`]: '--idempotency-key',
+};
+
+/** A contract field as the option that set it: `to[1]` -> `--to "bob@"`, `tags.x` -> `--tags x`. */
+function flagOf(field: string, values: Values): string {
+  const item = /^(to|cc|bcc|replyTo)\[(\d+)\]$/.exec(field);
+  if (item) {
+    const [, name = '', index = '0'] = item;
+    const given = values[name === 'replyTo' ? 'reply-to' : (name as 'to' | 'cc' | 'bcc')]?.[Number(index)];
+    return `${FLAGS[name] ?? name} ${JSON.stringify(given)}`;
+  }
+  if (field.startsWith('tags.')) return `--tags ${field.slice('tags.'.length)}`;
+  return FLAGS[field] ?? field;
+}
+
+/** The client settings and topic to publish to, and how to name them. */
+async function destination(values: Values): Promise<{ topicArn: string; sns: ClientSettings; description: string }> {
+  const topicArn = values['topic-arn'];
+  if (topicArn !== undefined) {
+    const region = TOPIC_ARN.exec(topicArn)?.[1];
+    if (region === undefined) {
+      usage(`--topic-arn must be an SNS topic ARN (arn:aws:sns:REGION:ACCOUNT:NAME), got ${JSON.stringify(topicArn)}`);
+    }
+    return { topicArn, sns: { region: values.region ?? region }, description: topicArn };
+  }
+  const target = await resolveTarget({ stack: values.stack, region: values.region });
+  return { topicArn: output(target, 'TopicArn'), sns: target.clients.sns, description: target.description };
+}
+
+export const publishCommand: Command = {
+  name: 'publish',
+  summary: 'publish one email, checked first as the pipeline will check it',
+  usage: PUBLISH_USAGE,
+  async run(argv: readonly string[], io: Io): Promise<void> {
+    const parsed = parseCommand(argv, OPTIONS, PUBLISH_USAGE, io);
+    if (!parsed) return;
+    const { values, positionals } = parsed;
+    if (positionals.length > 0) usage(`unexpected argument "${positionals[0] ?? ''}"`);
+    if (values.stack !== undefined && values['topic-arn'] !== undefined) usage('give --stack or --topic-arn, not both');
+    const message = messageOf(values);
+    const key = values['idempotency-key'];
+    const options = key !== undefined ? { idempotencyKey: key } : {};
+    try {
+      checkEmail(message, options);
+    } catch (error) {
+      if (!(error instanceof InvalidMessageError)) throw error;
+      usage(
+        `the message breaks the contract: ${error.issues.map((i) => `${flagOf(i.field, values)}: ${i.reason}`).join('; ')}`,
+      );
+    }
+
+    const to = await destination(values);
+    const publisher = new EmailPublisher({ topicArn: to.topicArn, sns: to.sns });
+    try {
+      const published = await publisher.publish(message, options).catch((error: unknown) => {
+        const text = error instanceof Error ? `${error.name}: ${error.message}` : String(error);
+        throw new OperationError(`Could not publish to ${to.description}: ${text}`);
+      });
+      io.out(
+        `Published ${published.messageId} to ${to.description}` +
+          (key !== undefined ? ` with idempotency key ${key}` : ' (dedupe key: this SNS MessageId)'),
+      );
+    } finally {
+      publisher.destroy();
+    }
+  },
+};

@@ -1,0 +1,281 @@
+/**
+ * The publisher client: publishes emails to the pipeline's topic, one at a time or in batches,
+ * each checked first with the contract code the pipeline's function applies (validateEmail and the
+ * idempotency key rules), so that a message the pipeline would refuse is never published.
+ */
+import {
+  PublishBatchCommand,
+  PublishCommand,
+  SNSClient,
+  type MessageAttributeValue,
+  type PublishBatchRequestEntry,
+  type PublishBatchResponse,
+  type SNSClientConfig,
+} from '@aws-sdk/client-sns';
+import {
+  idempotencyKeyIssues,
+  IDEMPOTENCY_KEY_ATTRIBUTE,
+  InvalidMessageError,
+  validateEmail,
+  type EmailMessage,
+  type EmailMessageInput,
+  type ValidationIssue,
+} from '../lambdas/send-email/message';
+
+export { IDEMPOTENCY_KEY_ATTRIBUTE, InvalidMessageError };
+export type { Addresses, EmailMessage, EmailMessageInput, ValidationIssue } from '../lambdas/send-email/message';
+
+/** What SNS accepts: entries per PublishBatch request, and bytes per message and per request. */
+export const SNS_LIMITS = {
+  maxBatchEntries: 10,
+  /** A message's body and attributes, in bytes. */
+  maxMessageBytes: 256 * 1024,
+  /** All the messages of one PublishBatch request together, in bytes. */
+  maxBatchBytes: 256 * 1024,
+} as const;
+
+export interface EmailPublisherProps {
+  /** The pipeline's topic: the stack's `TopicArn` output. */
+  readonly topicArn: string;
+  /**
+   * The SNS client to publish with, or the configuration of one to build (then {@link EmailPublisher.destroy}
+   * destroys it; a client given is left to its owner).
+   * @default a client with the usual AWS region and credentials, a 1 s connection and a 10 s request timeout
+   */
+  readonly sns?: SNSClient | SNSClientConfig;
+}
+
+export interface PublishOptions {
+  /**
+   * The dedupe key, sent as the SNS message attribute `idempotency-key` (String): messages published
+   * with the same key send one email, so a publish may be retried safely. Checked as the pipeline does
+   * (1 to 256 characters, no control characters, no surrounding spaces).
+   * @default none: the SNS MessageId is the key, and a publish retried after a lost answer may send twice
+   */
+  readonly idempotencyKey?: string;
+}
+
+export interface Published {
+  /** The SNS MessageId. */
+  readonly messageId: string;
+  /** The dedupe key the pipeline will use: the idempotency key, else the MessageId. */
+  readonly dedupeKey: string;
+}
+
+export interface BatchEntry extends PublishOptions {
+  readonly message: EmailMessageInput;
+}
+
+/** Why one entry of a batch was not published. */
+export interface BatchEntryError {
+  /**
+   * `InvalidMessage` or `InvalidKey` (refused here, never sent), SNS's code for the entry
+   * (e.g. `InternalError`), or the name of the error that failed the whole request.
+   */
+  readonly code: string;
+  readonly message: string;
+  /** The entry or the request is at fault (fix it: retrying as it is fails again). */
+  readonly senderFault: boolean;
+  /** Every problem with the message or key, each naming its field (for `InvalidMessage` and `InvalidKey`). */
+  readonly issues?: readonly ValidationIssue[];
+}
+
+/** The outcome of one entry of a batch, at the entry's index in the list given. */
+export type BatchEntryResult =
+  | { readonly index: number; readonly ok: true; readonly messageId: string; readonly dedupeKey: string }
+  | { readonly index: number; readonly ok: false; readonly error: BatchEntryError };
+
+export interface BatchPublished {
+  /** One result per entry, in the order given. */
+  readonly results: readonly BatchEntryResult[];
+  /** How many were published. */
+  readonly published: number;
+  /** How many were not (see each result's error). */
+  readonly failed: number;
+}
+
+/** A message checked and ready to publish. */
+interface Prepared {
+  readonly email: EmailMessage;
+  readonly body: string;
+  readonly attributes?: Record<string, MessageAttributeValue>;
+  /** Body and attributes, as SNS counts a message's size. */
+  readonly bytes: number;
+}
+
+/** The field an idempotency key's issues name. */
+const KEY_FIELD = `attribute ${IDEMPOTENCY_KEY_ATTRIBUTE}`;
+
+function prepare(message: unknown, options: PublishOptions): Prepared {
+  const issues: ValidationIssue[] = [];
+  const key = options.idempotencyKey;
+  if (key !== undefined) issues.push(...idempotencyKeyIssues(key).slice(0, 1));
+  // What the pipeline will parse is the JSON text, so that is what is checked.
+  const body = JSON.stringify(message) as string | undefined;
+  let email: EmailMessage | undefined;
+  try {
+    email = validateEmail(body === undefined ? undefined : JSON.parse(body));
+  } catch (error) {
+    if (!(error instanceof InvalidMessageError)) throw error;
+    issues.push(...error.issues);
+  }
+  const attributes =
+    key !== undefined ? { [IDEMPOTENCY_KEY_ATTRIBUTE]: { DataType: 'String', StringValue: key } } : undefined;
+  const bytes =
+    Buffer.byteLength(body ?? '') +
+    (key !== undefined ? Buffer.byteLength(IDEMPOTENCY_KEY_ATTRIBUTE) + 'String'.length + Buffer.byteLength(key) : 0);
+  if (email !== undefined && bytes > SNS_LIMITS.maxMessageBytes) {
+    issues.push({
+      field: 'message',
+      reason: `is ${bytes} bytes as JSON, over SNS's limit of ${SNS_LIMITS.maxMessageBytes}`,
+    });
+  }
+  if (issues.length > 0 || email === undefined || body === undefined) {
+    const code = issues.every((i) => i.field === KEY_FIELD) ? 'InvalidKey' : 'InvalidMessage';
+    throw new InvalidMessageError(code, issues);
+  }
+  return { email, body, ...(attributes ? { attributes } : {}), bytes };
+}
+
+/**
+ * Checks a message (and its idempotency key) as the pipeline will, without publishing it, and
+ * returns the email as the pipeline will send it. Throws {@link InvalidMessageError} listing
+ * every problem, each with its field (`to[1]`, `subject`, `attribute idempotency-key`, ...).
+ */
+export function checkEmail(message: unknown, options: PublishOptions = {}): EmailMessage {
+  return prepare(message, options).email;
+}
+
+/** Groups entries into PublishBatch requests: at most 10 entries and 256 KiB each. */
+function batches<T extends { readonly bytes: number }>(entries: readonly T[]): T[][] {
+  const out: T[][] = [];
+  let current: T[] = [];
+  let bytes = 0;
+  for (const entry of entries) {
+    if (current.length === SNS_LIMITS.maxBatchEntries || bytes + entry.bytes > SNS_LIMITS.maxBatchBytes) {
+      if (current.length > 0) out.push(current);
+      current = [];
+      bytes = 0;
+    }
+    current.push(entry);
+    bytes += entry.bytes;
+  }
+  if (current.length > 0) out.push(current);
+  return out;
+}
+
+/** The SDK error of a whole request as the error of each of its entries. */
+function requestError(error: unknown): BatchEntryError {
+  const fault = (error as { $fault?: string } | undefined)?.$fault;
+  return error instanceof Error
+    ? { code: error.name, message: error.message, senderFault: fault === 'client' }
+    : { code: 'Error', message: String(error), senderFault: false };
+}
+
+/** A client, not its configuration (by shape: an app's own copy of the SDK has its own SNSClient class). */
+function isClient(sns: EmailPublisherProps['sns']): sns is SNSClient {
+  return typeof (sns as { send?: unknown } | undefined)?.send === 'function';
+}
+
+export class EmailPublisher {
+  readonly topicArn: string;
+  readonly sns: SNSClient;
+  private readonly ownsClient: boolean;
+
+  constructor(props: EmailPublisherProps) {
+    this.topicArn = props.topicArn;
+    const given = isClient(props.sns) ? props.sns : undefined;
+    this.ownsClient = given === undefined;
+    this.sns =
+      given ??
+      new SNSClient({ requestHandler: { connectionTimeout: 1000, requestTimeout: 10_000 }, ...(props.sns ?? {}) });
+  }
+
+  /**
+   * Publishes one email. Throws {@link InvalidMessageError} (nothing published) when the message or
+   * the key breaks the contract, or the SDK's error when SNS refuses or cannot be reached (with an
+   * idempotency key, publishing again is safe).
+   */
+  async publish(message: EmailMessageInput, options: PublishOptions = {}): Promise<Published> {
+    const prepared = prepare(message, options);
+    const { MessageId } = await this.sns.send(
+      new PublishCommand({
+        TopicArn: this.topicArn,
+        Message: prepared.body,
+        ...(prepared.attributes ? { MessageAttributes: prepared.attributes } : {}),
+      }),
+    );
+    if (!MessageId) throw new Error(`SNS answered the publish to ${this.topicArn} without a MessageId`);
+    return { messageId: MessageId, dedupeKey: options.idempotencyKey ?? MessageId };
+  }
+
+  /**
+   * Publishes many emails with SNS PublishBatch, as many requests as needed (10 entries and 256 KiB
+   * each), one after another. Never throws for an entry: every entry gets a result, in the order
+   * given. Entries that break the contract are reported and not sent; an entry SNS refuses, or every
+   * entry of a request that failed, is reported with SNS's error (a request that failed may still
+   * have published: entries with an idempotency key can be published again safely).
+   */
+  async publishBatch(entries: readonly BatchEntry[]): Promise<BatchPublished> {
+    const results: BatchEntryResult[] = [];
+    const ready: (Prepared & { readonly index: number; readonly key?: string })[] = [];
+    entries.forEach((entry, index) => {
+      try {
+        ready.push({
+          ...prepare(entry.message, entry),
+          index,
+          ...(entry.idempotencyKey !== undefined ? { key: entry.idempotencyKey } : {}),
+        });
+      } catch (error) {
+        if (!(error instanceof InvalidMessageError)) throw error;
+        results[index] = {
+          index,
+          ok: false,
+          error: { code: error.code, message: error.message, senderFault: true, issues: error.issues },
+        };
+      }
+    });
+    for (const batch of batches(ready)) {
+      const requestEntries: PublishBatchRequestEntry[] = batch.map((entry) => ({
+        Id: String(entry.index),
+        Message: entry.body,
+        ...(entry.attributes ? { MessageAttributes: entry.attributes } : {}),
+      }));
+      let response: PublishBatchResponse;
+      try {
+        response = await this.sns.send(
+          new PublishBatchCommand({ TopicArn: this.topicArn, PublishBatchRequestEntries: requestEntries }),
+        );
+      } catch (error) {
+        for (const { index } of batch) results[index] = { index, ok: false, error: requestError(error) };
+        continue;
+      }
+      const successful = new Map((response.Successful ?? []).map((s) => [s.Id, s.MessageId]));
+      const failed = new Map((response.Failed ?? []).map((f) => [f.Id, f]));
+      for (const { index, key } of batch) {
+        const messageId = successful.get(String(index));
+        const failure = failed.get(String(index));
+        results[index] = messageId
+          ? { index, ok: true, messageId, dedupeKey: key ?? messageId }
+          : {
+              index,
+              ok: false,
+              error: failure
+                ? {
+                    code: failure.Code ?? 'Unknown',
+                    message: failure.Message ?? '',
+                    senderFault: failure.SenderFault ?? false,
+                  }
+                : { code: 'NoResult', message: 'SNS answered without a result for this entry', senderFault: false },
+            };
+      }
+    }
+    const published = results.filter((r) => r.ok).length;
+    return { results, published, failed: results.length - published };
+  }
+
+  /** Releases the SNS client if this publisher built it. */
+  destroy(): void {
+    if (this.ownsClient) this.sns.destroy();
+  }
+}
