@@ -38,13 +38,18 @@ export interface TargetOptions {
   readonly region?: string | undefined;
 }
 
-/** True when something answers HTTP at `endpoint` within a second. */
+/**
+ * False only when nothing listens at `endpoint` (the connection is refused at once: a pipeline
+ * killed without cleaning up). A slow answer from a busy machine is still an answer: the
+ * operation itself then runs with its own timeouts.
+ */
 async function answers(endpoint: string): Promise<boolean> {
   try {
-    await fetch(endpoint, { signal: AbortSignal.timeout(1000) });
+    await fetch(endpoint, { signal: AbortSignal.timeout(10_000) });
     return true;
-  } catch {
-    return false;
+  } catch (error) {
+    const cause = (error as { cause?: { code?: string } }).cause;
+    return cause?.code !== 'ECONNREFUSED';
   }
 }
 

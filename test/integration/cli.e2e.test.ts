@@ -75,22 +75,22 @@ async function deadLetters(count: number): Promise<void> {
 describe('usage errors exit 2 with a short usage line', () => {
   test('no command at all', () => {
     const run = cli([]);
-    expect(run.status).toBe(2);
+    expect(run).toMatchObject({ status: 2 });
     expect(run.stderr).toMatch(/^Usage: email-pipeline <command>/m);
   });
 
   test('a misspelled command is named with a suggestion', () => {
     const run = cli(['dql', 'list']);
-    expect(run.status).toBe(2);
+    expect(run).toMatchObject({ status: 2 });
     expect(run.stderr).toContain('unknown command "dql" (did you mean dlq?)');
   });
 
   test('a misspelled subcommand and an unknown option are named with suggestions', () => {
     const sub = cli(['dlq', 'lis']);
-    expect(sub.status).toBe(2);
+    expect(sub).toMatchObject({ status: 2 });
     expect(sub.stderr).toContain('unknown dlq command "lis" (did you mean list?)');
     const option = cli(['dlq', 'list', '--maxx', '3']);
-    expect(option.status).toBe(2);
+    expect(option).toMatchObject({ status: 2 });
     expect(option.stderr).toContain('unknown option --maxx (did you mean --max?)');
     expect(option.stderr).toMatch(/^Usage: email-pipeline dlq list/m);
     // Only the short usage, not the whole help text.
@@ -102,14 +102,14 @@ describe('usage errors exit 2 with a short usage line', () => {
       '--max must be a whole number of at least 1, got "ten"',
     );
     const purge = cli(['dlq', 'purge']);
-    expect(purge.status).toBe(2);
+    expect(purge).toMatchObject({ status: 2 });
     expect(purge.stderr).toContain('add --yes-delete-all-messages to confirm');
   });
 });
 
 test('--help prints the command usage to stdout and exits 0', () => {
   const run = cli(['dlq', '--help']);
-  expect(run.status).toBe(0);
+  expect(run).toMatchObject({ status: 0 });
   expect(run.stdout).toContain('email-pipeline dlq redrive');
   expect(run.stderr).toBe('');
 });
@@ -126,7 +126,7 @@ describe('operations', () => {
 
     await deadLetters(2);
     const listed = cli(['dlq', 'list']);
-    expect(listed.status).toBe(0);
+    expect(listed).toMatchObject({ status: 0 });
     expect(listed.stdout.trim().split('\n')).toHaveLength(2);
     expect(listed.stdout).toContain('InvalidJson');
     const json = cli(['dlq', 'list', '--json']);
@@ -142,18 +142,18 @@ describe('operations', () => {
     await deadLetters(3);
     // `true` exits without reading: every line the CLI writes meets a closed pipe (EPIPE).
     const run = cli([], {}, `set -o pipefail; "${process.execPath}" "${TSX}" "${CLI}" dlq list | true`);
-    expect(run.status).toBe(0);
+    expect(run).toMatchObject({ status: 0 });
     expect(run.stderr).not.toMatch(/EPIPE|Error/);
   });
 
   test('redrive says how many went back; purge empties the DLQ', async () => {
     await deadLetters(2);
     const redrive = cli(['dlq', 'redrive', '--max', '1']);
-    expect(redrive.status).toBe(0);
+    expect(redrive).toMatchObject({ status: 0 });
     expect(redrive.stdout).toContain('Moved 1 message(s) from the DLQ back to the queue');
     await until('the redriven one dead-lettered again', async () => (await p.pipeline.queueDepth('dlq')).visible === 2);
     const purge = cli(['dlq', 'purge', '--yes-delete-all-messages']);
-    expect(purge.status).toBe(0);
+    expect(purge).toMatchObject({ status: 0 });
     expect(purge.stdout).toContain('Purged the DLQ');
   });
 });
@@ -161,7 +161,7 @@ describe('operations', () => {
 describe('a failed operation exits 1 and says what to do next', () => {
   test('no local pipeline', () => {
     const run = cli(['dlq', 'list'], { LOCAL_STATE_DIR: path.join(stateDir, 'nowhere') });
-    expect(run.status).toBe(1);
+    expect(run).toMatchObject({ status: 1 });
     expect(run.stderr).toContain('No local pipeline found');
     expect(run.stderr).toContain('Start one with npm start');
   });
@@ -175,7 +175,7 @@ describe('a failed operation exits 1 and says what to do next', () => {
     );
     const run = cli(['dlq', 'list'], { LOCAL_STATE_DIR: stale });
     rmSync(stale, { recursive: true, force: true });
-    expect(run.status).toBe(1);
+    expect(run).toMatchObject({ status: 1 });
     expect(run.stderr).toContain('is not running');
     expect(run.stderr).toContain('Start it again with npm start');
     expect(run.stderr).not.toContain('ECONNREFUSED');
@@ -189,7 +189,7 @@ describe('a failed operation exits 1 and says what to do next', () => {
       AWS_CONFIG_FILE: path.join(stateDir, 'no-config'),
       AWS_SHARED_CREDENTIALS_FILE: path.join(stateDir, 'no-credentials'),
     });
-    expect(run.status).toBe(1);
+    expect(run).toMatchObject({ status: 1 });
     expect(run.stderr).toContain('No AWS region is configured: pass --region, or set AWS_REGION');
   });
 });
@@ -203,9 +203,9 @@ describe('publish', () => {
     const first = cli([...args, '--idempotency-key', 'cli-order-42']);
     const again = cli([...args, '--idempotency-key', 'cli-order-42']);
 
-    expect(first.status).toBe(0);
+    expect(first).toMatchObject({ status: 0 });
     expect(first.stdout).toMatch(/^Published \S+ to the local pipeline \(.*\) with idempotency key cli-order-42$/m);
-    expect(again.status).toBe(0);
+    expect(again).toMatchObject({ status: 0 });
     await until('the copy suppressed', () => p.decisions('duplicate').some((d) => d.dedupeKey === 'cli-order-42'));
     const mailed = (await p.emails()).filter((e) => e.destination.to.includes(to));
     expect(mailed.map((e) => e.subject)).toContain('From the CLI');
@@ -214,7 +214,7 @@ describe('publish', () => {
   test('a message that breaks the contract exits 2 and is not published', async () => {
     const before = p.decisions('dead-lettered').length;
     const run = cli(['publish', '--to', 'not-an-address', '--subject', 'Hello', '--text', 'Hi']);
-    expect(run.status).toBe(2);
+    expect(run).toMatchObject({ status: 2 });
     expect(run.stderr).toContain('--to "not-an-address": must be an email address');
     expect(run.stdout).toBe('');
     // A copy that reached the queue would be dead-lettered within a second or two.
@@ -234,7 +234,7 @@ describe('publish', () => {
     );
     const run = cli(['publish', '--to', p.address('gone'), '--subject', 'S', '--text', 'T'], { LOCAL_STATE_DIR: gone });
     rmSync(gone, { recursive: true, force: true });
-    expect(run.status).toBe(1);
+    expect(run).toMatchObject({ status: 1 });
     expect(run.stderr).toContain('Could not publish to the local pipeline');
     expect(run.stderr).not.toMatch(/^Usage:/m);
   });
