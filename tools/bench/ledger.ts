@@ -35,7 +35,7 @@ import { makeContext } from '../local/event-source';
 import { queueRecord, snsEnvelope } from '../local/records';
 import { sesEventsFor } from '../local/ses-front';
 import type { LedgerCostInputs } from './cost';
-import { largestItemBytes, phaseCounts, type CountedCommand } from './dynamodb-requests';
+import { largestItemBytes, phaseCounts, type PhaseCounts } from './dynamodb-requests';
 import { benchEmail, chunk, DynamoDbRequestCounter, type InProcessStack } from './in-process';
 import { median, round } from './stats';
 
@@ -94,12 +94,8 @@ class PublishCounter {
 
 export interface LedgerPhase {
   readonly emails: number;
-  /** DynamoDB commands per email (all of its events), by name. */
-  readonly perEmail: Readonly<Record<CountedCommand, number>>;
-  readonly commandsPerEmail: number;
-  /** HTTP attempts per email: above commandsPerEmail means SDK retries. */
-  readonly attemptsPerEmail: number;
-  readonly errors: Readonly<Record<string, Readonly<Record<string, number>>>>;
+  /** DynamoDB commands, attempts and errors per email (all of its events), as item 2 counts them. */
+  readonly dynamodb: Omit<PhaseCounts, 'emailsSent'>;
   /** Capacity units DynamoDB reported per email; null when it reported none. */
   readonly writeUnitsPerEmail: number | null;
   readonly readUnitsPerEmail: number | null;
@@ -220,17 +216,13 @@ async function expectDelivered(stack: InProcessStack, keys: readonly string[]): 
 }
 
 function ledgerPhase(stack: InProcessStack, emailCount: number, counters: Counters): LedgerPhase {
-  const counts = phaseCounts(emailCount, counters.dynamodb.snapshot());
   const { capacity, publishes } = counters;
   const status = stack.resources.ledger.deliveryStatusTopicArn;
   const reported = capacity.requestsReported > 0;
   const all = [...publishes.byTopic.values()].reduce((sum, n) => sum + n, 0);
   return {
     emails: emailCount,
-    perEmail: counts.perMessage,
-    commandsPerEmail: counts.commandsPerMessage,
-    attemptsPerEmail: counts.attemptsPerMessage,
-    errors: counts.errors,
+    dynamodb: phaseCounts(emailCount, counters.dynamodb.snapshot()),
     writeUnitsPerEmail: reported ? round(capacity.writeUnits / emailCount, 3) : null,
     readUnitsPerEmail: reported ? round(capacity.readUnits / emailCount, 3) : null,
     capacityReported: { asked: capacity.requestsAsked, reported: capacity.requestsReported },
@@ -351,7 +343,8 @@ export async function measureLedger(
 export function ledgerCostInputs(result: LedgerBenchResult): LedgerCostInputs & { readonly unitsFrom: string } {
   const p = result.inOrder;
   const all = p.capacityReported.asked > 0 && p.capacityReported.reported === p.capacityReported.asked;
-  const writeRequests = p.perEmail.PutItem + p.perEmail.UpdateItem + p.perEmail.DeleteItem;
+  const { perMessage } = p.dynamodb;
+  const writeRequests = perMessage.PutItem + perMessage.UpdateItem + perMessage.DeleteItem;
   return {
     batchSize: result.batchSize,
     memoryMb: result.memoryMb,
@@ -359,7 +352,7 @@ export function ledgerCostInputs(result: LedgerBenchResult): LedgerCostInputs & 
     eventsPerEmail: result.eventsPerEmail,
     sqsRequestsPerEvent: result.sqsRequestsPerEvent,
     writeUnitsPerEmail: all && p.writeUnitsPerEmail !== null ? p.writeUnitsPerEmail : writeRequests,
-    readUnitsPerEmail: all && p.readUnitsPerEmail !== null ? p.readUnitsPerEmail : p.perEmail.GetItem,
+    readUnitsPerEmail: all && p.readUnitsPerEmail !== null ? p.readUnitsPerEmail : perMessage.GetItem,
     statusPublishesPerEmail: p.statusPublishesPerEmail,
     unitsFrom: all ? 'ConsumedCapacity' : `requests (items below 1 KB: largest ${result.largestItemBytes} B)`,
   };

@@ -4,7 +4,7 @@ import { cpus, totalmem } from 'node:os';
 import type { BatchLatencyResult } from './batch-latency';
 import type { BundleResult } from './bundle';
 import type { CostResult, LedgerCostResult } from './cost';
-import type { DynamoDbRequestsResult } from './dynamodb-requests';
+import type { CountedCommand, DynamoDbRequestsResult } from './dynamodb-requests';
 import type { LedgerBenchResult } from './ledger';
 import type { ThroughputResult } from './throughput';
 
@@ -54,6 +54,8 @@ const usd = (x: number) => `$${x.toFixed(4)}`;
 function ledgerRows(l: LedgerBenchResult, c: LedgerCostResult): Row[] {
   const p = l.inOrder;
   const units = (x: number | null) => (x === null ? 'not reported' : String(x));
+  const puts = (c: Readonly<Record<CountedCommand, number>>) =>
+    `Put ${c.PutItem} / Update ${c.UpdateItem} / Get ${c.GetItem}`;
   return [
     [
       '5b ledger',
@@ -63,7 +65,7 @@ function ledgerRows(l: LedgerBenchResult, c: LedgerCostResult): Row[] {
     [
       '5b ledger',
       `DynamoDB per email, in order (n=${p.emails})`,
-      `Put ${p.perEmail.PutItem} / Update ${p.perEmail.UpdateItem} / Get ${p.perEmail.GetItem}; attempts ${p.attemptsPerEmail}`,
+      `${puts(p.dynamodb.perMessage)}; attempts ${p.dynamodb.attemptsPerMessage}`,
     ],
     [
       '5b ledger',
@@ -83,7 +85,7 @@ function ledgerRows(l: LedgerBenchResult, c: LedgerCostResult): Row[] {
     [
       '5b ledger',
       `same batch: DynamoDB / status publishes per email (n=${l.sameBatch.emails})`,
-      `Put ${l.sameBatch.perEmail.PutItem} / Update ${l.sameBatch.perEmail.UpdateItem} / Get ${l.sameBatch.perEmail.GetItem}; ${l.sameBatch.statusPublishesPerEmail}`,
+      `${puts(l.sameBatch.dynamodb.perMessage)}; ${l.sameBatch.statusPublishesPerEmail}`,
     ],
     ['5b ledger', 'largest ledger item', `${l.largestItemBytes} B`],
     ...c.lines.map((line): Row => ['5b cost/1M', line.item, usd(line.usd)]),
