@@ -1,6 +1,7 @@
 /**
  * Item 5: cost per million emails at AWS list prices (us-east-1), from the measured request
- * counts and handler durations. Pure arithmetic: every input is passed in.
+ * counts and handler durations, and (5b) the send ledger's own cost on top. Pure arithmetic:
+ * every input is passed in.
  */
 import { round } from './stats';
 
@@ -29,6 +30,35 @@ export interface CostInputs {
   readonly readsPerDuplicate: number;
   /** SQS requests per message: receive + delete per batch, plus visibility changes. */
   readonly sqsRequestsPerMessage: number;
+  /** The send ledger's inputs; none: the result has no ledger section. */
+  readonly ledger?: LedgerCostInputs;
+}
+
+/** The send ledger's measured figures: SES events -> events topic -> buffer queue -> ledger function. */
+export interface LedgerCostInputs {
+  /** The ledger function's event source batch size and memory. */
+  readonly batchSize: number;
+  readonly memoryMb: number;
+  /** Ledger handler wall-clock per full batch, ms. */
+  readonly batchMs: number;
+  /** SES events per email: each one an SNS publish to the events topic and a buffer-queue message. */
+  readonly eventsPerEmail: number;
+  /** SQS requests per event: receive + delete per batch. */
+  readonly sqsRequestsPerEvent: number;
+  /** DynamoDB write and read request units per email (all of its events). */
+  readonly writeUnitsPerEmail: number;
+  readonly readUnitsPerEmail: number;
+  /** Publishes to the delivery-status topic per email (one per status change). */
+  readonly statusPublishesPerEmail: number;
+}
+
+export interface LedgerCostResult {
+  readonly inputs: LedgerCostInputs;
+  /** Per million emails. */
+  readonly lines: readonly CostLine[];
+  readonly subtotal: number;
+  /** subtotal / SES cost. */
+  readonly shareOfSes: number;
 }
 
 export interface CostLine {
@@ -49,13 +79,56 @@ export interface CostResult {
   readonly overheadShareOfSes: number;
   /** What a million duplicates cost to suppress (DynamoDB only) vs what sending them would cost in SES. */
   readonly perMillionDuplicates: { readonly suppress: number; readonly sesIfSent: number };
+  /** The ledger's own cost, when its inputs were given. */
+  readonly ledger?: LedgerCostResult;
+  /** totalOn plus the ledger subtotal, when its inputs were given. */
+  readonly totalWithLedger?: number;
+}
+
+const EMAILS = 1e6;
+const money = (x: number) => round(x, 4);
+
+/** Lambda duration cost of `invocations` of `ms` each at `memoryMb`. */
+function lambdaDuration(invocations: number, ms: number, memoryMb: number): number {
+  return invocations * (ms / 1000) * (memoryMb / 1024) * PRICES.lambdaArmPerGbSecond;
+}
+
+/** The ledger's cost per million emails, unrounded (see {@link ledgerCostModel}). */
+function ledgerLines(inputs: LedgerCostInputs): CostLine[] {
+  const events = EMAILS * inputs.eventsPerEmail;
+  const invocations = events / inputs.batchSize;
+  return [
+    { item: 'SNS Publish (SES events)', usd: events * PRICES.snsPerPublish },
+    { item: 'SQS requests (buffer queue)', usd: events * inputs.sqsRequestsPerEvent * PRICES.sqsPerRequest },
+    { item: 'Lambda requests (ledger)', usd: invocations * PRICES.lambdaPerRequest },
+    { item: 'Lambda duration (ledger)', usd: lambdaDuration(invocations, inputs.batchMs, inputs.memoryMb) },
+    {
+      item: 'DynamoDB (ledger)',
+      usd:
+        EMAILS *
+        (inputs.writeUnitsPerEmail * PRICES.dynamoDbPerWriteUnit +
+          inputs.readUnitsPerEmail * PRICES.dynamoDbPerReadUnit),
+    },
+    { item: 'SNS Publish (delivery status)', usd: EMAILS * inputs.statusPublishesPerEmail * PRICES.snsPerPublish },
+  ];
+}
+
+/** The send ledger's own cost per million emails at list prices. Pure arithmetic. */
+export function ledgerCostModel(inputs: LedgerCostInputs): LedgerCostResult {
+  const lines = ledgerLines(inputs);
+  const subtotal = lines.reduce((sum, line) => sum + line.usd, 0);
+  return {
+    inputs,
+    lines: lines.map((line) => ({ item: line.item, usd: money(line.usd) })),
+    subtotal: money(subtotal),
+    shareOfSes: round(subtotal / (EMAILS * PRICES.sesPerEmail), 4),
+  };
 }
 
 export function costModel(inputs: CostInputs): CostResult {
-  const emails = 1e6;
+  const emails = EMAILS;
   const invocations = emails / inputs.batchSize;
-  const gbSeconds = (ms: number) => invocations * (ms / 1000) * (inputs.memoryMb / 1024);
-  const lambdaTime = (ms: number) => gbSeconds(ms) * PRICES.lambdaArmPerGbSecond;
+  const lambdaTime = (ms: number) => lambdaDuration(invocations, ms, inputs.memoryMb);
   const ddb =
     emails *
     (inputs.writesPerUnique * PRICES.dynamoDbPerWriteUnit + inputs.readsPerUnique * PRICES.dynamoDbPerReadUnit);
@@ -71,7 +144,7 @@ export function costModel(inputs: CostInputs): CostResult {
   const totalOn = lines.reduce((sum, line) => sum + line.usd, 0);
   const totalOff = totalOn - ddb - lambdaTime(inputs.batchMsOn) + lambdaTime(inputs.batchMsOff);
   const dedupeOverhead = ddb + lambdaTime(inputs.batchMsOn) - lambdaTime(inputs.batchMsOff);
-  const money = (x: number) => round(x, 4);
+  const ledgerSubtotal = inputs.ledger ? ledgerLines(inputs.ledger).reduce((sum, line) => sum + line.usd, 0) : 0;
   return {
     inputs,
     pricesRecordedOn: PRICES_RECORDED_ON,
@@ -88,5 +161,8 @@ export function costModel(inputs: CostInputs): CostResult {
       ),
       sesIfSent: money(ses),
     },
+    ...(inputs.ledger
+      ? { ledger: ledgerCostModel(inputs.ledger), totalWithLedger: money(totalOn + ledgerSubtotal) }
+      : {}),
   };
 }

@@ -49,7 +49,8 @@ export interface DynamoDbRequestsResult {
   readonly sameBatchPair: PhaseCounts;
 }
 
-function phase(messages: number, counts: Record<string, CommandCount>, emailsSent: number): PhaseCounts {
+/** Counts per message (or per email, pair), from a counter's snapshot. */
+export function phaseCounts(messages: number, counts: Record<string, CommandCount>): Omit<PhaseCounts, 'emailsSent'> {
   const all = Object.values(counts);
   const per = (n: number) => round(n / messages, 3);
   const perMessage = Object.fromEntries(
@@ -66,8 +67,11 @@ function phase(messages: number, counts: Record<string, CommandCount>, emailsSen
         .map(([n, c]) => [n, c.errors]),
     ),
     oldItemReturned: all.reduce((sum, c) => sum + c.oldItemReturned, 0),
-    emailsSent,
   };
+}
+
+function phase(messages: number, counts: Record<string, CommandCount>, emailsSent: number): PhaseCounts {
+  return { ...phaseCounts(messages, counts), emailsSent };
 }
 
 export async function measureDynamoDbRequests(
@@ -106,7 +110,13 @@ export async function measureDynamoDbRequests(
     pairs.flatMap((id) => [id, id]),
     pairs.length,
   );
-  return { batchSize, largestItemBytes: await largestItemBytes(stack), unique, duplicate, sameBatchPair };
+  return {
+    batchSize,
+    largestItemBytes: await largestItemBytes(stack.endpoints.dynamodb, stack.resources.tableName),
+    unique,
+    duplicate,
+    sameBatchPair,
+  };
 }
 
 /** DynamoDB's item size: attribute names plus values (numbers about 1 byte per 2 digits + 1). */
@@ -114,6 +124,7 @@ function valueBytes(value: AttributeValue): number {
   if (value.S !== undefined) return Buffer.byteLength(value.S);
   if (value.N !== undefined) return Math.ceil(value.N.replace(/^-|\./g, '').length / 2) + 1;
   if (value.B !== undefined) return value.B.length;
+  if (value.SS !== undefined) return value.SS.reduce((sum, v) => sum + Buffer.byteLength(v), 0);
   if (value.BOOL !== undefined || value.NULL !== undefined) return 1;
   if (value.M !== undefined) return 3 + itemBytes(value.M) + Object.keys(value.M).length;
   if (value.L !== undefined) return 3 + value.L.reduce((sum, v) => sum + valueBytes(v) + 1, 0);
@@ -124,16 +135,14 @@ function itemBytes(item: Record<string, AttributeValue>): number {
   return Object.entries(item).reduce((sum, [name, value]) => sum + Buffer.byteLength(name) + valueBytes(value), 0);
 }
 
-/** Scans the table with a client of its own (not counted). */
-async function largestItemBytes(stack: InProcessStack): Promise<number> {
-  const client = new DynamoDBClient(emulatorConfig(stack.endpoints.dynamodb));
+/** The largest item of a table by DynamoDB's item-size rules; scans with a client of its own (not counted). */
+export async function largestItemBytes(endpoint: string, tableName: string): Promise<number> {
+  const client = new DynamoDBClient(emulatorConfig(endpoint));
   try {
     let largest = 0;
     let start: Record<string, AttributeValue> | undefined;
     do {
-      const page = await client.send(
-        new ScanCommand({ TableName: stack.resources.tableName, ExclusiveStartKey: start }),
-      );
+      const page = await client.send(new ScanCommand({ TableName: tableName, ExclusiveStartKey: start }));
       for (const item of page.Items ?? []) largest = Math.max(largest, itemBytes(item));
       start = page.LastEvaluatedKey;
     } while (start);

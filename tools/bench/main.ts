@@ -6,6 +6,7 @@
  *   3. one batch with SES answering in 100 ms: records in parallel vs one after another
  *   4. handler bundle size and module initialisation time vs a bare handler
  *   5. cost per million emails at list prices, from the figures above
+ *   5b. the send ledger's own cost: its handler on a Send + Delivery per email (ledger.ts)
  *
  * Prints a table and writes the same figures to .local/bench.json. See BENCHMARKS.md.
  * BENCH_MESSAGES sets the messages per throughput run (default 2000).
@@ -13,6 +14,9 @@
  * `npm run bench -- pacing` runs only the pacing benchmark: 1,000 emails (BENCH_PACING_EMAILS)
  * into a local SES that allows 20 recipients a second (BENCH_PACING_RATE), the pipeline's
  * maxSendRate the same, two consumers; writes .local/bench-pacing.json.
+ *
+ * `npm run bench -- ledger` runs only the ledger measurement (5b) and its cost; writes
+ * .local/bench-ledger.json.
  */
 import '../local/quiet';
 import { mkdir, writeFile } from 'node:fs/promises';
@@ -20,17 +24,19 @@ import * as path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { measureBatchLatency } from './batch-latency';
 import { measureBundle } from './bundle';
-import { costModel } from './cost';
+import { costModel, ledgerCostModel } from './cost';
 import { cpuBetween, sampleCpu } from './cpu';
 import { measureDynamoDbRequests } from './dynamodb-requests';
 import { createInProcessStack } from './in-process';
-import { formatTable, machine, type BenchResult } from './report';
+import { ledgerCostInputs, measureLedger } from './ledger';
+import { formatLedger, formatTable, machine, type BenchResult } from './report';
 import { measureThroughput } from './throughput';
 import { formatPacing, measurePacing } from './pacing';
 import { buildBundles } from '../local/build';
 import { LOCAL_DIR } from '../local/paths';
 import { ANY_FREE_PORTS, checkJava, ensureDynamoDbLocal, startEmulators } from '../local/emulators';
 import { loadLocalSettings } from '../local/settings';
+import { LEDGER_FUNCTIONS } from '../../lib/ledger';
 
 const THROUGHPUT_MESSAGES = Number(process.env.BENCH_MESSAGES ?? 2000);
 const THROUGHPUT_ROUNDS = 4; // on, off, off, on, on, off, off, on
@@ -39,6 +45,16 @@ const DYNAMODB_MESSAGES = 100;
 const SES_LATENCY_MS = 100;
 const BATCH_REPETITIONS = 7;
 const INIT_RUNS = 15;
+/** The ledger measurement: emails per round (Send + Delivery each) and timed rounds after a warm-up. */
+const LEDGER_EMAILS_PER_ROUND = 50;
+const LEDGER_ROUNDS = 5;
+const LEDGER_OPTIONS = {
+  batchSize: LEDGER_FUNCTIONS.batchSize,
+  memoryMb: LEDGER_FUNCTIONS.memorySizeMb,
+  emailsPerRound: LEDGER_EMAILS_PER_ROUND,
+  rounds: LEDGER_ROUNDS,
+};
+const LEDGER_FILE = path.join(LOCAL_DIR, 'bench-ledger.json');
 
 const BENCH_DIR = path.join(LOCAL_DIR, 'bench');
 const RESULT_FILE = path.join(LOCAL_DIR, 'bench.json');
@@ -98,10 +114,51 @@ async function pacingMain(): Promise<void> {
   }
 }
 
+async function ledgerMain(): Promise<void> {
+  const settings = loadLocalSettings({ maxBatchingWindowSeconds: 0, functionTimeoutSeconds: 5 });
+  await Promise.all([checkJava(), ensureDynamoDbLocal()]);
+  step('starting emulators');
+  const emulators = await startEmulators({ ports: ANY_FREE_PORTS });
+  try {
+    const stack = await createInProcessStack(emulators.endpoints, settings, `bench-ledger-${Date.now().toString(36)}`);
+    step(ledgerStep());
+    const ledger = await section('ledger', '', () => measureLedger(stack, LEDGER_OPTIONS));
+    const cost = ledgerCostModel(ledgerCostInputs(ledger));
+    const full = {
+      date: new Date().toISOString(),
+      command: 'npm run bench -- ledger',
+      machine: machine(),
+      othersCpuShare: othersShare,
+      ledger,
+      cost,
+    };
+    await mkdir(path.dirname(LEDGER_FILE), { recursive: true });
+    await writeFile(LEDGER_FILE, `${JSON.stringify(full, null, 2)}\n`);
+    console.log(formatLedger(ledger, cost));
+    warnIfNoisy();
+    console.log(`\nWrote ${path.relative(process.cwd(), LEDGER_FILE)}`);
+  } finally {
+    await emulators.stop();
+  }
+}
+
+function ledgerStep(): string {
+  return `5b: ledger (${LEDGER_EMAILS_PER_ROUND} emails x Send + Delivery per round, warm-up + ${LEDGER_ROUNDS} rounds, batches of ${LEDGER_FUNCTIONS.batchSize})`;
+}
+
+function warnIfNoisy(): void {
+  const noisy = Object.entries(othersShare).filter(([, share]) => share > 0.1);
+  if (noisy.length > 0) {
+    const list = noisy.map(([name, share]) => `${name} ${Math.round(share * 100)}%`).join(', ');
+    console.log(`\nWARNING: other processes on this machine took CPU during: ${list}. Rerun on a quiet machine.`);
+  }
+}
+
 const USAGE = `Usage: npm run bench              dedupe on vs off: throughput, DynamoDB requests, batch latency, init, cost
        npm run bench -- pacing    send pacing against a rate-limited local SES
+       npm run bench -- ledger    the send ledger's own requests, batch time and cost
 
-Writes .local/bench.json or .local/bench-pacing.json and prints a table (see BENCHMARKS.md).`;
+Writes .local/bench.json, .local/bench-pacing.json or .local/bench-ledger.json and prints a table (see BENCHMARKS.md).`;
 
 async function bench(mode: string | undefined): Promise<void> {
   if (mode === '--help' || mode === '-h') {
@@ -109,7 +166,8 @@ async function bench(mode: string | undefined): Promise<void> {
     return;
   }
   if (mode === 'pacing') return pacingMain();
-  if (mode !== undefined) throw new Error(`unknown benchmark "${mode}" (known: pacing)\n\n${USAGE}`);
+  if (mode === 'ledger') return ledgerMain();
+  if (mode !== undefined) throw new Error(`unknown benchmark "${mode}" (known: pacing, ledger)\n\n${USAGE}`);
   // The same settings for every measurement; no batching window, so a batch never waits to fill.
   // Pacing off in effect: these runs measure the dedupe, not SES's rate (see the pacing benchmark).
   const settings = loadLocalSettings({ maxBatchingWindowSeconds: 0, functionTimeoutSeconds: 5, maxSendRate: 100_000 });
@@ -136,6 +194,8 @@ async function bench(mode: string | undefined): Promise<void> {
     const batchLatency = await section('batchLatency', bundles.consumer, () =>
       measureBatchLatency(stack, { sesLatencyMs: SES_LATENCY_MS, repetitions: BATCH_REPETITIONS }),
     );
+    step(ledgerStep());
+    const ledger = await section('ledger', bundles.consumer, () => measureLedger(stack, LEDGER_OPTIONS));
     step(
       `1: throughput (${THROUGHPUT_MESSAGES} messages, ${CONSUMERS} consumers, warm-up + ${THROUGHPUT_ROUNDS * 2} runs)`,
     );
@@ -157,6 +217,7 @@ async function bench(mode: string | undefined): Promise<void> {
       dynamodbRequests,
       batchLatency,
       bundle,
+      ledger,
     };
   } finally {
     await emulators.stop();
@@ -176,6 +237,7 @@ async function bench(mode: string | undefined): Promise<void> {
     readsPerDuplicate: duplicate.perMessage.GetItem,
     // The mapping: one ReceiveMessage and one DeleteMessageBatch per batch, plus retries' visibility changes.
     sqsRequestsPerMessage: 2 / settings.batchSize + result.throughput.visibilityChangesPerMessage,
+    ledger: ledgerCostInputs(result.ledger),
   });
   const full: BenchResult = {
     ...result,
@@ -186,11 +248,7 @@ async function bench(mode: string | undefined): Promise<void> {
   await mkdir(path.dirname(RESULT_FILE), { recursive: true });
   await writeFile(RESULT_FILE, `${JSON.stringify(full, null, 2)}\n`);
   console.log(formatTable(full));
-  const noisy = Object.entries(othersShare).filter(([, share]) => share > 0.1);
-  if (noisy.length > 0) {
-    const list = noisy.map(([name, share]) => `${name} ${Math.round(share * 100)}%`).join(', ');
-    console.log(`\nWARNING: other processes on this machine took CPU during: ${list}. Rerun on a quiet machine.`);
-  }
+  warnIfNoisy();
   console.log(`\nWrote ${path.relative(process.cwd(), RESULT_FILE)}`);
 }
 

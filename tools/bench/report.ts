@@ -3,8 +3,9 @@ import { execFileSync } from 'node:child_process';
 import { cpus, totalmem } from 'node:os';
 import type { BatchLatencyResult } from './batch-latency';
 import type { BundleResult } from './bundle';
-import type { CostResult } from './cost';
-import type { DynamoDbRequestsResult } from './dynamodb-requests';
+import type { CostResult, LedgerCostResult } from './cost';
+import type { CountedCommand, DynamoDbRequestsResult } from './dynamodb-requests';
+import type { LedgerBenchResult } from './ledger';
 import type { ThroughputResult } from './throughput';
 
 export interface Machine {
@@ -26,6 +27,7 @@ export interface BenchResult {
   readonly dynamodbRequests: DynamoDbRequestsResult;
   readonly batchLatency: BatchLatencyResult;
   readonly bundle: BundleResult;
+  readonly ledger: LedgerBenchResult;
   readonly cost: CostResult;
 }
 
@@ -46,6 +48,51 @@ export function machine(): Machine {
 
 type Row = readonly [section: string, metric: string, value: string];
 
+const usd = (x: number) => `$${x.toFixed(4)}`;
+
+/** 5b: the ledger's measured figures and its cost per million emails. */
+function ledgerRows(l: LedgerBenchResult, c: LedgerCostResult): Row[] {
+  const p = l.inOrder;
+  const units = (x: number | null) => (x === null ? 'not reported' : String(x));
+  const puts = (c: Readonly<Record<CountedCommand, number>>) =>
+    `Put ${c.PutItem} / Update ${c.UpdateItem} / Get ${c.GetItem}`;
+  return [
+    [
+      '5b ledger',
+      'lifecycle per email (SES publishes to the events topic)',
+      `${l.lifecycle.join(' + ')} (${l.eventsPerEmail})`,
+    ],
+    [
+      '5b ledger',
+      `DynamoDB per email, in order (n=${p.emails})`,
+      `${puts(p.dynamodb.perMessage)}; attempts ${p.dynamodb.attemptsPerMessage}`,
+    ],
+    [
+      '5b ledger',
+      'capacity units per email (DynamoDB Local), write / read',
+      `${units(p.writeUnitsPerEmail)} / ${units(p.readUnitsPerEmail)} (${p.capacityReported.reported} of ${p.capacityReported.asked} answers)`,
+    ],
+    ['5b ledger', 'delivery-status publishes per email', String(p.statusPublishesPerEmail)],
+    [
+      '5b ledger',
+      `batch of ${l.batchSize}, ms (median of ${p.samples.length}); by event`,
+      `${p.batchMs}; ${Object.entries(p.batchMsByType)
+        .map(([type, ms]) => `${type} ${ms}`)
+        .join(', ')}`,
+    ],
+    ['5b ledger', 'handler CPU ms/batch (median)', String(p.cpuMsPerBatch)],
+    ['5b ledger', 'SQS requests per event (receive + delete per batch)', String(l.sqsRequestsPerEvent)],
+    [
+      '5b ledger',
+      `same batch: DynamoDB / status publishes per email (n=${l.sameBatch.emails})`,
+      `${puts(l.sameBatch.dynamodb.perMessage)}; ${l.sameBatch.statusPublishesPerEmail}`,
+    ],
+    ['5b ledger', 'largest ledger item', `${l.largestItemBytes} B`],
+    ...c.lines.map((line): Row => ['5b cost/1M', line.item, usd(line.usd)]),
+    ['5b cost/1M', 'ledger subtotal (share of SES)', `${usd(c.subtotal)} (${(c.shareOfSes * 100).toFixed(2)}%)`],
+  ];
+}
+
 function rows(r: BenchResult): Row[] {
   const t = r.throughput;
   const d = r.dynamodbRequests;
@@ -55,7 +102,6 @@ function rows(r: BenchResult): Row[] {
   const per = (p: DynamoDbRequestsResult['unique']) =>
     `Put ${p.perMessage.PutItem} / Update ${p.perMessage.UpdateItem} / Get ${p.perMessage.GetItem} / Delete ${p.perMessage.DeleteItem}`;
   const kb = (bytes: number) => `${(bytes / 1024).toFixed(1)} KiB`;
-  const usd = (x: number) => `$${x.toFixed(4)}`;
   return [
     [
       '1 throughput',
@@ -133,6 +179,10 @@ function rows(r: BenchResult): Row[] {
       '1M duplicates: suppress / SES if sent',
       `${usd(c.perMillionDuplicates.suppress)} / ${usd(c.perMillionDuplicates.sesIfSent)}`,
     ],
+    ...(c.ledger ? ledgerRows(r.ledger, c.ledger) : []),
+    ...(c.totalWithLedger !== undefined
+      ? [['5b cost/1M', 'total with the ledger (dedupe on)', usd(c.totalWithLedger)] as Row]
+      : []),
     [
       '',
       'CPU share taken by other processes',
@@ -144,9 +194,17 @@ function rows(r: BenchResult): Row[] {
   ];
 }
 
-export function formatTable(result: BenchResult): string {
-  const all = rows(result);
+function format(all: readonly Row[]): string {
   const w0 = Math.max(...all.map((r) => r[0].length));
   const w1 = Math.max(...all.map((r) => r[1].length));
   return all.map(([s, m, v]) => `${s.padEnd(w0)}  ${m.padEnd(w1)}  ${v}`).join('\n');
+}
+
+export function formatTable(result: BenchResult): string {
+  return format(rows(result));
+}
+
+/** The table of `npm run bench -- ledger`. */
+export function formatLedger(ledger: LedgerBenchResult, cost: LedgerCostResult): string {
+  return format(ledgerRows(ledger, cost));
 }
