@@ -6,7 +6,8 @@
  * Environment: DYNAMODB_PORT (8000), SQS_PORT (4566, SNS and SQS), SES_PORT (8005),
  * LOCAL_CONSUMERS (2), LOCAL_STATE_DIR (.local: the PID file and outputs.json),
  * STATUS_PORT (8010: GET /deliveries/{key}), SES_MAX_SEND_RATE (14: the local SES answers 429
- * TooManyRequestsException beyond this many recipients a second).
+ * TooManyRequestsException beyond this many recipients a second),
+ * LOCAL_RAW_LOGS (1: print the function's structured JSON log lines as well as one line per decision).
  */
 import './quiet';
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -79,6 +80,7 @@ function readConfiguration() {
 export async function main(): Promise<void> {
   const started = Date.now();
   const { settings, consumers, sesMaxSendRate, ports, statusPort: port } = readConfiguration();
+  const rawLogs = process.env.LOCAL_RAW_LOGS === '1';
   claimPidFile();
   let emulators: Emulators | undefined;
   let pipeline: LocalPipeline | undefined;
@@ -112,6 +114,8 @@ export async function main(): Promise<void> {
       onDecision: (event) => console.log(formatDecision(event)),
       onLine: (line) => {
         const json = line.json;
+        // LOCAL_RAW_LOGS=1: every structured line as the function writes it (what CloudWatch Logs gets).
+        if (rawLogs && json && ('level' in json || '_aws' in json)) console.log(`${line.consumer} ${line.text}`);
         if (json?.event === 'error') console.error(`${line.consumer} poller error: ${String(json.error)}`);
         else if (!json) console.error(`${line.consumer} ${line.text}`);
       },
@@ -170,7 +174,7 @@ export async function main(): Promise<void> {
       `    --message '{"to":"you@example.com","subject":"Hello","text":"Sent exactly once."}' \\`,
       `    --message-attributes '{"idempotency-key":{"DataType":"String","StringValue":"order-42"}}'`,
       '',
-      `or: npm run publish -- --to you@example.com --subject Hello --text Hi --idempotency-key order-42`,
+      `or: npm run publish -- --to you@example.com --subject Hello --text "Sent exactly once." --idempotency-key order-42`,
       '',
       'One line per decision follows. Ctrl-C stops everything.',
       '',
