@@ -1,8 +1,9 @@
 /**
  * The one declaration of every setting: its kind, default, rule, description,
  * context key and (for settings the handler reads) environment variable. It
- * drives `-c` / cdk.json parsing and the defaults (lib/config.ts) and the
- * handler's environment (lib/handler-env.ts).
+ * drives `-c` / cdk.json parsing and the defaults (lib/config.ts), the
+ * handler's environment (lib/handler-env.ts) and the README's settings table
+ * (tools/settings-docs.ts).
  *
  * Plain TypeScript with no aws-cdk-lib import: the local pipeline loads it.
  * The handler does not: it reads the environment names from ENV and LEDGER_ENV,
@@ -231,4 +232,29 @@ export function valueDefaults(): ValueDefaults {
     if (typeof declaration.default !== 'object') out[name] = declaration.default;
   }
   return out as ValueDefaults;
+}
+
+/** The default as the README shows it: numbers plain, strings and booleans as code, described ones as written. */
+export function defaultText(declaration: SettingDeclaration): string {
+  const value = declaration.default;
+  if (typeof value === 'object') return value.described;
+  const shown = typeof value === 'number' ? String(value) : `\`${String(value)}\``;
+  return declaration.defaultNote !== undefined ? `${shown} (${declaration.defaultNote})` : shown;
+}
+
+/** The README's settings table (markdown, columns padded as prettier pads them). */
+export function settingsTable(): string {
+  const rows = [
+    ['setting', 'default', 'notes'],
+    ...(Object.entries(SETTINGS) as [string, SettingDeclaration][]).map(([name, declaration]) => [
+      `\`${name}\``,
+      defaultText(declaration),
+      declaration.notes,
+    ]),
+  ];
+  const widths = [0, 1, 2].map((column) => Math.max(3, ...rows.map((row) => [...row[column]!].length)));
+  const line = (cells: readonly string[]): string =>
+    `| ${cells.map((cell, i) => cell + ' '.repeat(widths[i]! - [...cell].length)).join(' | ')} |`;
+  const [header, ...body] = rows;
+  return [line(header!), line(widths.map((w) => '-'.repeat(w))), ...body.map(line)].join('\n');
 }
