@@ -71,20 +71,12 @@ describe('handlerEnvironment', () => {
   });
 
   test('handler tuning from cdk.json context reaches the handler, as the local pipeline runs it', () => {
-    const resolved = fromContext({
-      ...required,
-      sesTimeoutMs: '2500',
-      retryBaseSeconds: '4',
-      systemicRetrySeconds: '600',
-      retryCapSeconds: '60',
-    });
+    const tuning = { sesTimeoutMs: 2500, retryBaseSeconds: 4, systemicRetrySeconds: 600, retryCapSeconds: 60 };
+    const asContext = Object.fromEntries(Object.entries(tuning).map(([name, value]) => [name, String(value)]));
 
-    expect(readSettings(handlerEnvironment(resolved, refs))).toMatchObject({
-      sesTimeoutMs: 2500,
-      retryBaseSeconds: 4,
-      systemicRetrySeconds: 600,
-      retryCapSeconds: 60,
-    });
+    const resolved = fromContext({ ...required, ...asContext });
+
+    expect(readSettings(handlerEnvironment(resolved, refs))).toMatchObject(tuning);
   });
 
   test('an SES timeout over half the function timeout is refused by the shared resolver, so locally too', () => {
