@@ -8,6 +8,7 @@
  */
 import { closest } from 'fastest-levenshtein';
 import { displayNameProblem, parseAddress } from '../lambdas/send-email/address';
+import { SETTINGS, valueDefaults, type SettingKind } from './settings-declaration';
 
 /** Log levels understood by Powertools Logger. */
 export const LOG_LEVELS = ['DEBUG', 'INFO', 'WARN', 'ERROR'] as const;
@@ -120,32 +121,44 @@ export interface PipelineSettings {
    * @default 900 (15 minutes)
    */
   readonly retryingTooLongSeconds?: number;
+  /**
+   * Timeout of one SES SendEmail call, in milliseconds (SES_TIMEOUT_MS). Must
+   * leave room inside the function timeout.
+   * @default 5000
+   */
+  readonly sesTimeoutMs?: number;
+  /**
+   * First backoff of a retryable or ambiguous failure, in seconds
+   * (RETRY_BASE_SECONDS); the handler doubles it per receive, with jitter.
+   * @default 2
+   */
+  readonly retryBaseSeconds?: number;
+  /**
+   * First backoff of a systemic failure (account paused, daily quota), in
+   * seconds (SYSTEMIC_RETRY_SECONDS).
+   * @default 300
+   */
+  readonly systemicRetrySeconds?: number;
+  /**
+   * Longest backoff of a retryable or ambiguous failure, in seconds
+   * (RETRY_CAP_SECONDS): the doubling stops here.
+   * @default 300
+   */
+  readonly retryCapSeconds?: number;
 }
 
 /** {@link PipelineSettings} with every default applied. */
 export type ResolvedSettings = Required<Omit<PipelineSettings, 'configurationSetName' | 'senderName'>> &
   Pick<PipelineSettings, 'configurationSetName' | 'senderName'>;
 
+/**
+ * Defaults: every one-value default of the declaration (lib/settings-declaration.ts),
+ * and the factors the derived ones are built from.
+ */
 export const DEFAULTS = {
-  retentionPeriodSeconds: 4 * DAY,
+  ...valueDefaults(),
   dedupeWindowMarginSeconds: DAY,
-  functionTimeoutSeconds: 30,
-  memorySizeMb: 256,
   visibilityFactor: 6,
-  batchSize: 10,
-  maxBatchingWindowSeconds: 1,
-  maxConcurrency: 10,
-  maxReceiveCount: 5,
-  idempotencyKeyPrefix: 'email-pipeline',
-  allowShortDedupeWindow: false,
-  failOpen: false,
-  logLevel: 'INFO' as LogLevel,
-  metricsNamespace: 'EmailPipeline',
-  logRetentionDays: 30,
-  sendConfirmationGraceSeconds: 300,
-  retryBudgetSeconds: DAY,
-  maxSendRate: 14,
-  retryingTooLongSeconds: 15 * 60,
 } as const;
 
 /**
@@ -292,6 +305,7 @@ export function resolveSettings(input: PipelineSettings): ResolvedSettings {
 
   const functionTimeoutSeconds = input.functionTimeoutSeconds ?? DEFAULTS.functionTimeoutSeconds;
   checkInt('functionTimeoutSeconds', functionTimeoutSeconds, 1, 900, ' seconds');
+  const tuning = resolveTuning(input, functionTimeoutSeconds);
 
   const visibilityTimeoutSeconds = input.visibilityTimeoutSeconds ?? DEFAULTS.visibilityFactor * functionTimeoutSeconds;
   checkInt('visibilityTimeoutSeconds', visibilityTimeoutSeconds, 0, 12 * 60 * 60, ' seconds');
@@ -405,7 +419,42 @@ export function resolveSettings(input: PipelineSettings): ResolvedSettings {
     retryBudgetSeconds,
     maxSendRate,
     retryingTooLongSeconds,
+    ...tuning,
   };
+}
+
+/** The longest visibility timeout SQS allows (ChangeMessageVisibility), in seconds. */
+const MAX_VISIBILITY_SECONDS = 12 * 60 * 60;
+
+/** The handler's timeout and backoff tuning, checked against the function timeout. */
+function resolveTuning(
+  input: PipelineSettings,
+  functionTimeoutSeconds: number,
+): Pick<ResolvedSettings, 'sesTimeoutMs' | 'retryBaseSeconds' | 'systemicRetrySeconds' | 'retryCapSeconds'> {
+  const sesTimeoutMs = input.sesTimeoutMs ?? DEFAULTS.sesTimeoutMs;
+  const budgetMs = functionTimeoutSeconds * 1000;
+  if (!Number.isInteger(sesTimeoutMs) || sesTimeoutMs < 100 || sesTimeoutMs > budgetMs / 2) {
+    throw new SettingsError(
+      'sesTimeoutMs',
+      sesTimeoutMs,
+      `must be a whole number from 100 to half the function timeout (${budgetMs / 2} ms), so a slow send cannot use up the invocation`,
+    );
+  }
+  const backoff = {
+    retryBaseSeconds: input.retryBaseSeconds ?? DEFAULTS.retryBaseSeconds,
+    systemicRetrySeconds: input.systemicRetrySeconds ?? DEFAULTS.systemicRetrySeconds,
+    retryCapSeconds: input.retryCapSeconds ?? DEFAULTS.retryCapSeconds,
+  };
+  for (const [name, value] of Object.entries(backoff)) {
+    if (!Number.isInteger(value) || value < 1 || value > MAX_VISIBILITY_SECONDS) {
+      throw new SettingsError(
+        name,
+        value,
+        `must be a whole number from 1 to ${MAX_VISIBILITY_SECONDS} seconds (the SQS visibility limit)`,
+      );
+    }
+  }
+  return { sesTimeoutMs, ...backoff };
 }
 
 /**
@@ -434,8 +483,6 @@ function checkRetentionHoldsRetryPath(
   }
 }
 
-type Kind = 'string' | 'integer' | 'boolean' | 'list';
-
 /**
  * Settings the CDK app reads from context besides {@link PipelineSettings}:
  * construct and monitoring options given as plain strings.
@@ -455,45 +502,17 @@ export interface AppContextSettings {
 
 export type ContextSettings = PipelineSettings & AppContextSettings;
 
-/**
- * Context keys (cdk.json `context` or `-c key=value`) and their types: the one
- * declaration of what may follow `emailPipeline:`. A setting added to
- * {@link PipelineSettings} must be added here (the type says so), and a key not
- * listed here fails the synth.
- */
-export const CONTEXT_KEYS: Readonly<Record<keyof ContextSettings, Kind>> = {
-  senderAddress: 'string',
-  senderName: 'string',
-  sesIdentity: 'string',
-  configurationSetName: 'string',
-  retentionPeriodSeconds: 'integer',
-  dedupeWindowSeconds: 'integer',
-  allowShortDedupeWindow: 'boolean',
-  functionTimeoutSeconds: 'integer',
-  memorySizeMb: 'integer',
-  visibilityTimeoutSeconds: 'integer',
-  batchSize: 'integer',
-  maxBatchingWindowSeconds: 'integer',
-  maxConcurrency: 'integer',
-  maxReceiveCount: 'integer',
-  idempotencyKeyPrefix: 'string',
-  failOpen: 'boolean',
-  logLevel: 'string',
-  metricsNamespace: 'string',
-  logRetentionDays: 'integer',
-  publisherPrincipals: 'list',
-  sesTemplateNames: 'list',
-  alarmEmail: 'string',
-  sendConfirmationGraceSeconds: 'integer',
-  retryBudgetSeconds: 'integer',
-  maxSendRate: 'integer',
-  retryingTooLongSeconds: 'integer',
-};
-
 /** Context values are namespaced so they cannot clash with CDK feature flags. */
 export const CONTEXT_PREFIX = 'emailPipeline:';
 
-function coerce(key: string, kind: Kind, raw: unknown): string | number | boolean | string[] {
+/**
+ * What may follow `emailPipeline:` (cdk.json `context` or `-c key=value`), and
+ * its kind: the declared settings with a context key. A key not listed here
+ * fails the synth.
+ */
+const CONTEXT_SETTINGS = Object.entries(SETTINGS).filter(([, declaration]) => declaration.contextKey);
+
+function coerce(key: string, kind: SettingKind, raw: unknown): string | number | boolean | string[] {
   // `-c key=value` always gives strings; cdk.json gives JSON types.
   if (kind === 'string') {
     if (typeof raw !== 'string') throw new SettingsError(key, raw, 'must be a string');
@@ -518,11 +537,11 @@ function coerce(key: string, kind: Kind, raw: unknown): string | number | boolea
 
 /** Refuses every `emailPipeline:` key that is not declared, naming the closest known one. */
 function checkKnownKeys(context: Readonly<Record<string, unknown>>): void {
-  const known = Object.keys(CONTEXT_KEYS);
+  const known = CONTEXT_SETTINGS.map(([name]) => name);
   for (const key of Object.keys(context)) {
     if (!key.startsWith(CONTEXT_PREFIX)) continue;
     const name = key.slice(CONTEXT_PREFIX.length);
-    if (Object.hasOwn(CONTEXT_KEYS, name)) continue;
+    if (known.includes(name)) continue;
     const suggestion = closest(
       name.toLowerCase(),
       known.map((k) => k.toLowerCase()),
@@ -563,7 +582,7 @@ function checkAppSettings(settings: AppContextSettings): void {
 export function settingsFromContext(context: Readonly<Record<string, unknown>>): ContextSettings {
   checkKnownKeys(context);
   const out: Record<string, unknown> = {};
-  for (const [key, kind] of Object.entries(CONTEXT_KEYS)) {
+  for (const [key, { kind }] of CONTEXT_SETTINGS) {
     const raw = context[CONTEXT_PREFIX + key];
     if (raw === undefined || raw === null || raw === '') continue;
     out[key] = coerce(CONTEXT_PREFIX + key, kind, raw);

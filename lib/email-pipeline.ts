@@ -9,7 +9,6 @@ import * as sns from 'aws-cdk-lib/aws-sns';
 import { SqsSubscription } from 'aws-cdk-lib/aws-sns-subscriptions';
 import * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
-import { ENV, HANDLER_DEFAULTS } from '../lambdas/send-email/settings';
 import { handlerCode } from './assets';
 import { BUNDLING } from './bundling';
 import { acknowledgeServerlessRules, protectedTableProps } from './construct-defaults';
@@ -44,9 +43,6 @@ export function principalsFromStrings(values: readonly string[]): iam.IPrincipal
 /** Default of {@link EmailPipelineProps.serviceName} (the local pipeline's too). */
 export const DEFAULT_SERVICE_NAME = SERVICE_NAME;
 
-/** The longest visibility timeout SQS allows (ChangeMessageVisibility), in seconds. */
-const MAX_VISIBILITY_SECONDS = 12 * 60 * 60;
-
 /** Retention values CloudWatch Logs accepts, in days. */
 const LOG_RETENTION_DAYS: readonly number[] = Object.values(logs.RetentionDays).filter(
   (v): v is number => typeof v === 'number' && v > 0 && v !== logs.RetentionDays.INFINITE,
@@ -72,35 +68,11 @@ export interface EmailPipelineProps extends PipelineSettings {
    */
   readonly sesTemplateNames?: readonly string[];
   /**
-   * Timeout of one SES SendEmail call, in milliseconds (SES_TIMEOUT_MS). Must
-   * leave room inside the function timeout.
-   * @default 5000
-   */
-  readonly sesTimeoutMs?: number;
-  /**
    * Powertools service name (POWERTOOLS_SERVICE_NAME); also the `service`
    * dimension of the custom metrics.
    * @default "email-pipeline"
    */
   readonly serviceName?: string;
-  /**
-   * First backoff of a retryable or ambiguous failure, in seconds
-   * (RETRY_BASE_SECONDS); the handler doubles it per receive, with jitter.
-   * @default 2
-   */
-  readonly retryBaseSeconds?: number;
-  /**
-   * First backoff of a systemic failure (account paused, daily quota), in
-   * seconds (SYSTEMIC_RETRY_SECONDS).
-   * @default 300
-   */
-  readonly systemicRetrySeconds?: number;
-  /**
-   * Longest backoff of a retryable or ambiguous failure, in seconds
-   * (RETRY_CAP_SECONDS): the doubling stops here.
-   * @default 300
-   */
-  readonly retryCapSeconds?: number;
   /**
    * Who may publish to the topic. The topic policy allows these principals and
    * denies sns:Publish to everyone else, including other principals of the
@@ -175,14 +147,7 @@ export class EmailPipeline extends Construct {
     this.settings = settings;
     const removalPolicy = props.removalPolicy ?? RemovalPolicy.RETAIN;
     this.serviceName = props.serviceName ?? DEFAULT_SERVICE_NAME;
-    // The handler's tuning variables; their defaults are the handler's own.
-    const tuning = {
-      sesTimeoutMs: props.sesTimeoutMs ?? HANDLER_DEFAULTS.sesTimeoutMs,
-      retryBaseSeconds: props.retryBaseSeconds ?? HANDLER_DEFAULTS.retryBaseSeconds,
-      systemicRetrySeconds: props.systemicRetrySeconds ?? HANDLER_DEFAULTS.systemicRetrySeconds,
-      retryCapSeconds: props.retryCapSeconds ?? HANDLER_DEFAULTS.retryCapSeconds,
-    };
-    checkConstructOptions(settings, props, tuning);
+    checkConstructOptions(settings, props);
 
     // --- encryption, queues and topic ------------------------------------
     this.topicKey = new kms.Key(this, 'TopicKey', {
@@ -295,10 +260,6 @@ export class EmailPipeline extends Construct {
         deadLetterQueueUrl: this.deadLetterQueue.queueUrl,
       }),
       POWERTOOLS_SERVICE_NAME: this.serviceName,
-      [ENV.sesTimeoutMs]: String(tuning.sesTimeoutMs),
-      [ENV.retryBaseSeconds]: String(tuning.retryBaseSeconds),
-      [ENV.systemicRetrySeconds]: String(tuning.systemicRetrySeconds),
-      [ENV.retryCapSeconds]: String(tuning.retryCapSeconds),
       NODE_OPTIONS: '--enable-source-maps',
     };
 
@@ -507,12 +468,7 @@ export class EmailPipeline extends Construct {
   }
 }
 
-function checkConstructOptions(
-  settings: ResolvedSettings,
-  props: EmailPipelineProps,
-  tuning: Readonly<Record<keyof typeof HANDLER_DEFAULTS, number>>,
-): void {
-  const { sesTimeoutMs } = tuning;
+function checkConstructOptions(settings: ResolvedSettings, props: EmailPipelineProps): void {
   const runtimeMajor = /^nodejs(\d+)\.x$/.exec(RUNTIME.name)?.[1];
   if (BUNDLING.target !== `node${runtimeMajor}`) {
     // A programming error, not a setting: lib/bundling.ts and RUNTIME must move together.
@@ -524,24 +480,6 @@ function checkConstructOptions(
       settings.logRetentionDays,
       `must be a retention CloudWatch Logs accepts: ${LOG_RETENTION_DAYS.join(', ')}`,
     );
-  }
-  const budgetMs = settings.functionTimeoutSeconds * 1000;
-  if (!Number.isInteger(sesTimeoutMs) || sesTimeoutMs < 100 || sesTimeoutMs > budgetMs / 2) {
-    throw new SettingsError(
-      'sesTimeoutMs',
-      sesTimeoutMs,
-      `must be a whole number from 100 to half the function timeout (${budgetMs / 2} ms), so a slow send cannot use up the invocation`,
-    );
-  }
-  for (const name of ['retryBaseSeconds', 'systemicRetrySeconds', 'retryCapSeconds'] as const) {
-    const value = tuning[name];
-    if (!Number.isInteger(value) || value < 1 || value > MAX_VISIBILITY_SECONDS) {
-      throw new SettingsError(
-        name,
-        value,
-        `must be a whole number from 1 to ${MAX_VISIBILITY_SECONDS} seconds (the SQS visibility limit)`,
-      );
-    }
   }
   const serviceName = props.serviceName ?? DEFAULT_SERVICE_NAME;
   if (!/^[A-Za-z0-9._-]{1,128}$/.test(serviceName)) {

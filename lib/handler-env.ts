@@ -1,6 +1,7 @@
 import { LEDGER_ENV } from '../lambdas/ledger/schema';
 import { ENV } from '../lambdas/send-email/settings';
 import type { ResolvedSettings } from './config';
+import { SETTINGS, type SettingName } from './settings-declaration';
 
 /** The service name in logs and the `service` metric dimension. */
 export const SERVICE_NAME = 'email-pipeline';
@@ -22,31 +23,73 @@ export interface HandlerResourceRefs {
   readonly ledgerTableName?: string;
 }
 
+/** The settings the handler reads: those the declaration gives an environment variable. */
+type HandlerSettingName = {
+  [K in SettingName]: (typeof SETTINGS)[K] extends { readonly env: string } ? K : never;
+}[SettingName];
+
+/** The variables of the resources, by {@link HandlerResourceRefs} field. */
+const RESOURCE_ENV: Readonly<Record<keyof HandlerResourceRefs, string>> = {
+  topicArn: ENV.topicArn,
+  tableName: ENV.tableName,
+  sourceQueueUrl: ENV.sourceQueueUrl,
+  deadLetterQueueUrl: ENV.deadLetterQueueUrl,
+  ledgerTableName: LEDGER_ENV.tableName,
+};
+
 /**
- * The handler's environment, built from the resolved settings. The CDK
- * construct and the local pipeline both call this, so a setting cannot reach
- * one and miss the other.
+ * The order the handler's variables are written in (a function's template keeps
+ * it): settings by name, their variables from the declaration; resources by ref.
+ */
+const LAYOUT = [
+  'senderAddress',
+  'senderName',
+  'topicArn',
+  'configurationSetName',
+  'tableName',
+  'idempotencyKeyPrefix',
+  'dedupeWindowSeconds',
+  'sourceQueueUrl',
+  'deadLetterQueueUrl',
+  'maxReceiveCount',
+  'failOpen',
+  'ledgerTableName',
+  'sendConfirmationGraceSeconds',
+  'retryBudgetSeconds',
+  'maxSendRate',
+  'maxConcurrency',
+  'serviceName',
+  'logLevel',
+  'metricsNamespace',
+  'sesTimeoutMs',
+  'retryBaseSeconds',
+  'systemicRetrySeconds',
+  'retryCapSeconds',
+] as const satisfies readonly (HandlerSettingName | keyof HandlerResourceRefs | 'serviceName')[];
+
+/** Compiles only while {@link LAYOUT} places every setting the declaration gives a variable. */
+const EVERY_HANDLER_SETTING_PLACED: [Exclude<HandlerSettingName, (typeof LAYOUT)[number]>] extends [never]
+  ? true
+  : false = true;
+void EVERY_HANDLER_SETTING_PLACED;
+
+/**
+ * The handler's environment, built from the resolved settings and the
+ * declaration's variable names. The CDK construct and the local pipeline both
+ * call this, so a setting cannot reach one and miss the other.
  */
 export function handlerEnvironment(settings: ResolvedSettings, refs: HandlerResourceRefs): Record<string, string> {
-  return {
-    [ENV.senderAddress]: settings.senderAddress,
-    ...(settings.senderName ? { [ENV.senderName]: settings.senderName } : {}),
-    [ENV.topicArn]: refs.topicArn,
-    ...(settings.configurationSetName ? { [ENV.configurationSetName]: settings.configurationSetName } : {}),
-    [ENV.tableName]: refs.tableName,
-    [ENV.keyPrefix]: settings.idempotencyKeyPrefix,
-    [ENV.dedupeWindowSeconds]: String(settings.dedupeWindowSeconds),
-    [ENV.sourceQueueUrl]: refs.sourceQueueUrl,
-    [ENV.deadLetterQueueUrl]: refs.deadLetterQueueUrl,
-    [ENV.maxReceiveCount]: String(settings.maxReceiveCount),
-    [ENV.failOpen]: String(settings.failOpen),
-    ...(refs.ledgerTableName !== undefined ? { [LEDGER_ENV.tableName]: refs.ledgerTableName } : {}),
-    [LEDGER_ENV.sendConfirmationGraceSeconds]: String(settings.sendConfirmationGraceSeconds),
-    [ENV.retryBudgetSeconds]: String(settings.retryBudgetSeconds),
-    [ENV.maxSendRate]: String(settings.maxSendRate),
-    [ENV.maxConcurrency]: String(settings.maxConcurrency),
-    POWERTOOLS_SERVICE_NAME: SERVICE_NAME,
-    POWERTOOLS_LOG_LEVEL: settings.logLevel,
-    POWERTOOLS_METRICS_NAMESPACE: settings.metricsNamespace,
-  };
+  const environment: Record<string, string> = {};
+  for (const name of LAYOUT) {
+    if (name === 'serviceName') {
+      environment.POWERTOOLS_SERVICE_NAME = SERVICE_NAME;
+    } else if (Object.hasOwn(RESOURCE_ENV, name)) {
+      const value = refs[name as keyof HandlerResourceRefs];
+      if (value !== undefined) environment[RESOURCE_ENV[name as keyof HandlerResourceRefs]] = value;
+    } else {
+      const value = settings[name as HandlerSettingName];
+      if (value !== undefined && value !== '') environment[SETTINGS[name as HandlerSettingName].env] = String(value);
+    }
+  }
+  return environment;
 }

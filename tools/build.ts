@@ -4,6 +4,7 @@
  *   dist/assets/<name>/index.js   every Lambda handler, bundled as `cdk deploy` needs it
  *   dist/lib, dist/lambdas, ...   the library compiled to JavaScript with .d.ts (tsconfig.build.json)
  *   schema/email-message.schema.json   the message contract for publishers (tools/schema.ts)
+ *   README.md's settings table          from the settings declaration (tools/settings-docs.ts)
  *
  * `--assets` builds the handler bundles only (the infra tests and `cdk synth` need them);
  * `--no-check` skips the type check of the whole repository (prepack: the emit checks what ships).
@@ -15,6 +16,7 @@ import { build } from 'esbuild';
 import { ASSET_FILE, LAMBDA_ENTRIES } from '../lib/assets';
 import { lambdaBuildOptions } from './lambda-bundle';
 import { writeSchema } from './schema';
+import { writeSettingsTable } from './settings-docs';
 
 const ROOT = path.join(__dirname, '..');
 const DIST = path.join(ROOT, 'dist');
@@ -41,6 +43,7 @@ async function main(): Promise<void> {
   if (assetsOnly) return;
   console.log(`bundled ${dirs.map((d) => path.relative(ROOT, d)).join(', ')} (${Date.now() - started} ms)`);
   console.log(`wrote ${path.relative(ROOT, writeSchema())}`);
+  console.log(`wrote the settings table in ${path.relative(ROOT, writeSettingsTable())}`);
   if (check) execFileSync(process.execPath, [TSC, '--noEmit', '-p', 'tsconfig.json'], { cwd: ROOT, stdio: 'inherit' });
   for (const dir of ['lib', 'lambdas', 'bin']) rmSync(path.join(DIST, dir), { recursive: true, force: true });
   execFileSync(process.execPath, [TSC, '-p', 'tsconfig.build.json'], { cwd: ROOT, stdio: 'inherit' });

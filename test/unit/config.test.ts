@@ -1,5 +1,4 @@
 import {
-  CONTEXT_KEYS,
   CONTEXT_PREFIX,
   DEFAULTS,
   SettingsError,
@@ -7,6 +6,7 @@ import {
   settingsFromContext,
   type PipelineSettings,
 } from '../../lib/config';
+import { SETTINGS } from '../../lib/settings-declaration';
 
 const DAY = 86_400;
 const base = { senderAddress: 'noreply@example.com', sesIdentity: 'example.com' } as const;
@@ -52,6 +52,10 @@ describe('resolveSettings: defaults', () => {
       retryBudgetSeconds: DAY,
       maxSendRate: 14,
       retryingTooLongSeconds: 900,
+      sesTimeoutMs: 5000,
+      retryBaseSeconds: 2,
+      systemicRetrySeconds: 300,
+      retryCapSeconds: 300,
     });
   });
 
@@ -418,7 +422,7 @@ describe('settingsFromContext', () => {
   test('knows every setting of PipelineSettings, and the app options', () => {
     const all = Object.keys(resolveSettings({ ...base, configurationSetName: 'set', senderName: 'Shop' }));
 
-    expect(Object.keys(CONTEXT_KEYS).sort()).toEqual(
+    expect(Object.keys(SETTINGS).sort()).toEqual(
       [...all, 'publisherPrincipals', 'sesTemplateNames', 'alarmEmail'].sort(),
     );
   });
@@ -435,10 +439,10 @@ describe('settingsFromContext', () => {
   });
 
   test('the known keys come from the one declaration: every declared key is accepted', () => {
-    // Values of the right kind for each key; a key missing from CONTEXT_KEYS would be refused as unknown.
+    // Values of the right kind for each key; a key missing from the declaration would be refused as unknown.
     const sample = { string: 'x', integer: '1', boolean: 'true', list: 'a' } as const;
-    const keys = Object.keys(CONTEXT_KEYS).filter((k) => k !== 'alarmEmail' && k !== 'publisherPrincipals');
-    const values = Object.fromEntries(keys.map((k) => [k, sample[CONTEXT_KEYS[k as keyof typeof CONTEXT_KEYS]]]));
+    const keys = Object.keys(SETTINGS).filter((k) => k !== 'alarmEmail' && k !== 'publisherPrincipals');
+    const values = Object.fromEntries(keys.map((k) => [k, sample[SETTINGS[k as keyof typeof SETTINGS].kind]]));
 
     expect(() => settingsFromContext(context({ ...values, ...required }))).not.toThrow();
   });

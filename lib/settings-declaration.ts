@@ -1,0 +1,260 @@
+/**
+ * The one declaration of every setting: its kind, default, rule, description,
+ * context key and (for settings the handler reads) environment variable. It
+ * drives `-c` / cdk.json parsing and the defaults (lib/config.ts), the
+ * handler's environment (lib/handler-env.ts) and the README's settings table
+ * (tools/settings-docs.ts).
+ *
+ * Plain TypeScript with no aws-cdk-lib import: the local pipeline loads it.
+ * The handler does not: it reads the environment names from ENV and LEDGER_ENV,
+ * which this table points at, so its bundle stays small.
+ */
+import { LEDGER_ENV } from '../lambdas/ledger/schema';
+import { ENV, HANDLER_DEFAULTS } from '../lambdas/send-email/settings';
+import type { ContextSettings } from './config';
+
+/** How a context value is read: `-c` gives strings, cdk.json JSON types. */
+export type SettingKind = 'string' | 'integer' | 'boolean' | 'list';
+
+/** A default that is not one value: derived from other settings, or none. */
+export interface DescribedDefault {
+  readonly described: string;
+}
+
+export interface SettingDeclaration {
+  readonly kind: SettingKind;
+  /** The default value, or how the default is derived (or that there is none). */
+  readonly default: string | number | boolean | DescribedDefault;
+  /** What a number default means, shown beside it (`4 days`). */
+  readonly defaultNote?: string;
+  /** What the setting does and the rule it must keep (the README's notes). */
+  readonly notes: string;
+  /** Read from context as `emailPipeline:<name>`. */
+  readonly contextKey: boolean;
+  /** The environment variable the handler reads it from, if it does. */
+  readonly env?: string;
+}
+
+const REQUIRED: DescribedDefault = { described: '— (required)' };
+const NONE: DescribedDefault = { described: 'none' };
+
+/**
+ * Every setting, in the README's order. The type makes it hold exactly the keys of
+ * {@link ContextSettings} (PipelineSettings plus the app's context options).
+ */
+export const SETTINGS = {
+  senderAddress: {
+    kind: 'string',
+    default: REQUIRED,
+    notes: "the From address, bare ASCII (the contract's rules, no `*`/`?`); must belong to `sesIdentity`",
+    contextKey: true,
+    env: ENV.senderAddress,
+  },
+  senderName: {
+    kind: 'string',
+    default: NONE,
+    notes: 'display name of the From address (encoded for SES)',
+    contextKey: true,
+    env: ENV.senderName,
+  },
+  sesIdentity: {
+    kind: 'string',
+    default: REQUIRED,
+    notes: 'verified domain or address, lower-cased; IAM is scoped to it',
+    contextKey: true,
+  },
+  configurationSetName: {
+    kind: 'string',
+    default: { described: 'one owned by the stack' },
+    notes: 'an existing SES configuration set to use instead (see below)',
+    contextKey: true,
+    env: ENV.configurationSetName,
+  },
+  retentionPeriodSeconds: {
+    kind: 'integer',
+    default: 4 * 24 * 60 * 60,
+    defaultNote: '4 days',
+    notes:
+      "queue retention; must hold one copy's retry path: 900 s + `maxReceiveCount` × max(visibility timeout, 900 s) (synth fails otherwise)",
+    contextKey: true,
+  },
+  dedupeWindowSeconds: {
+    kind: 'integer',
+    default: { described: 'retention + retry budget + 14 days + 1 day' },
+    notes: 'must be ≥ retention + retry budget + DLQ retention (14 days)',
+    contextKey: true,
+    env: ENV.dedupeWindowSeconds,
+  },
+  allowShortDedupeWindow: {
+    kind: 'boolean',
+    default: false,
+    notes: '`true` accepts a window ≥ retention + retry budget only (see below)',
+    contextKey: true,
+  },
+  retryBudgetSeconds: {
+    kind: 'integer',
+    default: 24 * 60 * 60,
+    defaultNote: '24 h',
+    notes: 'how long a retryable, systemic or ambiguous failure is retried; then the DLQ with `RetryBudgetExhausted`',
+    contextKey: true,
+    env: ENV.retryBudgetSeconds,
+  },
+  maxSendRate: {
+    kind: 'integer',
+    default: 14,
+    notes:
+      "recipients per second this pipeline may use of the account's SES rate; each container paces to 95 % of `maxSendRate / maxConcurrency`",
+    contextKey: true,
+    env: ENV.maxSendRate,
+  },
+  retryingTooLongSeconds: {
+    kind: 'integer',
+    default: 15 * 60,
+    defaultNote: '15 min',
+    notes: 'the `retryingTooLong` alarm fires when a retried message is older than this',
+    contextKey: true,
+  },
+  functionTimeoutSeconds: { kind: 'integer', default: 30, notes: '', contextKey: true },
+  memorySizeMb: { kind: 'integer', default: 256, notes: 'arm64', contextKey: true },
+  visibilityTimeoutSeconds: {
+    kind: 'integer',
+    default: { described: '6 × function timeout' },
+    notes: 'must be ≥ 6 × function timeout',
+    contextKey: true,
+  },
+  batchSize: { kind: 'integer', default: 10, notes: '', contextKey: true },
+  maxBatchingWindowSeconds: { kind: 'integer', default: 1, notes: '', contextKey: true },
+  maxConcurrency: { kind: 'integer', default: 10, notes: '2–1000', contextKey: true, env: ENV.maxConcurrency },
+  maxReceiveCount: {
+    kind: 'integer',
+    default: 5,
+    notes: 'must be ≥ 5',
+    contextKey: true,
+    env: ENV.maxReceiveCount,
+  },
+  idempotencyKeyPrefix: {
+    kind: 'string',
+    default: 'email-pipeline',
+    notes: 'keep it stable across deployments',
+    contextKey: true,
+    env: ENV.keyPrefix,
+  },
+  failOpen: {
+    kind: 'boolean',
+    default: false,
+    notes: 'send without the dedupe check when DynamoDB is down (counted)',
+    contextKey: true,
+    env: ENV.failOpen,
+  },
+  logLevel: {
+    kind: 'string',
+    default: 'INFO',
+    notes: '`DEBUG`, `INFO`, `WARN`, `ERROR`',
+    contextKey: true,
+    env: 'POWERTOOLS_LOG_LEVEL',
+  },
+  metricsNamespace: {
+    kind: 'string',
+    default: 'EmailPipeline',
+    notes: '`AWS/…` is reserved and refused',
+    contextKey: true,
+    env: 'POWERTOOLS_METRICS_NAMESPACE',
+  },
+  logRetentionDays: { kind: 'integer', default: 30, notes: '', contextKey: true },
+  sendConfirmationGraceSeconds: {
+    kind: 'integer',
+    default: 300,
+    notes: 'how long an unknown-fate send waits for its SES event; < retention',
+    contextKey: true,
+    env: LEDGER_ENV.sendConfirmationGraceSeconds,
+  },
+  sesTimeoutMs: {
+    kind: 'integer',
+    default: HANDLER_DEFAULTS.sesTimeoutMs,
+    notes: 'timeout of one SES SendEmail call, in ms; 100 to half the function timeout',
+    contextKey: true,
+    env: ENV.sesTimeoutMs,
+  },
+  retryBaseSeconds: {
+    kind: 'integer',
+    default: HANDLER_DEFAULTS.retryBaseSeconds,
+    notes: 'first backoff of a retryable or ambiguous failure; doubles per receive, with jitter',
+    contextKey: true,
+    env: ENV.retryBaseSeconds,
+  },
+  systemicRetrySeconds: {
+    kind: 'integer',
+    default: HANDLER_DEFAULTS.systemicRetrySeconds,
+    notes: 'first backoff of a systemic failure (account paused, daily quota)',
+    contextKey: true,
+    env: ENV.systemicRetrySeconds,
+  },
+  retryCapSeconds: {
+    kind: 'integer',
+    default: HANDLER_DEFAULTS.retryCapSeconds,
+    notes: 'longest backoff of a retryable or ambiguous failure: the doubling stops here',
+    contextKey: true,
+    env: ENV.retryCapSeconds,
+  },
+  alarmEmail: {
+    kind: 'string',
+    default: NONE,
+    notes: 'subscribed to the alarm topic; a bare address',
+    contextKey: true,
+  },
+  publisherPrincipals: {
+    kind: 'list',
+    default: { described: 'the deploying account' },
+    notes: 'account ids and IAM role/user ARNs; `-c` comma-separated',
+    contextKey: true,
+  },
+  sesTemplateNames: {
+    kind: 'list',
+    default: { described: 'all (`template/*`)' },
+    notes: 'templates the function may send with; `-c` comma-separated',
+    contextKey: true,
+  },
+} as const satisfies Readonly<Record<keyof ContextSettings, SettingDeclaration>>;
+
+export type SettingName = keyof typeof SETTINGS;
+
+/** The settings whose default is one value, with that value's type. */
+export type ValueDefaults = {
+  readonly [
+    K in SettingName as (typeof SETTINGS)[K]['default'] extends DescribedDefault ? never : K
+  ]: (typeof SETTINGS)[K]['default'];
+};
+
+/** Every default that is one value, from the declaration. */
+export function valueDefaults(): ValueDefaults {
+  const out: Record<string, unknown> = {};
+  for (const [name, declaration] of Object.entries(SETTINGS) as [string, SettingDeclaration][]) {
+    if (typeof declaration.default !== 'object') out[name] = declaration.default;
+  }
+  return out as ValueDefaults;
+}
+
+/** The default as the README shows it: numbers plain, strings and booleans as code, described ones as written. */
+export function defaultText(declaration: SettingDeclaration): string {
+  const value = declaration.default;
+  if (typeof value === 'object') return value.described;
+  const shown = typeof value === 'number' ? String(value) : `\`${String(value)}\``;
+  return declaration.defaultNote !== undefined ? `${shown} (${declaration.defaultNote})` : shown;
+}
+
+/** The README's settings table (markdown, columns padded as prettier pads them). */
+export function settingsTable(): string {
+  const rows = [
+    ['setting', 'default', 'notes'],
+    ...(Object.entries(SETTINGS) as [string, SettingDeclaration][]).map(([name, declaration]) => [
+      `\`${name}\``,
+      defaultText(declaration),
+      declaration.notes,
+    ]),
+  ];
+  const widths = [0, 1, 2].map((column) => Math.max(3, ...rows.map((row) => [...row[column]!].length)));
+  const line = (cells: readonly string[]): string =>
+    `| ${cells.map((cell, i) => cell + ' '.repeat(widths[i]! - [...cell].length)).join(' | ')} |`;
+  const [header, ...body] = rows;
+  return [line(header!), line(widths.map((w) => '-'.repeat(w))), ...body.map(line)].join('\n');
+}
