@@ -123,8 +123,8 @@ export interface PipelineSettings {
   readonly retryingTooLongSeconds?: number;
   /**
    * Timeout of one SES SendEmail call, in milliseconds (SES_TIMEOUT_MS). Must
-   * leave room inside the function timeout.
-   * @default 5000
+   * leave room inside the function timeout (at most half of it).
+   * @default 5000, or half the function timeout when that is shorter
    */
   readonly sesTimeoutMs?: number;
   /**
@@ -431,8 +431,9 @@ function resolveTuning(
   input: PipelineSettings,
   functionTimeoutSeconds: number,
 ): Pick<ResolvedSettings, 'sesTimeoutMs' | 'retryBaseSeconds' | 'systemicRetrySeconds' | 'retryCapSeconds'> {
-  const sesTimeoutMs = input.sesTimeoutMs ?? DEFAULTS.sesTimeoutMs;
   const budgetMs = functionTimeoutSeconds * 1000;
+  // The default leaves room in a short invocation too; a value given is checked as given.
+  const sesTimeoutMs = input.sesTimeoutMs ?? Math.min(DEFAULTS.sesTimeoutMs, Math.floor(budgetMs / 2));
   if (!Number.isInteger(sesTimeoutMs) || sesTimeoutMs < 100 || sesTimeoutMs > budgetMs / 2) {
     throw new SettingsError(
       'sesTimeoutMs',

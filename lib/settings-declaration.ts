@@ -171,7 +171,7 @@ export const SETTINGS = {
   sesTimeoutMs: {
     kind: 'integer',
     default: HANDLER_DEFAULTS.sesTimeoutMs,
-    notes: 'timeout of one SES SendEmail call, in ms; 100 to half the function timeout',
+    notes: 'timeout of one SES SendEmail call, in ms; 100 to half the function timeout (the default too)',
     contextKey: true,
     env: ENV.sesTimeoutMs,
   },

@@ -59,6 +59,14 @@ describe('resolveSettings: defaults', () => {
     });
   });
 
+  test('the SES timeout defaults to 5000 ms, or half of a shorter function timeout; a value given is checked', () => {
+    expect(resolveSettings(base).sesTimeoutMs).toBe(5000);
+    expect(resolveSettings({ ...base, functionTimeoutSeconds: 2 }).sesTimeoutMs).toBe(1000);
+    expect(() => resolveSettings({ ...base, functionTimeoutSeconds: 2, sesTimeoutMs: 5000 })).toThrow(
+      'Invalid setting sesTimeoutMs=5000: must be a whole number from 100 to half the function timeout (1000 ms)',
+    );
+  });
+
   test('the default dedupe window covers retention, retry budget and DLQ retention plus one day, so a late redrive is still deduplicated', () => {
     expect(resolveSettings({ ...base, retentionPeriodSeconds: 2 * DAY }).dedupeWindowSeconds).toBe(18 * DAY);
     expect(resolveSettings({ ...base, retentionPeriodSeconds: 14 * DAY }).dedupeWindowSeconds).toBe(30 * DAY);
