@@ -93,3 +93,25 @@ export function handlerEnvironment(settings: ResolvedSettings, refs: HandlerReso
   }
   return environment;
 }
+
+/** Names of the resources the ledger function writes to (CDK tokens in a stack, real values locally). */
+export interface LedgerResourceRefs {
+  readonly tableName: string;
+  readonly deliveryStatusTopicArn: string;
+}
+
+/**
+ * The ledger function's own settings: its table, the topic it publishes status changes to, and
+ * how long a ledger item lives (the dedupe window). The CDK construct, the local pipeline and the
+ * benchmark all build the ledger's environment here.
+ */
+export function ledgerEnvironment(
+  settings: Pick<ResolvedSettings, 'dedupeWindowSeconds'>,
+  refs: LedgerResourceRefs,
+): Record<string, string> {
+  return {
+    [LEDGER_ENV.tableName]: refs.tableName,
+    [LEDGER_ENV.deliveryStatusTopicArn]: refs.deliveryStatusTopicArn,
+    [LEDGER_ENV.retentionSeconds]: String(settings.dedupeWindowSeconds),
+  };
+}

@@ -20,6 +20,7 @@ import { SqsSubscription } from 'aws-cdk-lib/aws-sns-subscriptions';
 import * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
 import { LEDGER_ENV, LEDGER_TABLE } from '../lambdas/ledger/schema';
+import { ledgerEnvironment } from './handler-env';
 import { ENV } from '../lambdas/send-email/settings';
 import { handlerCode, type LambdaName } from './assets';
 import { acknowledgeServerlessRules, protectedTableProps } from './construct-defaults';
@@ -207,8 +208,10 @@ export class SendLedger extends Construct {
       description: 'Records SES events per dedupe key in the send ledger and publishes status changes',
       environment: {
         ...common,
-        [LEDGER_ENV.deliveryStatusTopicArn]: this.deliveryStatusTopic.topicArn,
-        [LEDGER_ENV.retentionSeconds]: String(settings.dedupeWindowSeconds),
+        ...ledgerEnvironment(settings, {
+          tableName: this.table.tableName,
+          deliveryStatusTopicArn: this.deliveryStatusTopic.topicArn,
+        }),
       },
     });
     this.ledgerFunction.addEventSource(

@@ -25,7 +25,7 @@ import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { SNSClient } from '@aws-sdk/client-sns';
 import type { SQSRecord } from 'aws-lambda';
 import { createLedgerHandler, readLedgerSettings } from '../../lambdas/ledger/ledger';
-import { LEDGER_ENV } from '../../lambdas/ledger/schema';
+import { ledgerEnvironment } from '../../lib/handler-env';
 import { readLedgerItem } from '../../lambdas/ledger/store';
 import { createDynamoDbClient } from '../../lambdas/send-email/clients';
 import { buildSendEmailInput } from '../../lambdas/send-email/email';
@@ -146,11 +146,7 @@ function newLedgerHandler(stack: InProcessStack, counters: Counters): LedgerHand
   const sns = new SNSClient({ ...emulatorConfig(stack.endpoints.sns), maxAttempts: 3 });
   counters.publishes.attach(sns);
   // The environment lib/ledger.ts gives the function.
-  const settings = readLedgerSettings({
-    [LEDGER_ENV.tableName]: ledger.tableName,
-    [LEDGER_ENV.deliveryStatusTopicArn]: ledger.deliveryStatusTopicArn,
-    [LEDGER_ENV.retentionSeconds]: String(stack.settings.dedupeWindowSeconds),
-  });
+  const settings = readLedgerSettings(ledgerEnvironment(stack.settings, ledger));
   const handler = createLedgerHandler({
     settings,
     dynamodb,

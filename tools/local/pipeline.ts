@@ -10,7 +10,7 @@ import { LEDGER_ENV } from '../../lambdas/ledger/schema';
 import { DECISIONS, type Decision } from '../../lambdas/send-email/decisions';
 import { ENV } from '../../lambdas/send-email/settings';
 import type { ResolvedSettings } from '../../lib/config';
-import { handlerEnvironment } from '../../lib/handler-env';
+import { handlerEnvironment, ledgerEnvironment } from '../../lib/handler-env';
 import { buildBundles, type Bundles } from './build';
 import { emulatorClients, LOCAL_AWS_ENV, type EmulatorClients, type EmulatorEndpoints } from './emulators';
 import type { BatchReport } from './event-source';
@@ -170,9 +170,7 @@ export class LocalPipeline {
     return {
       ...inherited,
       ...LOCAL_AWS_ENV,
-      [LEDGER_ENV.tableName]: ledger.tableName,
-      [LEDGER_ENV.retentionSeconds]: String(settings.dedupeWindowSeconds),
-      [LEDGER_ENV.deliveryStatusTopicArn]: ledger.deliveryStatusTopicArn,
+      ...ledgerEnvironment(settings, ledger),
       POWERTOOLS_SERVICE_NAME: 'email-pipeline-ledger',
       POWERTOOLS_LOG_LEVEL: settings.logLevel,
       POWERTOOLS_METRICS_NAMESPACE: settings.metricsNamespace,
