@@ -4,15 +4,18 @@
  * otherwise).
  */
 import { spawnSync } from 'node:child_process';
-import * as path from 'node:path';
 import { REPO_ROOT } from '../../tools/local/paths';
+import { npmScript } from './npm-script';
+
+const DEMO = npmScript('demo');
 
 test('the incident replay ends with one email per unique message and the poison message dead-lettered', () => {
-  const demo = spawnSync(
-    process.execPath,
-    [path.join(REPO_ROOT, 'node_modules', 'tsx', 'dist', 'cli.mjs'), path.join(REPO_ROOT, 'bin', 'demo.ts')],
-    { cwd: REPO_ROOT, encoding: 'utf8', timeout: 90_000, env: { ...process.env, DEMO_MESSAGES: '12' } },
-  );
+  const demo = spawnSync(DEMO.command, DEMO.args, {
+    cwd: REPO_ROOT,
+    encoding: 'utf8',
+    timeout: 90_000,
+    env: { ...process.env, DEMO_MESSAGES: '12' },
+  });
   expect(demo.stderr).toBe('');
   expect(demo.status).toBe(0);
   expect(demo.stdout).toMatch(/\| unique messages +\| +12 \|/);

@@ -15,10 +15,11 @@ import { emulatorConfig, readMailbox } from '../../tools/local/emulators';
 import { freePort, launch, type ManagedProcess } from '../../tools/local/processes';
 import type { LocalOutputs } from '../../tools/local/state';
 import type { DeliveryReport } from '../../lambdas/ledger/schema';
+import { npmScript } from './npm-script';
 import { until } from './support';
 
-const TSX = path.join(REPO_ROOT, 'node_modules', 'tsx', 'dist', 'cli.mjs');
-const ENTRY = path.join(REPO_ROOT, 'bin', 'local.ts');
+// Exactly what `npm start` runs (package.json), so the test meets its signal handling too.
+const START = npmScript('start');
 
 let proc: ManagedProcess | undefined;
 afterAll(() => proc?.stop());
@@ -54,8 +55,8 @@ test('npm start serves the pipeline, dedupes a repeated key, refuses a second st
   const lines: string[] = [];
   proc = await launch({
     name: 'npm start',
-    command: process.execPath,
-    args: [TSX, ENTRY],
+    command: START.command,
+    args: START.args,
     cwd: REPO_ROOT,
     env,
     onOutput: (line) => lines.push(line),
@@ -115,15 +116,15 @@ test('npm start serves the pipeline, dedupes a repeated key, refuses a second st
   expect(await status('never-published')).toEqual({ key: 'never-published', status: 'unknown', events: [] });
 
   // A second start while this one runs says so and exits non-zero.
-  const second = spawnSync(process.execPath, [TSX, ENTRY], { cwd: REPO_ROOT, env, encoding: 'utf8', timeout: 30_000 });
+  const second = spawnSync(START.command, START.args, { cwd: REPO_ROOT, env, encoding: 'utf8', timeout: 30_000 });
   expect(second.status).toBe(1);
   expect(second.stderr).toContain('already running');
 
   // Stop it: everything goes, ports and state included.
   await proc.stop({ graceMs: 60_000 });
   expect(proc.exitInfo()).toBeDefined();
-  // tsx's own process can exit before the pipeline's has finished its shutdown: wait for it.
-  await until('the Stopped. line', () => lines.some((l) => l.includes('Stopped.')), 30_000);
+  // One process (node --import tsx): it exits only after its own shutdown has printed this.
+  expect(lines).toContain('Stopped.');
   await until(
     'every port closed',
     async () => (await Promise.all(Object.values(ports).map(portIsClosed))).every(Boolean),
@@ -136,7 +137,7 @@ test('npm start serves the pipeline, dedupes a repeated key, refuses a second st
 describe('npm start refuses what it cannot run, and says why', () => {
   function start(extra: Record<string, string>): { status: number | null; stderr: string; stateDir: string } {
     const stateDir = path.join(mkdtempSync(path.join(tmpdir(), 'email-pipeline-refused-')), 'state');
-    const result = spawnSync(process.execPath, [TSX, ENTRY], {
+    const result = spawnSync(START.command, START.args, {
       cwd: REPO_ROOT,
       env: { ...process.env, LOCAL_STATE_DIR: stateDir, ...extra },
       encoding: 'utf8',

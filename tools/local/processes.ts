@@ -11,6 +11,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
+import type { Readable } from 'node:stream';
 
 /** `node guard.cjs <command> [args...]`: runs a command that dies with its parent. */
 export const GUARD_SCRIPT = join(__dirname, 'guard.cjs');
@@ -106,6 +107,28 @@ function killGroup(child: ChildProcess, signal: NodeJS.Signals): void {
   }
 }
 
+/** Resolves once every stream has ended (or closed), or after `limitMs`. */
+async function drained(streams: ReadonlyArray<Readable | null>, limitMs: number): Promise<void> {
+  const open = streams.filter((s): s is Readable => s !== null && !s.readableEnded && !s.closed);
+  if (open.length === 0) return;
+  let timer: NodeJS.Timeout | undefined;
+  await Promise.race([
+    Promise.all(
+      open.map(
+        (s) =>
+          new Promise<void>((resolve) => {
+            s.once('end', resolve);
+            s.once('close', resolve);
+          }),
+      ),
+    ),
+    new Promise<void>((resolve) => {
+      timer = setTimeout(resolve, limitMs);
+    }),
+  ]);
+  clearTimeout(timer);
+}
+
 /** Starts a child that cannot outlive this process. Throws if it cannot be spawned at all. */
 export async function launch(options: LaunchOptions): Promise<ManagedProcess> {
   const guarded = options.guarded ?? true;
@@ -172,6 +195,9 @@ export async function launch(options: LaunchOptions): Promise<ManagedProcess> {
       }
       // The guard is gone; make sure nothing else of its group is left either.
       killGroup(child, 'SIGKILL');
+      // 'exit' can come before the last lines the child wrote have been read: take them first
+      // (bounded, for a grandchild that still holds the pipe open).
+      await drained([child.stdout, child.stderr], 2000);
       child.stdin?.destroy();
       child.stdout?.destroy();
       child.stderr?.destroy();
