@@ -5,6 +5,7 @@ import type { BatchLatencyResult } from './batch-latency';
 import type { BundleResult } from './bundle';
 import type { CostResult, LedgerCostResult } from './cost';
 import type { CountedCommand, DynamoDbRequestsResult } from './dynamodb-requests';
+import type { ClientCpuFigures, ClientCpuResult } from './client-cpu';
 import type { LedgerBenchResult } from './ledger';
 import type { ThroughputResult } from './throughput';
 
@@ -28,6 +29,7 @@ export interface BenchResult {
   readonly batchLatency: BatchLatencyResult;
   readonly bundle: BundleResult;
   readonly ledger: LedgerBenchResult;
+  readonly clientCpu: ClientCpuResult;
   readonly cost: CostResult;
 }
 
@@ -90,6 +92,18 @@ function ledgerRows(l: LedgerBenchResult, c: LedgerCostResult): Row[] {
     ['5b ledger', 'largest ledger item', `${l.largestItemBytes} B`],
     ...c.lines.map((line): Row => ['5b cost/1M', line.item, usd(line.usd)]),
     ['5b cost/1M', 'ledger subtotal (share of SES)', `${usd(c.subtotal)} (${(c.shareOfSes * 100).toFixed(2)}%)`],
+  ];
+}
+
+function clientCpuRows(r: ClientCpuResult): Row[] {
+  const both = (f: ClientCpuFigures) => `${f.firstMsPerRecord} / ${f.steadyMsPerRecord}`;
+  const window = `first ${r.firstRecords} / ${r.steadyRecords} after ${r.warmUpRecords}`;
+  return [
+    ['6 client CPU', `ms/record, handler, ${window} (median of ${r.runsPerVariant})`, both(r.perVariant.handler)],
+    ['6 client CPU', 'ms/record, handler with dedupe off', both(r.perVariant.dedupeOff)],
+    ['6 client CPU', 'ms/record, floor (the 2 requests, hand-signed)', both(r.perVariant.floor)],
+    ['6 client CPU', 'handler / floor', `${r.ratioToFloor.firstMsPerRecord} / ${r.ratioToFloor.steadyMsPerRecord}`],
+    ['6 client CPU', 'completed idempotency items per handler record', String(r.completedItemsPerRecord)],
   ];
 }
 
@@ -167,6 +181,7 @@ function rows(r: BenchResult): Row[] {
     ['4 init', 'require() ms, bare', String(b.bareInit.requireMs)],
     ['4 init', 'handler - bare, ms / ratio', `${b.initExtraMs} / ${b.initRatio}`],
     ['4 init', 'node process ms, handler / bare', `${b.handlerInit.processMs} / ${b.bareInit.processMs}`],
+    ...clientCpuRows(r.clientCpu),
     ...c.lines.map((line): Row => ['5 cost/1M', line.item, usd(line.usd)]),
     ['5 cost/1M', 'total, dedupe on / off', `${usd(c.totalOn)} / ${usd(c.totalOff)}`],
     [
@@ -202,6 +217,11 @@ function format(all: readonly Row[]): string {
 
 export function formatTable(result: BenchResult): string {
   return format(rows(result));
+}
+
+/** The table of `npm run bench -- cpu`. */
+export function formatClientCpu(result: ClientCpuResult): string {
+  return format(clientCpuRows(result));
 }
 
 /** The table of `npm run bench -- ledger`. */
