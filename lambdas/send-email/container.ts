@@ -6,7 +6,7 @@
 import type { Context, SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import { Logger } from '@aws-lambda-powertools/logger';
 import { Metrics } from '@aws-lambda-powertools/metrics';
-import { createDynamoDbClient, createSesClient, createSqsClient } from './clients';
+import { createDynamoDbClient, createSesClient, createSqsClient, createStoreClient } from './clients';
 import { createSendConfirmation, LedgerAwarePersistenceLayer, readConfirmSettings } from './confirm';
 import { createHandler, type PipelineDeps } from './pipeline';
 import { readSettings } from './settings';
@@ -24,7 +24,7 @@ export function createContainerHandler(
   // The idempotency store's client; the ledger reads and dead-letter marks use their own.
   const persistenceStore = new LedgerAwarePersistenceLayer({
     tableName: settings.tableName,
-    awsSdkV3Client: createDynamoDbClient(),
+    awsSdkV3Client: createStoreClient(),
   });
   return createHandler({
     settings,
