@@ -19,6 +19,9 @@
  * `npm run bench -- ledger` runs only the ledger measurement (5b) and its cost; writes
  * .local/bench-ledger.json.
  *
+ * `npm run bench -- bundle` runs only the bundle size and init measurement (4), no emulators;
+ * writes .local/bench-bundle.json.
+ *
  * `npm run bench -- cpu` runs only the client-CPU measurement (6): CPU per record of the
  * handler in fresh processes against the hand-signed floor (client-cpu.ts), on DynamoDB Local
  * alone; writes .local/bench-cpu.json. BENCH_CPU_RUNS sets the processes per variant (default 3).
@@ -36,7 +39,7 @@ import { cpuBetween, sampleCpu } from './cpu';
 import { measureDynamoDbRequests } from './dynamodb-requests';
 import { createInProcessStack } from './in-process';
 import { ledgerCostInputs, measureLedger } from './ledger';
-import { formatClientCpu, formatLedger, formatTable, machine, type BenchResult } from './report';
+import { formatBundle, formatClientCpu, formatLedger, formatTable, machine, type BenchResult } from './report';
 import { measureThroughput } from './throughput';
 import { formatPacing, measurePacing } from './pacing';
 import { buildBundles } from '../local/build';
@@ -186,6 +189,29 @@ function clientCpu(
   }).finally(() => dynamodb.destroy());
 }
 
+const BUNDLE_FILE = path.join(LOCAL_DIR, 'bench-bundle.json');
+
+async function bundleMain(): Promise<void> {
+  const settings = loadLocalSettings({ maxBatchingWindowSeconds: 0, functionTimeoutSeconds: 5, maxSendRate: 100_000 });
+  step('building bundles; 4: init time');
+  const bundles = await buildBundles(path.join(BENCH_DIR, 'build'));
+  const bundle = await section('bundle', bundles.consumer, () =>
+    measureBundle({ outDir: BENCH_DIR, bundles, settings, runs: INIT_RUNS }),
+  );
+  const full = {
+    date: new Date().toISOString(),
+    command: 'npm run bench -- bundle',
+    machine: machine(),
+    othersCpuShare: othersShare,
+    bundle,
+  };
+  await mkdir(path.dirname(BUNDLE_FILE), { recursive: true });
+  await writeFile(BUNDLE_FILE, `${JSON.stringify(full, null, 2)}\n`);
+  console.log(formatBundle(bundle));
+  warnIfNoisy();
+  console.log(`\nWrote ${path.relative(process.cwd(), BUNDLE_FILE)}`);
+}
+
 async function cpuMain(): Promise<void> {
   const settings = loadLocalSettings({ maxBatchingWindowSeconds: 0, functionTimeoutSeconds: 5, maxSendRate: 100_000 });
   await Promise.all([checkJava(), ensureDynamoDbLocal()]);
@@ -226,9 +252,10 @@ function warnIfNoisy(): void {
 const USAGE = `Usage: npm run bench              dedupe on vs off: throughput, DynamoDB requests, batch latency, init, cost
        npm run bench -- pacing    send pacing against a rate-limited local SES
        npm run bench -- ledger    the send ledger's own requests, batch time and cost
+       npm run bench -- bundle    handler bundle size and require() time only
        npm run bench -- cpu       client CPU per record: handler vs the hand-signed floor
 
-Writes .local/bench.json, .local/bench-pacing.json, .local/bench-ledger.json or .local/bench-cpu.json and prints a table (see BENCHMARKS.md).`;
+Writes .local/bench.json, .local/bench-pacing.json, .local/bench-ledger.json, .local/bench-bundle.json or .local/bench-cpu.json and prints a table (see BENCHMARKS.md).`;
 
 async function bench(mode: string | undefined): Promise<void> {
   if (mode === '--help' || mode === '-h') {
@@ -238,7 +265,9 @@ async function bench(mode: string | undefined): Promise<void> {
   if (mode === 'pacing') return pacingMain();
   if (mode === 'ledger') return ledgerMain();
   if (mode === 'cpu') return cpuMain();
-  if (mode !== undefined) throw new Error(`unknown benchmark "${mode}" (known: pacing, ledger, cpu)\n\n${USAGE}`);
+  if (mode === 'bundle') return bundleMain();
+  if (mode !== undefined)
+    throw new Error(`unknown benchmark "${mode}" (known: pacing, ledger, cpu, bundle)\n\n${USAGE}`);
   // The same settings for every measurement; no batching window, so a batch never waits to fill.
   // Pacing off in effect: these runs measure the dedupe, not SES's rate (see the pacing benchmark).
   const settings = loadLocalSettings({ maxBatchingWindowSeconds: 0, functionTimeoutSeconds: 5, maxSendRate: 100_000 });

@@ -95,6 +95,19 @@ function ledgerRows(l: LedgerBenchResult, c: LedgerCostResult): Row[] {
   ];
 }
 
+function bundleRows(b: BundleResult): Row[] {
+  const kb = (bytes: number) => `${(bytes / 1024).toFixed(1)} KiB`;
+  return [
+    ['4 bundle', 'handler min / gzip', `${kb(b.handler.bytes)} / ${kb(b.handler.gzipBytes)}`],
+    ['4 bundle', 'bare min / gzip', `${b.bare.bytes} B / ${b.bare.gzipBytes} B`],
+    ['4 init', `require() ms, handler (source maps on) (n=${b.runsPerVariant})`, String(b.handlerInit.requireMs)],
+    ['4 init', 'require() ms, handler (source maps off)', String(b.handlerInitNoSourceMaps.requireMs)],
+    ['4 init', 'require() ms, bare', String(b.bareInit.requireMs)],
+    ['4 init', 'handler - bare, ms / ratio', `${b.initExtraMs} / ${b.initRatio}`],
+    ['4 init', 'node process ms, handler / bare', `${b.handlerInit.processMs} / ${b.bareInit.processMs}`],
+  ];
+}
+
 function clientCpuRows(r: ClientCpuResult): Row[] {
   const both = (f: ClientCpuFigures) => `${f.firstMsPerRecord} / ${f.steadyMsPerRecord}`;
   const window = `first ${r.firstRecords} / ${r.steadyRecords} after ${r.warmUpRecords}`;
@@ -115,7 +128,6 @@ function rows(r: BenchResult): Row[] {
   const c = r.cost;
   const per = (p: DynamoDbRequestsResult['unique']) =>
     `Put ${p.perMessage.PutItem} / Update ${p.perMessage.UpdateItem} / Get ${p.perMessage.GetItem} / Delete ${p.perMessage.DeleteItem}`;
-  const kb = (bytes: number) => `${(bytes / 1024).toFixed(1)} KiB`;
   return [
     [
       '1 throughput',
@@ -174,13 +186,7 @@ function rows(r: BenchResult): Row[] {
       'handler CPU ms/batch, dedupe on / off',
       `${l.cpuMsPerBatch.parallel} / ${l.cpuMsPerBatch.parallelNoDedupe}`,
     ],
-    ['4 bundle', 'handler min / gzip', `${kb(b.handler.bytes)} / ${kb(b.handler.gzipBytes)}`],
-    ['4 bundle', 'bare min / gzip', `${b.bare.bytes} B / ${b.bare.gzipBytes} B`],
-    ['4 init', `require() ms, handler (source maps on) (n=${b.runsPerVariant})`, String(b.handlerInit.requireMs)],
-    ['4 init', 'require() ms, handler (source maps off)', String(b.handlerInitNoSourceMaps.requireMs)],
-    ['4 init', 'require() ms, bare', String(b.bareInit.requireMs)],
-    ['4 init', 'handler - bare, ms / ratio', `${b.initExtraMs} / ${b.initRatio}`],
-    ['4 init', 'node process ms, handler / bare', `${b.handlerInit.processMs} / ${b.bareInit.processMs}`],
+    ...bundleRows(b),
     ...clientCpuRows(r.clientCpu),
     ...c.lines.map((line): Row => ['5 cost/1M', line.item, usd(line.usd)]),
     ['5 cost/1M', 'total, dedupe on / off', `${usd(c.totalOn)} / ${usd(c.totalOff)}`],
@@ -217,6 +223,11 @@ function format(all: readonly Row[]): string {
 
 export function formatTable(result: BenchResult): string {
   return format(rows(result));
+}
+
+/** The table of `npm run bench -- bundle`. */
+export function formatBundle(result: BundleResult): string {
+  return format(bundleRows(result));
 }
 
 /** The table of `npm run bench -- cpu`. */
