@@ -23,6 +23,11 @@ export const BUNDLING = {
   target: 'node24',
   minify: true,
   sourceMap: true,
+  /**
+   * Source maps carry mappings only, not the sources: stack traces need file, line and column,
+   * and Node reads (and parses) the whole map at require() under --enable-source-maps.
+   */
+  sourcesContent: false,
   /** Nothing is left to the runtime's SDK copy: the bundle carries the SDK versions we tested. */
   externalModules: [] as string[],
   /** Prefer ES module builds of dependencies so esbuild can drop unused code. */

@@ -18,6 +18,7 @@ export function lambdaBuildOptions(entry: string, outfile: string): BuildOptions
     target: BUNDLING.target,
     minify: BUNDLING.minify,
     sourcemap: BUNDLING.sourceMap,
+    sourcesContent: BUNDLING.sourcesContent,
     mainFields: [...BUNDLING.mainFields],
     external: [...BUNDLING.externalModules],
     logLevel: 'error',

@@ -17,9 +17,21 @@ function httpHandler(requestTimeoutMs: number): NodeHttpHandler {
   });
 }
 
-/** The idempotency store's client; `config` adds an endpoint, credentials and the like. */
+/** A DynamoDB client (the ledger reads, the status lookup); `config` adds an endpoint, credentials and the like. */
 export function createDynamoDbClient(config: DynamoDBClientConfig = {}): DynamoDBClient {
   return new DynamoDBClient({ requestHandler: httpHandler(3000), maxAttempts: 3, ...config });
+}
+
+/**
+ * The idempotency store's client: two requests per record, so per-send work counts (BENCHMARKS.md, 6).
+ * `cacheMiddleware`: the middleware stack is resolved once per command type instead of on every
+ * send, so middleware must be added before the first send (confirm.ts adds its own in the
+ * persistence layer's constructor), and a DynamoDBDocumentClient cannot wrap it. Concurrent sends
+ * share the cached handler's context; its per-send fields (endpoint, auth scheme) come out the
+ * same for every send of this client: one region, one endpoint, one table named plainly.
+ */
+export function createStoreClient(config: DynamoDBClientConfig = {}): DynamoDBClient {
+  return createDynamoDbClient({ cacheMiddleware: true, ...config });
 }
 
 /** SES v2, with no blind retries: SES has no idempotency token (see SafeSesRetryStrategy). */

@@ -4,7 +4,7 @@
  * counts calls), so the number of sends can be asserted exactly.
  */
 import { randomUUID } from 'node:crypto';
-import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { ReceiveMessageCommand } from '@aws-sdk/client-sqs';
 import type { SendEmailCommand } from '@aws-sdk/client-sesv2';
 import { DynamoDBPersistenceLayer } from '@aws-lambda-powertools/idempotency/dynamodb';
@@ -19,6 +19,7 @@ import { RETRY_ATTRIBUTE } from '../../lambdas/send-email/retry-budget';
 import { queueRecord, snsEnvelope } from '../../tools/local/records';
 import { createResources, handlerRefs, type LocalResources } from '../../tools/local/resources';
 import { loadLocalSettings } from '../../tools/local/settings';
+import { createStoreClient } from '../../lambdas/send-email/clients';
 import { createHandler } from '../../lambdas/send-email/pipeline';
 import { readSettings } from '../../lambdas/send-email/settings';
 import { endpointsFromEnv, uniqueName } from './support';
@@ -27,14 +28,19 @@ process.env.POWERTOOLS_METRICS_DISABLED = 'true';
 
 const endpoints = endpointsFromEnv();
 const clients = emulatorClients(endpoints);
-const { dynamodb, sqs } = clients;
+const { sqs } = clients;
+// The store's client as the handler builds it (clients.ts: cached middleware, shared by concurrent sends).
+const dynamodb = createStoreClient(emulatorConfig(endpoints.dynamodb));
 const settings = loadLocalSettings();
 
 let resources: LocalResources;
 beforeAll(async () => {
   resources = await createResources(clients, settings, uniqueName('handler'));
 });
-afterAll(() => clients.destroy());
+afterAll(() => {
+  clients.destroy();
+  dynamodb.destroy();
+});
 
 /** An SES client stand-in: counts sends, takes a little time like the real one. */
 class CountingSes {
@@ -50,7 +56,7 @@ class CountingSes {
 
 /** A DynamoDB client whose next `n` UpdateItem calls (completion writes) fail as if the store were down. */
 function flakyDynamoDb(failures: { updates: number }): DynamoDBClient {
-  const client = new DynamoDBClient({ ...emulatorConfig(endpoints.dynamodb), maxAttempts: 1 });
+  const client = createStoreClient({ ...emulatorConfig(endpoints.dynamodb), maxAttempts: 1 });
   client.middlewareStack.add(
     (next, context) => async (args) => {
       if (context.commandName === 'UpdateItemCommand' && failures.updates > 0) {

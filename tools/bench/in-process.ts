@@ -21,7 +21,7 @@ import { emulatorClients, emulatorConfig, type EmulatorEndpoints } from '../loca
 import { queueRecord, snsEnvelope } from '../local/records';
 import { makeContext } from '../local/event-source';
 import { createResources, handlerRefs, type LocalResources } from '../local/resources';
-import { createDynamoDbClient } from '../../lambdas/send-email/clients';
+import { createStoreClient } from '../../lambdas/send-email/clients';
 import { createHandler } from '../../lambdas/send-email/pipeline';
 import { readSettings, type HandlerSettings } from '../../lambdas/send-email/settings';
 import { withEnv } from './stats';
@@ -143,7 +143,7 @@ export interface HandlerOptions {
  * (lambdas/send-email/clients.ts): what one Lambda container holds.
  */
 export function newHandler(stack: InProcessStack, options: HandlerOptions): { invoke: BenchHandler; close(): void } {
-  const dynamodb = stack.counter.attach(createDynamoDbClient(emulatorConfig(stack.endpoints.dynamodb)));
+  const dynamodb = stack.counter.attach(createStoreClient(emulatorConfig(stack.endpoints.dynamodb)));
   // The production persistence layer and confirm-before-resend (handler.ts), on the counted
   // client: a ledger read on the normal path would show in the counts.
   const persistenceStore = new LedgerAwarePersistenceLayer({

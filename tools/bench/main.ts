@@ -7,6 +7,7 @@
  *   4. handler bundle size and module initialisation time vs a bare handler
  *   5. cost per million emails at list prices, from the figures above
  *   5b. the send ledger's own cost: its handler on a Send + Delivery per email (ledger.ts)
+ *   6. client CPU per record: the handler in fresh processes vs the hand-signed floor (client-cpu.ts)
  *
  * Prints a table and writes the same figures to .local/bench.json. See BENCHMARKS.md.
  * BENCH_MESSAGES sets the messages per throughput run (default 2000).
@@ -17,26 +18,44 @@
  *
  * `npm run bench -- ledger` runs only the ledger measurement (5b) and its cost; writes
  * .local/bench-ledger.json.
+ *
+ * `npm run bench -- bundle` runs only the bundle size and init measurement (4), no emulators;
+ * writes .local/bench-bundle.json.
+ *
+ * `npm run bench -- cpu` runs only the client-CPU measurement (6): CPU per record of the
+ * handler in fresh processes against the hand-signed floor (client-cpu.ts), on DynamoDB Local
+ * alone; writes .local/bench-cpu.json. BENCH_CPU_RUNS sets the processes per variant (default 3).
  */
 import '../local/quiet';
 import { mkdir, writeFile } from 'node:fs/promises';
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import * as path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { measureBatchLatency } from './batch-latency';
 import { measureBundle } from './bundle';
+import { measureClientCpu, type ClientCpuResult } from './client-cpu';
 import { costModel, ledgerCostModel } from './cost';
 import { cpuBetween, sampleCpu } from './cpu';
 import { measureDynamoDbRequests } from './dynamodb-requests';
 import { createInProcessStack } from './in-process';
 import { ledgerCostInputs, measureLedger } from './ledger';
-import { formatLedger, formatTable, machine, type BenchResult } from './report';
+import { formatBundle, formatClientCpu, formatLedger, formatTable, machine, type BenchResult } from './report';
 import { measureThroughput } from './throughput';
 import { formatPacing, measurePacing } from './pacing';
 import { buildBundles } from '../local/build';
 import { LOCAL_DIR } from '../local/paths';
-import { ANY_FREE_PORTS, checkJava, ensureDynamoDbLocal, startEmulators } from '../local/emulators';
+import {
+  ANY_FREE_PORTS,
+  checkJava,
+  emulatorConfig,
+  ensureDynamoDbLocal,
+  startDynamoDbLocal,
+  startEmulators,
+  type EmulatorEndpoints,
+} from '../local/emulators';
 import { loadLocalSettings } from '../local/settings';
 import { LEDGER_FUNCTIONS } from '../../lib/ledger';
+import type { ResolvedSettings } from '../../lib/config';
 
 const THROUGHPUT_MESSAGES = Number(process.env.BENCH_MESSAGES ?? 2000);
 const THROUGHPUT_ROUNDS = 4; // on, off, off, on, on, off, off, on
@@ -55,6 +74,13 @@ const LEDGER_OPTIONS = {
   rounds: LEDGER_ROUNDS,
 };
 const LEDGER_FILE = path.join(LOCAL_DIR, 'bench-ledger.json');
+
+/** Client CPU (6): fresh processes per variant; records measured as a new container; warm-up, then the steady window. */
+const CPU_RUNS = Number(process.env.BENCH_CPU_RUNS ?? 3);
+const CPU_FIRST_RECORDS = 100;
+const CPU_WARM_UP_RECORDS = 1500;
+const CPU_STEADY_RECORDS = 1000;
+const CPU_FILE = path.join(LOCAL_DIR, 'bench-cpu.json');
 
 const BENCH_DIR = path.join(LOCAL_DIR, 'bench');
 const RESULT_FILE = path.join(LOCAL_DIR, 'bench.json');
@@ -142,6 +168,75 @@ async function ledgerMain(): Promise<void> {
   }
 }
 
+function cpuStep(): string {
+  return `6: client CPU per record (${CPU_RUNS} fresh processes per variant, first ${CPU_FIRST_RECORDS}, then ${CPU_STEADY_RECORDS} after ${CPU_WARM_UP_RECORDS})`;
+}
+
+function clientCpu(
+  endpoints: Pick<EmulatorEndpoints, 'dynamodb'>,
+  settings: ResolvedSettings,
+): Promise<ClientCpuResult> {
+  const dynamodb = new DynamoDBClient(emulatorConfig(endpoints.dynamodb));
+  return measureClientCpu({
+    outDir: path.join(BENCH_DIR, 'cpu'),
+    dynamodbEndpoint: endpoints.dynamodb,
+    dynamodb,
+    settings,
+    runs: CPU_RUNS,
+    firstRecords: CPU_FIRST_RECORDS,
+    warmUpRecords: CPU_WARM_UP_RECORDS,
+    steadyRecords: CPU_STEADY_RECORDS,
+  }).finally(() => dynamodb.destroy());
+}
+
+const BUNDLE_FILE = path.join(LOCAL_DIR, 'bench-bundle.json');
+
+async function bundleMain(): Promise<void> {
+  const settings = loadLocalSettings({ maxBatchingWindowSeconds: 0, functionTimeoutSeconds: 5, maxSendRate: 100_000 });
+  step('building bundles; 4: init time');
+  const bundles = await buildBundles(path.join(BENCH_DIR, 'build'));
+  const bundle = await section('bundle', bundles.consumer, () =>
+    measureBundle({ outDir: BENCH_DIR, bundles, settings, runs: INIT_RUNS }),
+  );
+  const full = {
+    date: new Date().toISOString(),
+    command: 'npm run bench -- bundle',
+    machine: machine(),
+    othersCpuShare: othersShare,
+    bundle,
+  };
+  await mkdir(path.dirname(BUNDLE_FILE), { recursive: true });
+  await writeFile(BUNDLE_FILE, `${JSON.stringify(full, null, 2)}\n`);
+  console.log(formatBundle(bundle));
+  warnIfNoisy();
+  console.log(`\nWrote ${path.relative(process.cwd(), BUNDLE_FILE)}`);
+}
+
+async function cpuMain(): Promise<void> {
+  const settings = loadLocalSettings({ maxBatchingWindowSeconds: 0, functionTimeoutSeconds: 5, maxSendRate: 100_000 });
+  await Promise.all([checkJava(), ensureDynamoDbLocal()]);
+  step('starting DynamoDB Local');
+  const dynamodb = await startDynamoDbLocal();
+  try {
+    step(cpuStep());
+    const cpu = await section('clientCpu', '', () => clientCpu({ dynamodb: dynamodb.endpoint }, settings));
+    const full = {
+      date: new Date().toISOString(),
+      command: 'npm run bench -- cpu',
+      machine: machine(),
+      othersCpuShare: othersShare,
+      clientCpu: cpu,
+    };
+    await mkdir(path.dirname(CPU_FILE), { recursive: true });
+    await writeFile(CPU_FILE, `${JSON.stringify(full, null, 2)}\n`);
+    console.log(formatClientCpu(cpu));
+    warnIfNoisy();
+    console.log(`\nWrote ${path.relative(process.cwd(), CPU_FILE)}`);
+  } finally {
+    await dynamodb.stop();
+  }
+}
+
 function ledgerStep(): string {
   return `5b: ledger (${LEDGER_EMAILS_PER_ROUND} emails x Send + Delivery per round, warm-up + ${LEDGER_ROUNDS} rounds, batches of ${LEDGER_FUNCTIONS.batchSize})`;
 }
@@ -157,8 +252,10 @@ function warnIfNoisy(): void {
 const USAGE = `Usage: npm run bench              dedupe on vs off: throughput, DynamoDB requests, batch latency, init, cost
        npm run bench -- pacing    send pacing against a rate-limited local SES
        npm run bench -- ledger    the send ledger's own requests, batch time and cost
+       npm run bench -- bundle    handler bundle size and require() time only
+       npm run bench -- cpu       client CPU per record: handler vs the hand-signed floor
 
-Writes .local/bench.json, .local/bench-pacing.json or .local/bench-ledger.json and prints a table (see BENCHMARKS.md).`;
+Writes .local/bench.json, .local/bench-pacing.json, .local/bench-ledger.json, .local/bench-bundle.json or .local/bench-cpu.json and prints a table (see BENCHMARKS.md).`;
 
 async function bench(mode: string | undefined): Promise<void> {
   if (mode === '--help' || mode === '-h') {
@@ -167,7 +264,10 @@ async function bench(mode: string | undefined): Promise<void> {
   }
   if (mode === 'pacing') return pacingMain();
   if (mode === 'ledger') return ledgerMain();
-  if (mode !== undefined) throw new Error(`unknown benchmark "${mode}" (known: pacing, ledger)\n\n${USAGE}`);
+  if (mode === 'cpu') return cpuMain();
+  if (mode === 'bundle') return bundleMain();
+  if (mode !== undefined)
+    throw new Error(`unknown benchmark "${mode}" (known: pacing, ledger, cpu, bundle)\n\n${USAGE}`);
   // The same settings for every measurement; no batching window, so a batch never waits to fill.
   // Pacing off in effect: these runs measure the dedupe, not SES's rate (see the pacing benchmark).
   const settings = loadLocalSettings({ maxBatchingWindowSeconds: 0, functionTimeoutSeconds: 5, maxSendRate: 100_000 });
@@ -196,6 +296,10 @@ async function bench(mode: string | undefined): Promise<void> {
     );
     step(ledgerStep());
     const ledger = await section('ledger', bundles.consumer, () => measureLedger(stack, LEDGER_OPTIONS));
+    step(cpuStep());
+    const clientCpuResult = await section('clientCpu', bundles.consumer, () =>
+      clientCpu(emulators.endpoints, settings),
+    );
     step(
       `1: throughput (${THROUGHPUT_MESSAGES} messages, ${CONSUMERS} consumers, warm-up + ${THROUGHPUT_ROUNDS * 2} runs)`,
     );
@@ -218,6 +322,7 @@ async function bench(mode: string | undefined): Promise<void> {
       batchLatency,
       bundle,
       ledger,
+      clientCpu: clientCpuResult,
     };
   } finally {
     await emulators.stop();

@@ -5,6 +5,7 @@ import type { BatchLatencyResult } from './batch-latency';
 import type { BundleResult } from './bundle';
 import type { CostResult, LedgerCostResult } from './cost';
 import type { CountedCommand, DynamoDbRequestsResult } from './dynamodb-requests';
+import type { ClientCpuFigures, ClientCpuResult } from './client-cpu';
 import type { LedgerBenchResult } from './ledger';
 import type { ThroughputResult } from './throughput';
 
@@ -28,6 +29,7 @@ export interface BenchResult {
   readonly batchLatency: BatchLatencyResult;
   readonly bundle: BundleResult;
   readonly ledger: LedgerBenchResult;
+  readonly clientCpu: ClientCpuResult;
   readonly cost: CostResult;
 }
 
@@ -93,6 +95,31 @@ function ledgerRows(l: LedgerBenchResult, c: LedgerCostResult): Row[] {
   ];
 }
 
+function bundleRows(b: BundleResult): Row[] {
+  const kb = (bytes: number) => `${(bytes / 1024).toFixed(1)} KiB`;
+  return [
+    ['4 bundle', 'handler min / gzip', `${kb(b.handler.bytes)} / ${kb(b.handler.gzipBytes)}`],
+    ['4 bundle', 'bare min / gzip', `${b.bare.bytes} B / ${b.bare.gzipBytes} B`],
+    ['4 init', `require() ms, handler (source maps on) (n=${b.runsPerVariant})`, String(b.handlerInit.requireMs)],
+    ['4 init', 'require() ms, handler (source maps off)', String(b.handlerInitNoSourceMaps.requireMs)],
+    ['4 init', 'require() ms, bare', String(b.bareInit.requireMs)],
+    ['4 init', 'handler - bare, ms / ratio', `${b.initExtraMs} / ${b.initRatio}`],
+    ['4 init', 'node process ms, handler / bare', `${b.handlerInit.processMs} / ${b.bareInit.processMs}`],
+  ];
+}
+
+function clientCpuRows(r: ClientCpuResult): Row[] {
+  const both = (f: ClientCpuFigures) => `${f.firstMsPerRecord} / ${f.steadyMsPerRecord}`;
+  const window = `first ${r.firstRecords} / ${r.steadyRecords} after ${r.warmUpRecords}`;
+  return [
+    ['6 client CPU', `ms/record, handler, ${window} (median of ${r.runsPerVariant})`, both(r.perVariant.handler)],
+    ['6 client CPU', 'ms/record, handler with dedupe off', both(r.perVariant.dedupeOff)],
+    ['6 client CPU', 'ms/record, floor (the 2 requests, hand-signed)', both(r.perVariant.floor)],
+    ['6 client CPU', 'handler / floor', `${r.ratioToFloor.firstMsPerRecord} / ${r.ratioToFloor.steadyMsPerRecord}`],
+    ['6 client CPU', 'completed idempotency items per handler record', String(r.completedItemsPerRecord)],
+  ];
+}
+
 function rows(r: BenchResult): Row[] {
   const t = r.throughput;
   const d = r.dynamodbRequests;
@@ -101,7 +128,6 @@ function rows(r: BenchResult): Row[] {
   const c = r.cost;
   const per = (p: DynamoDbRequestsResult['unique']) =>
     `Put ${p.perMessage.PutItem} / Update ${p.perMessage.UpdateItem} / Get ${p.perMessage.GetItem} / Delete ${p.perMessage.DeleteItem}`;
-  const kb = (bytes: number) => `${(bytes / 1024).toFixed(1)} KiB`;
   return [
     [
       '1 throughput',
@@ -160,13 +186,8 @@ function rows(r: BenchResult): Row[] {
       'handler CPU ms/batch, dedupe on / off',
       `${l.cpuMsPerBatch.parallel} / ${l.cpuMsPerBatch.parallelNoDedupe}`,
     ],
-    ['4 bundle', 'handler min / gzip', `${kb(b.handler.bytes)} / ${kb(b.handler.gzipBytes)}`],
-    ['4 bundle', 'bare min / gzip', `${b.bare.bytes} B / ${b.bare.gzipBytes} B`],
-    ['4 init', `require() ms, handler (source maps on) (n=${b.runsPerVariant})`, String(b.handlerInit.requireMs)],
-    ['4 init', 'require() ms, handler (source maps off)', String(b.handlerInitNoSourceMaps.requireMs)],
-    ['4 init', 'require() ms, bare', String(b.bareInit.requireMs)],
-    ['4 init', 'handler - bare, ms / ratio', `${b.initExtraMs} / ${b.initRatio}`],
-    ['4 init', 'node process ms, handler / bare', `${b.handlerInit.processMs} / ${b.bareInit.processMs}`],
+    ...bundleRows(b),
+    ...clientCpuRows(r.clientCpu),
     ...c.lines.map((line): Row => ['5 cost/1M', line.item, usd(line.usd)]),
     ['5 cost/1M', 'total, dedupe on / off', `${usd(c.totalOn)} / ${usd(c.totalOff)}`],
     [
@@ -202,6 +223,16 @@ function format(all: readonly Row[]): string {
 
 export function formatTable(result: BenchResult): string {
   return format(rows(result));
+}
+
+/** The table of `npm run bench -- bundle`. */
+export function formatBundle(result: BundleResult): string {
+  return format(bundleRows(result));
+}
+
+/** The table of `npm run bench -- cpu`. */
+export function formatClientCpu(result: ClientCpuResult): string {
+  return format(clientCpuRows(result));
 }
 
 /** The table of `npm run bench -- ledger`. */

@@ -1,0 +1,44 @@
+/**
+ * What one Lambda container holds: the settings, Powertools' logger and metrics, the SDK
+ * clients (clients.ts) and the pipeline over them. handler.ts builds it once per container;
+ * the client-CPU benchmark builds the same thing with SES and SQS stand-ins.
+ */
+import type { Context, SQSBatchResponse, SQSEvent } from 'aws-lambda';
+import { Logger } from '@aws-lambda-powertools/logger';
+import { Metrics } from '@aws-lambda-powertools/metrics';
+import { createDynamoDbClient, createSesClient, createSqsClient, createStoreClient } from './clients';
+import { createSendConfirmation, LedgerAwarePersistenceLayer, readConfirmSettings } from './confirm';
+import { createHandler, type PipelineDeps } from './pipeline';
+import { readSettings } from './settings';
+
+/** Clients to use instead of the ones clients.ts builds. @default none: all from clients.ts */
+export type ContainerClients = Partial<Pick<PipelineDeps, 'ses' | 'sqs'>>;
+
+export function createContainerHandler(
+  clients: ContainerClients = {},
+  env: NodeJS.ProcessEnv = process.env,
+): (event: SQSEvent, context: Context) => Promise<SQSBatchResponse> {
+  const settings = readSettings(env);
+  const logger = new Logger();
+  const metrics = new Metrics();
+  // The idempotency store's client; the ledger reads and dead-letter marks use their own.
+  const persistenceStore = new LedgerAwarePersistenceLayer({
+    tableName: settings.tableName,
+    awsSdkV3Client: createStoreClient(),
+  });
+  return createHandler({
+    settings,
+    ses: clients.ses ?? createSesClient(settings.sesTimeoutMs),
+    sqs: clients.sqs ?? createSqsClient(),
+    persistenceStore,
+    logger,
+    metrics,
+    confirm: createSendConfirmation({
+      settings: readConfirmSettings(env, settings.dedupeWindowSeconds),
+      persistence: persistenceStore,
+      dynamodb: createDynamoDbClient(),
+      logger,
+      metrics,
+    }),
+  });
+}
