@@ -150,16 +150,7 @@ async function ledgerMain(): Promise<void> {
     step(ledgerStep());
     const ledger = await section('ledger', '', () => measureLedger(stack, LEDGER_OPTIONS));
     const cost = ledgerCostModel(ledgerCostInputs(ledger));
-    const full = {
-      date: new Date().toISOString(),
-      command: 'npm run bench -- ledger',
-      machine: machine(),
-      othersCpuShare: othersShare,
-      ledger,
-      cost,
-    };
-    await mkdir(path.dirname(LEDGER_FILE), { recursive: true });
-    await writeFile(LEDGER_FILE, `${JSON.stringify(full, null, 2)}\n`);
+    await writeReport(LEDGER_FILE, 'npm run bench -- ledger', { othersCpuShare: othersShare, ledger, cost });
     console.log(formatLedger(ledger, cost));
     warnIfNoisy();
     console.log(`\nWrote ${path.relative(process.cwd(), LEDGER_FILE)}`);
@@ -189,6 +180,13 @@ function clientCpu(
   }).finally(() => dynamodb.destroy());
 }
 
+/** Writes one mode's figures, with when, how and where they were produced, as JSON. */
+async function writeReport(file: string, command: string, figures: Record<string, unknown>): Promise<void> {
+  await mkdir(path.dirname(file), { recursive: true });
+  const report = { date: new Date().toISOString(), command, machine: machine(), ...figures };
+  await writeFile(file, `${JSON.stringify(report, null, 2)}\n`);
+}
+
 const BUNDLE_FILE = path.join(LOCAL_DIR, 'bench-bundle.json');
 
 async function bundleMain(): Promise<void> {
@@ -198,15 +196,7 @@ async function bundleMain(): Promise<void> {
   const bundle = await section('bundle', bundles.consumer, () =>
     measureBundle({ outDir: BENCH_DIR, bundles, settings, runs: INIT_RUNS }),
   );
-  const full = {
-    date: new Date().toISOString(),
-    command: 'npm run bench -- bundle',
-    machine: machine(),
-    othersCpuShare: othersShare,
-    bundle,
-  };
-  await mkdir(path.dirname(BUNDLE_FILE), { recursive: true });
-  await writeFile(BUNDLE_FILE, `${JSON.stringify(full, null, 2)}\n`);
+  await writeReport(BUNDLE_FILE, 'npm run bench -- bundle', { othersCpuShare: othersShare, bundle });
   console.log(formatBundle(bundle));
   warnIfNoisy();
   console.log(`\nWrote ${path.relative(process.cwd(), BUNDLE_FILE)}`);
@@ -220,15 +210,7 @@ async function cpuMain(): Promise<void> {
   try {
     step(cpuStep());
     const cpu = await section('clientCpu', '', () => clientCpu({ dynamodb: dynamodb.endpoint }, settings));
-    const full = {
-      date: new Date().toISOString(),
-      command: 'npm run bench -- cpu',
-      machine: machine(),
-      othersCpuShare: othersShare,
-      clientCpu: cpu,
-    };
-    await mkdir(path.dirname(CPU_FILE), { recursive: true });
-    await writeFile(CPU_FILE, `${JSON.stringify(full, null, 2)}\n`);
+    await writeReport(CPU_FILE, 'npm run bench -- cpu', { othersCpuShare: othersShare, clientCpu: cpu });
     console.log(formatClientCpu(cpu));
     warnIfNoisy();
     console.log(`\nWrote ${path.relative(process.cwd(), CPU_FILE)}`);
