@@ -35,6 +35,7 @@ const first = Number(firstArg), warm = Number(warmArg);
 const { handler } = require(bundle);
 const records = JSON.parse(readFileSync(recordsFile, 'utf8'));
 const cpuMs = () => { const u = process.cpuUsage(); return (u.user + u.system) / 1000; };
+const systemMs = () => process.cpuUsage().system / 1000;
 const context = () => {
   const deadline = Date.now() + 30000;
   return { functionName: 'bench', awsRequestId: String(deadline), memoryLimitInMB: '256',
@@ -52,10 +53,10 @@ async function run(from, to) {
   await run(0, first);
   const t1 = cpuMs();
   await run(first, warm);
-  const t2 = cpuMs();
+  const t2 = cpuMs(), s2 = systemMs();
   await run(warm, records.length);
-  const t3 = cpuMs();
-  process.stdout.write(JSON.stringify({ firstMs: t1 - t0, steadyMs: t3 - t2 }));
+  const t3 = cpuMs(), s3 = systemMs();
+  process.stdout.write(JSON.stringify({ firstMs: t1 - t0, steadyMs: t3 - t2, steadySystemMs: s3 - s2 }));
 })().catch((error) => { console.error(error); process.exit(1); });`;
 
 export interface ClientCpuFigures {
@@ -65,13 +66,19 @@ export interface ClientCpuFigures {
   readonly steadyMsPerRecord: number;
 }
 
+/** A variant's figures, with the kernel's share of the steady state (system CPU: the socket writes and reads). */
+export interface ClientCpuVariantFigures extends ClientCpuFigures {
+  /** System (kernel) CPU ms per record over the steady-state window, included in steadyMsPerRecord. */
+  readonly steadySystemMsPerRecord: number;
+}
+
 export interface ClientCpuResult {
   readonly runsPerVariant: number;
   readonly firstRecords: number;
   /** Records before the steady-state window starts. */
   readonly warmUpRecords: number;
   readonly steadyRecords: number;
-  readonly perVariant: Readonly<Record<CpuVariant, ClientCpuFigures>>;
+  readonly perVariant: Readonly<Record<CpuVariant, ClientCpuVariantFigures>>;
   /** handler / floor, from the medians. */
   readonly ratioToFloor: ClientCpuFigures;
   /** Items the handler's runs left in the table, all COMPLETED: one per record. */
@@ -161,31 +168,45 @@ export async function measureClientCpu(options: ClientCpuOptions): Promise<Clien
     POWERTOOLS_METRICS_DISABLED: 'true',
     ...(variant === 'dedupeOff' ? { POWERTOOLS_IDEMPOTENCY_DISABLED: 'true' } : {}),
   });
-  const samples = new Map<CpuVariant, { firstMs: number; steadyMs: number }[]>(CPU_VARIANTS.map((v) => [v, []]));
+  const samples = new Map<CpuVariant, { firstMs: number; steadyMs: number; steadySystemMs: number }[]>(
+    CPU_VARIANTS.map((v) => [v, []]),
+  );
   for (let run = 0; run < options.runs; run += 1) {
     for (let i = 0; i < CPU_VARIANTS.length; i += 1) {
       const variant = CPU_VARIANTS[(run + i) % CPU_VARIANTS.length] as CpuVariant;
       const file = path.join(options.outDir, `records-${variant}-${run}.json`);
       await writeRecords(file, `${stamp}-${variant}-${run}`, total, topicArn, queueArn);
-      const args = ['--enable-source-maps', '-e', CHILD, bundle[variant === 'floor' ? 'floor' : 'handler'], file];
+      // BENCH_CPU_PROFILE=<dir>: each child also writes a V8 CPU profile there (to see where the time goes).
+      const profile = process.env.BENCH_CPU_PROFILE
+        ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROFILE}`]
+        : [];
+      const args = [
+        ...profile,
+        '--enable-source-maps',
+        '-e',
+        CHILD,
+        bundle[variant === 'floor' ? 'floor' : 'handler'],
+        file,
+      ];
       const { stdout } = await execFileAsync(
         process.execPath,
         [...args, String(options.firstRecords), String(options.warmUpRecords)],
         { env: environment(variant), timeout: 600_000, maxBuffer: 1 << 20 },
       );
-      samples.get(variant)?.push(JSON.parse(stdout) as { firstMs: number; steadyMs: number });
+      samples.get(variant)?.push(JSON.parse(stdout) as { firstMs: number; steadyMs: number; steadySystemMs: number });
     }
   }
-  const figures = (variant: CpuVariant): ClientCpuFigures => {
+  const figures = (variant: CpuVariant): ClientCpuVariantFigures => {
     const list = samples.get(variant) ?? [];
     return {
       firstMsPerRecord: round(median(list.map((s) => s.firstMs)) / options.firstRecords, 3),
       steadyMsPerRecord: round(median(list.map((s) => s.steadyMs)) / options.steadyRecords, 3),
+      steadySystemMsPerRecord: round(median(list.map((s) => s.steadySystemMs)) / options.steadyRecords, 3),
     };
   };
   const perVariant = Object.fromEntries(CPU_VARIANTS.map((v) => [v, figures(v)])) as Record<
     CpuVariant,
-    ClientCpuFigures
+    ClientCpuVariantFigures
   >;
   const completed = await completedItems(options.dynamodb, tables.handler);
   return {

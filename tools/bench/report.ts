@@ -116,6 +116,11 @@ function clientCpuRows(r: ClientCpuResult): Row[] {
     ['6 client CPU', 'ms/record, handler with dedupe off', both(r.perVariant.dedupeOff)],
     ['6 client CPU', 'ms/record, floor (the 2 requests, hand-signed)', both(r.perVariant.floor)],
     ['6 client CPU', 'handler / floor', `${r.ratioToFloor.firstMsPerRecord} / ${r.ratioToFloor.steadyMsPerRecord}`],
+    [
+      '6 client CPU',
+      'of the steady ms/record, kernel (system): handler / floor',
+      `${r.perVariant.handler.steadySystemMsPerRecord} / ${r.perVariant.floor.steadySystemMsPerRecord}`,
+    ],
     ['6 client CPU', 'completed idempotency items per handler record', String(r.completedItemsPerRecord)],
   ];
 }
