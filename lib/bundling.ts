@@ -9,6 +9,8 @@ import * as path from 'node:path';
 export const HANDLER_ENTRY = path.join(__dirname, '..', 'lambdas', 'send-email', 'handler.ts');
 export const LEDGER_ENTRY = path.join(__dirname, '..', 'lambdas', 'ledger', 'handler.ts');
 export const STATUS_ENTRY = path.join(__dirname, '..', 'lambdas', 'status', 'handler.ts');
+/** The functions' credential chain: environment, then a container endpoint (see the module). */
+export const LAMBDA_CREDENTIALS_ENTRY = path.join(__dirname, '..', 'lambdas', 'lambda-credentials.ts');
 
 /** Every function of the pipeline by name (its asset folder), each bundled with the same options below. */
 export const LAMBDA_ENTRIES = {
@@ -32,4 +34,11 @@ export const BUNDLING = {
   externalModules: [] as string[],
   /** Prefer ES module builds of dependencies so esbuild can drop unused code. */
   mainFields: ['module', 'main'],
+  /**
+   * Modules put in place of others in every bundle: the SDK's default credential chain (shared
+   * files, SSO, STS, IMDS: code a function never runs) by the one Lambda needs.
+   */
+  alias: { '@aws-sdk/credential-provider-node': LAMBDA_CREDENTIALS_ENTRY } as Readonly<Record<string, string>>,
+  /** Unused SDK operation schemas are dropped (tools/sdk-schema-keys.ts). */
+  dropUnusedSdkSchemas: true,
 } as const;

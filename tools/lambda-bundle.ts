@@ -6,6 +6,7 @@
  */
 import type { BuildOptions } from 'esbuild';
 import { BUNDLING } from '../lib/bundling';
+import { sdkSchemaKeysPlugin } from './sdk-schema-keys';
 
 /** esbuild options for a Lambda entry point, as `npm run build` bundles it for `cdk deploy`. */
 export function lambdaBuildOptions(entry: string, outfile: string): BuildOptions {
@@ -21,6 +22,8 @@ export function lambdaBuildOptions(entry: string, outfile: string): BuildOptions
     sourcesContent: BUNDLING.sourcesContent,
     mainFields: [...BUNDLING.mainFields],
     external: [...BUNDLING.externalModules],
+    alias: { ...BUNDLING.alias },
+    plugins: BUNDLING.dropUnusedSdkSchemas ? [sdkSchemaKeysPlugin()] : [],
     logLevel: 'error',
   };
 }
