@@ -39,6 +39,22 @@ export function createSesClient(requestTimeoutMs: number): SESv2Client {
   return new SESv2Client({ requestHandler: httpHandler(requestTimeoutMs), retryStrategy: new SafeSesRetryStrategy() });
 }
 
+/**
+ * A client that is built on its first `send`: for the clients only failure paths use (SQS for
+ * dead letters and retries, DynamoDB for ledger reads and dead-letter marks), so that a cold
+ * start does not pay for resolving their configuration.
+ */
+export function builtOnFirstSend<C extends { send: (command: never) => Promise<unknown> }>(
+  create: () => C,
+): Pick<C, 'send'> {
+  let client: C | undefined;
+  const send = (command: never) => {
+    client ??= create();
+    return client.send(command);
+  };
+  return { send: send as C['send'] };
+}
+
 /** SQS for dead-lettering and backoffs. The queue URLs are in this region: never let a URL's host redirect the client. */
 export function createSqsClient(): SQSClient {
   return new SQSClient({ requestHandler: httpHandler(5000), maxAttempts: 3, useQueueUrlAsEndpoint: false });

@@ -6,7 +6,7 @@
 import type { Context, SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import { Logger } from '@aws-lambda-powertools/logger';
 import { Metrics } from '@aws-lambda-powertools/metrics';
-import { createDynamoDbClient, createSesClient, createSqsClient, createStoreClient } from './clients';
+import { builtOnFirstSend, createDynamoDbClient, createSesClient, createSqsClient, createStoreClient } from './clients';
 import { createSendConfirmation, LedgerAwarePersistenceLayer, readConfirmSettings } from './confirm';
 import { createHandler, type PipelineDeps } from './pipeline';
 import { readSettings } from './settings';
@@ -29,14 +29,14 @@ export function createContainerHandler(
   return createHandler({
     settings,
     ses: clients.ses ?? createSesClient(settings.sesTimeoutMs),
-    sqs: clients.sqs ?? createSqsClient(),
+    sqs: clients.sqs ?? builtOnFirstSend(createSqsClient),
     persistenceStore,
     logger,
     metrics,
     confirm: createSendConfirmation({
       settings: readConfirmSettings(env, settings.dedupeWindowSeconds),
       persistence: persistenceStore,
-      dynamodb: createDynamoDbClient(),
+      dynamodb: builtOnFirstSend(() => createDynamoDbClient()),
       logger,
       metrics,
     }),
