@@ -54,6 +54,8 @@ export interface InitTimes {
 export interface BundleResult {
   readonly handler: BundleSize;
   readonly bare: BundleSize;
+  /** The handler's libraries alone (libraries-entry.ts), same options. */
+  readonly libraries: BundleSize;
   readonly runsPerVariant: number;
   /** As deployed: NODE_OPTIONS=--enable-source-maps (lib/email-pipeline.ts). */
   readonly handlerInit: InitTimes;
@@ -61,6 +63,8 @@ export interface BundleResult {
   readonly handlerInitNoSourceMaps: InitTimes;
   /** The bare handler, with --enable-source-maps. */
   readonly bareInit: InitTimes;
+  /** The libraries alone, with --enable-source-maps. */
+  readonly librariesInit: InitTimes;
   /** handlerInit.requireMs - bareInit.requireMs. */
   readonly initExtraMs: number;
   readonly initRatio: number;
@@ -81,6 +85,12 @@ async function buildBare(dir: string): Promise<string> {
   const outfile = path.join(dir, 'index.js');
   await writeFile(entry, BARE_HANDLER);
   await build(lambdaBuildOptions(entry, outfile));
+  return outfile;
+}
+
+async function buildLibraries(dir: string): Promise<string> {
+  const outfile = path.join(dir, 'index.js');
+  await build(lambdaBuildOptions(path.join(__dirname, 'libraries-entry.ts'), outfile));
   return outfile;
 }
 
@@ -107,6 +117,7 @@ export async function measureBundle(options: {
 }): Promise<BundleResult> {
   const { bundles } = options;
   const bare = await buildBare(path.join(options.outDir, 'bare'));
+  const libraries = await buildLibraries(path.join(options.outDir, 'libraries'));
   const env: NodeJS.ProcessEnv = {
     PATH: process.env.PATH,
     ...LOCAL_AWS_ENV,
@@ -121,6 +132,7 @@ export async function measureBundle(options: {
     { label: 'handler', file: bundles.handler, nodeArgs: ['--enable-source-maps'] },
     { label: 'handlerNoSourceMaps', file: bundles.handler, nodeArgs: [] },
     { label: 'bare', file: bare, nodeArgs: ['--enable-source-maps'] },
+    { label: 'libraries', file: libraries, nodeArgs: ['--enable-source-maps'] },
   ];
   const samples = new Map<string, { requireMs: number; processMs: number }[]>(variants.map((v) => [v.label, []]));
   for (const v of variants) await initOnce(v, env); // warm the file cache
@@ -142,10 +154,12 @@ export async function measureBundle(options: {
   return {
     handler: await sizeOf(bundles.handler),
     bare: await sizeOf(bare),
+    libraries: await sizeOf(libraries),
     runsPerVariant: options.runs,
     handlerInit,
     handlerInitNoSourceMaps: times('handlerNoSourceMaps'),
     bareInit,
+    librariesInit: times('libraries'),
     initExtraMs: round(handlerInit.requireMs - bareInit.requireMs, 1),
     initRatio: round(handlerInit.requireMs / bareInit.requireMs, 1),
   };

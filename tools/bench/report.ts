@@ -100,9 +100,11 @@ function bundleRows(b: BundleResult): Row[] {
   return [
     ['4 bundle', 'handler min / gzip', `${kb(b.handler.bytes)} / ${kb(b.handler.gzipBytes)}`],
     ['4 bundle', 'bare min / gzip', `${b.bare.bytes} B / ${b.bare.gzipBytes} B`],
+    ['4 bundle', 'the libraries alone, min / gzip', `${kb(b.libraries.bytes)} / ${kb(b.libraries.gzipBytes)}`],
     ['4 init', `require() ms, handler (source maps on) (n=${b.runsPerVariant})`, String(b.handlerInit.requireMs)],
     ['4 init', 'require() ms, handler (source maps off)', String(b.handlerInitNoSourceMaps.requireMs)],
     ['4 init', 'require() ms, bare', String(b.bareInit.requireMs)],
+    ['4 init', 'require() ms, the libraries alone', String(b.librariesInit.requireMs)],
     ['4 init', 'handler - bare, ms / ratio', `${b.initExtraMs} / ${b.initRatio}`],
     ['4 init', 'node process ms, handler / bare', `${b.handlerInit.processMs} / ${b.bareInit.processMs}`],
   ];
