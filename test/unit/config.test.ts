@@ -1,6 +1,8 @@
+import { RetentionDays } from 'aws-cdk-lib/aws-logs';
 import {
   CONTEXT_PREFIX,
   DEFAULTS,
+  LOG_RETENTION_DAYS,
   SettingsError,
   resolveSettings,
   settingsFromContext,
@@ -314,6 +316,15 @@ describe('resolveSettings: sender and identity', () => {
 // ---------------------------------------------------------------- the other rules
 
 describe('resolveSettings: ranges and formats', () => {
+  test('the log retentions accepted are exactly those CloudWatch Logs offers (the local pipeline checks them too)', () => {
+    const offered = Object.values(RetentionDays).filter(
+      (v): v is number => typeof v === 'number' && v !== RetentionDays.INFINITE,
+    );
+    expect([...LOG_RETENTION_DAYS].sort((a, b) => a - b)).toEqual(offered.sort((a, b) => a - b));
+    expect(resolveSettings({ ...base, logRetentionDays: 731 }).logRetentionDays).toBe(731);
+    expect(rejected({ logRetentionDays: 31 }).message).toContain('must be a retention CloudWatch Logs accepts: 1, 3,');
+  });
+
   test.each<[keyof PipelineSettings, unknown]>([
     ['retentionPeriodSeconds', 59],
     ['retentionPeriodSeconds', 14 * DAY + 1],
@@ -325,6 +336,7 @@ describe('resolveSettings: ranges and formats', () => {
     ['maxConcurrency', 1],
     ['maxReceiveCount', 1001],
     ['logRetentionDays', 0],
+    ['logRetentionDays', 31],
     ['configurationSetName', 'email events'],
     ['idempotencyKeyPrefix', 'email pipeline'],
     ['idempotencyKeyPrefix', ''],
