@@ -134,6 +134,19 @@ test('npm start serves the pipeline, dedupes a repeated key, refuses a second st
   expect(existsSync(path.join(stateDir, 'pipeline.pid'))).toBe(false);
 }, 180_000);
 
+test('npm start -- --help prints the environment it reads (exit 0); an argument is a usage error (exit 2)', () => {
+  const run = (...extra: string[]) =>
+    spawnSync(START.command, [...START.args, ...extra], { cwd: REPO_ROOT, encoding: 'utf8', timeout: 30_000 });
+  const help = run('--help');
+  expect(help.status).toBe(0);
+  expect(help.stdout).toMatch(/^Usage: npm start/);
+  expect(help.stdout).toContain('DYNAMODB_PORT (8000), SQS_PORT (4566), SES_PORT (8005), STATUS_PORT (8010)');
+  const wrong = run('--port', '9000');
+  expect(wrong.status).toBe(2);
+  expect(wrong.stderr).toContain('npm start: unexpected argument "--port"');
+  expect(wrong.stderr).not.toContain('LOCAL_RAW_LOGS');
+});
+
 describe('npm start refuses what it cannot run, and says why', () => {
   function start(extra: Record<string, string>): { status: number | null; stderr: string; stateDir: string } {
     const stateDir = path.join(mkdtempSync(path.join(tmpdir(), 'email-pipeline-refused-')), 'state');
@@ -171,10 +184,32 @@ describe('npm start refuses what it cannot run, and says why', () => {
         STATUS_PORT: String(await freePort()),
       });
       expect(status).toBe(1);
-      expect(stderr).toContain(`Port ${taken} is in use`);
-      expect(stderr).toContain('SQS_PORT');
+      expect(stderr).toContain(`npm start: port ${taken} (SQS_PORT) is in use`);
+      expect(stderr).toContain('Stop what holds it, or choose other ports');
+      // The emulator's own words (a stack trace) are left out.
+      expect(stderr).not.toMatch(/^\s+at /m);
       expect(existsSync(path.join(stateDir, 'pipeline.pid'))).toBe(false);
       expect(existsSync(path.join(stateDir, 'outputs.json'))).toBe(false);
+    } finally {
+      holder.close();
+    }
+  }, 150_000);
+
+  test('DynamoDB Local (Java) on a port in use is named the same way, without its stack trace', async () => {
+    const holder = createServer();
+    await new Promise<void>((resolve) => holder.listen(0, '127.0.0.1', resolve));
+    const taken = (holder.address() as AddressInfo).port;
+    try {
+      const { status, stderr, stateDir } = start({
+        DYNAMODB_PORT: String(taken),
+        SQS_PORT: String(await freePort()),
+        SES_PORT: String(await freePort()),
+        STATUS_PORT: String(await freePort()),
+      });
+      expect(status).toBe(1);
+      expect(stderr).toContain(`npm start: port ${taken} (DYNAMODB_PORT) is in use`);
+      expect(stderr).not.toMatch(/^\s+at /m);
+      expect(existsSync(path.join(stateDir, 'pipeline.pid'))).toBe(false);
     } finally {
       holder.close();
     }
