@@ -134,6 +134,38 @@ test('npm start serves the pipeline, dedupes a repeated key, refuses a second st
   expect(existsSync(path.join(stateDir, 'pipeline.pid'))).toBe(false);
 }, 180_000);
 
+test('a closed terminal (SIGHUP) stops npm start as Ctrl-C does: no PID file or outputs.json left', async () => {
+  const stateDir = mkdtempSync(path.join(tmpdir(), 'email-pipeline-hup-'));
+  const lines: string[] = [];
+  const hup = await launch({
+    name: 'npm start (SIGHUP)',
+    command: START.command,
+    args: START.args,
+    cwd: REPO_ROOT,
+    env: {
+      ...process.env,
+      LOCAL_STATE_DIR: stateDir,
+      LOCAL_CONSUMERS: '1',
+      DYNAMODB_PORT: String(await freePort()),
+      SQS_PORT: String(await freePort()),
+      SES_PORT: String(await freePort()),
+      STATUS_PORT: String(await freePort()),
+    },
+    onOutput: (line) => lines.push(line),
+  });
+  try {
+    await until('the ready banner', () => lines.some((l) => l.includes('Local email pipeline ready')), 90_000);
+    expect(existsSync(path.join(stateDir, 'pipeline.pid'))).toBe(true);
+    process.kill(hup.pid, 'SIGHUP');
+    await hup.exited;
+    expect(lines).toContain('Stopped.');
+    expect(existsSync(path.join(stateDir, 'pipeline.pid'))).toBe(false);
+    expect(existsSync(path.join(stateDir, 'outputs.json'))).toBe(false);
+  } finally {
+    await hup.stop();
+  }
+}, 180_000);
+
 test('npm start -- --help prints the environment it reads (exit 0); an argument is a usage error (exit 2)', () => {
   const run = (...extra: string[]) =>
     spawnSync(START.command, [...START.args, ...extra], { cwd: REPO_ROOT, encoding: 'utf8', timeout: 30_000 });

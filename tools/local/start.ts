@@ -139,6 +139,8 @@ export async function main(argv: readonly string[] = process.argv.slice(2)): Pro
   };
   process.on('SIGINT', () => void shutdown('SIGINT'));
   process.on('SIGTERM', () => void shutdown('SIGTERM'));
+  // A closed terminal window: stop as for Ctrl-C rather than leave the PID file and outputs.json.
+  process.on('SIGHUP', () => void shutdown('SIGHUP'));
 
   try {
     await checkJava();
