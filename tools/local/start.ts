@@ -198,6 +198,8 @@ export async function main(argv: readonly string[] = process.argv.slice(2)): Pro
   const outputs = localOutputs(resources, endpoints, settings.idempotencyKeyPrefix, `${status.url}/deliveries/`);
   writeFileSync(OUTPUTS_FILE, `${JSON.stringify(outputs, null, 2)}\n`);
   const seconds = ((Date.now() - started) / 1000).toFixed(1);
+  // The CLI finds a pipeline by its state folder: a second pipeline's commands must name it too.
+  const stateEnv = process.env.LOCAL_STATE_DIR ? `LOCAL_STATE_DIR=${STATE_DIR} ` : '';
   console.log(
     [
       '',
@@ -208,7 +210,7 @@ export async function main(argv: readonly string[] = process.argv.slice(2)): Pro
       `  SES v2        ${endpoints.ses}   sent mail: ${endpoints.ses}/store   max send rate ${sesMaxSendRate}/s (SES_MAX_SEND_RATE), pipeline maxSendRate ${settings.maxSendRate}/s`,
       `  Mailbox page  ${endpoints.mailboxUrl}`,
       `  Topic         ${resources.topicArn}`,
-      `  Status        ${status.url}/deliveries/{key}   or: npm run status -- <key>`,
+      `  Status        ${status.url}/deliveries/{key}   or: ${stateEnv}npm run status -- <key>`,
       `  Outputs       ${path.relative(process.cwd(), OUTPUTS_FILE)}`,
       '',
       'Publish an email (AWS CLI; any credentials work locally):',
@@ -218,7 +220,7 @@ export async function main(argv: readonly string[] = process.argv.slice(2)): Pro
       `    --message '{"to":"you@example.com","subject":"Hello","text":"Sent exactly once."}' \\`,
       `    --message-attributes '{"idempotency-key":{"DataType":"String","StringValue":"order-42"}}'`,
       '',
-      `or: npm run publish -- --to you@example.com --subject Hello --text "Sent exactly once." --idempotency-key order-42`,
+      `or: ${stateEnv}npm run publish -- --to you@example.com --subject Hello --text "Sent exactly once." --idempotency-key order-42`,
       '',
       'One line per decision follows. Ctrl-C stops everything.',
       '',
