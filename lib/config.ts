@@ -217,7 +217,12 @@ function domainOf(address: string): string {
 export function configuredAddressProblem(value: unknown): string | undefined {
   if (typeof value !== 'string') return 'must be an email address such as noreply@example.com';
   const parsed = parseAddress(value);
-  if (!parsed.ok) return `must be an email address such as noreply@example.com: it ${parsed.reason}`;
+  if (!parsed.ok) {
+    // "must be an email address like name@example.com" says it all; "has an invalid domain" needs the lead-in.
+    return parsed.reason.startsWith('must be an email address')
+      ? parsed.reason
+      : `must be an email address such as noreply@example.com: it ${parsed.reason}`;
+  }
   if (parsed.value.displayName !== undefined || /[<>]/.test(value)) {
     return 'must be a bare address without a display name (set senderName for the From name)';
   }

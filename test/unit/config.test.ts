@@ -316,6 +316,15 @@ describe('resolveSettings: sender and identity', () => {
 // ---------------------------------------------------------------- the other rules
 
 describe('resolveSettings: ranges and formats', () => {
+  test('an address setting that is no address says so once; other address problems keep their lead-in', () => {
+    expect(rejected({ senderAddress: 'bad' }).message).toBe(
+      'Invalid setting senderAddress="bad": must be an email address like name@example.com',
+    );
+    expect(rejected({ senderAddress: 'noreply@bad..example' }).message).toContain(
+      'must be an email address such as noreply@example.com: it has an invalid domain',
+    );
+  });
+
   test('the log retentions accepted are exactly those CloudWatch Logs offers (the local pipeline checks them too)', () => {
     const offered = Object.values(RetentionDays).filter(
       (v): v is number => typeof v === 'number' && v !== RetentionDays.INFINITE,
