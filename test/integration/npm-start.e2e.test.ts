@@ -5,7 +5,7 @@
  * refuse a second start, and leave nothing behind when stopped.
  */
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createConnection, createServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
@@ -134,6 +134,7 @@ test('npm start serves the pipeline, dedupes a repeated key, refuses a second st
   );
   expect(existsSync(path.join(stateDir, 'outputs.json'))).toBe(false);
   expect(existsSync(path.join(stateDir, 'pipeline.pid'))).toBe(false);
+  rmSync(stateDir, { recursive: true, force: true });
 }, 180_000);
 
 test('a closed terminal (SIGHUP) stops npm start as Ctrl-C does: no PID file or outputs.json left', async () => {
@@ -165,6 +166,7 @@ test('a closed terminal (SIGHUP) stops npm start as Ctrl-C does: no PID file or 
     expect(existsSync(path.join(stateDir, 'outputs.json'))).toBe(false);
   } finally {
     await hup.stop();
+    rmSync(stateDir, { recursive: true, force: true });
   }
 }, 180_000);
 
@@ -182,8 +184,15 @@ test('npm start -- --help prints the environment it reads (exit 0); an argument 
 });
 
 describe('npm start refuses what it cannot run, and says why', () => {
+  const made: string[] = [];
+  afterAll(() => {
+    for (const dir of made) rmSync(dir, { recursive: true, force: true });
+  });
+
   function start(extra: Record<string, string>): { status: number | null; stderr: string; stateDir: string } {
-    const stateDir = path.join(mkdtempSync(path.join(tmpdir(), 'email-pipeline-refused-')), 'state');
+    const parent = mkdtempSync(path.join(tmpdir(), 'email-pipeline-refused-'));
+    made.push(parent);
+    const stateDir = path.join(parent, 'state');
     const result = spawnSync(START.command, START.args, {
       cwd: REPO_ROOT,
       env: { ...process.env, LOCAL_STATE_DIR: stateDir, ...extra },
