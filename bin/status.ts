@@ -1,85 +1,72 @@
 /**
- * `npm run status -- [--json] [--stack NAME] <key>`: what happened to a dedupe key.
+ * `npm run status -- [--json] [--stack NAME [--region R]] <key>`: what happened to a dedupe key.
  *
- * Target: the local pipeline (default; tables from .local/outputs.json) or a
- * deployed stack with --stack NAME (tables from its outputs; region and
- * credentials from the usual AWS settings; needs dynamodb:GetItem on both).
+ * Target: the local pipeline (default; tables from .local/outputs.json, or LOCAL_STATE_DIR's) or a
+ * deployed stack with --stack NAME (tables from its outputs; region and credentials from the usual
+ * AWS settings, or --region; needs dynamodb:GetItem on both).
  *
- * Exit codes: 0 a report was printed (whatever the status, `unknown` included);
- * 1 the pipeline could not be found or read; 2 bad usage or a key that cannot
- * be a dedupe key.
+ * The operator CLI's convention (lib/cli/main.ts): exit 0 a report was printed (whatever the
+ * status, `unknown` included); 1 the pipeline could not be found or read (with what to do next);
+ * 2 bad usage or a key that cannot be a dedupe key (with the short usage).
  */
 import '../tools/local/quiet';
-import { parseArgs } from 'node:util';
-import { CloudFormationClient, DescribeStacksCommand } from '@aws-sdk/client-cloudformation';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { InvalidKeyError, lookupDelivery, type LookupTarget } from '../lambdas/status/lookup';
-import { emulatorConfig } from '../tools/local/emulators';
-import { OUTPUTS_FILE, readLocalOutputs } from '../tools/local/state';
+import { keyProblem, lookupDelivery } from '../lambdas/status/lookup';
+import { parseCommand } from '../lib/cli/args';
+import type { Command, Io } from '../lib/cli/command';
+import { awsFailure, OperationError, UsageError } from '../lib/cli/errors';
+import { main, runCommand } from '../lib/cli/main';
+import { resolveTarget } from '../lib/cli/target';
 import { formatReport, lookupTargetFromOutputs } from '../lib/status';
 
-const USAGE = `Usage: npm run status -- [--stack NAME] <key>
-       npm run -s status -- --json [--stack NAME] <key>
+const USAGE = `Usage: npm run status -- [--stack NAME [--region R]] <key>
+       npm run -s status -- --json [--stack NAME [--region R]] <key>
 
-Prints the delivery status and timeline of a dedupe key (the idempotency-key
-attribute, or the SNS MessageId). Without --stack the local pipeline (npm start) is used.`;
+Prints the delivery status and timeline of a dedupe key (the idempotency-key attribute, or the
+SNS MessageId); --json prints it as one JSON object (npm's -s keeps its header off stdout).
+Without --stack it reads the local pipeline (npm start).`;
 
-function fail(message: string, code: 1 | 2): never {
-  console.error(code === 2 ? `${message}\n\n${USAGE}` : message);
-  process.exit(code);
-}
+const OPTIONS = {
+  json: { type: 'boolean' },
+  stack: { type: 'string' },
+  region: { type: 'string' },
+  help: { type: 'boolean', short: 'h' },
+} as const;
 
-async function resolveTarget(stack: string | undefined): Promise<LookupTarget & { db: DynamoDBDocumentClient }> {
-  if (!stack) {
-    const outputs = readLocalOutputs();
-    if (!outputs)
-      fail(`No local pipeline found (${OUTPUTS_FILE} is missing). Start it with npm start, or pass --stack.`, 1);
-    const target = lookupTargetFromOutputs({ ...outputs }, OUTPUTS_FILE);
-    return { ...target, db: DynamoDBDocumentClient.from(new DynamoDBClient(emulatorConfig(outputs.DynamoDbEndpoint))) };
-  }
-  const { Stacks = [] } = await new CloudFormationClient({}).send(new DescribeStacksCommand({ StackName: stack }));
-  const outputs = Object.fromEntries((Stacks[0]?.Outputs ?? []).map((o) => [o.OutputKey ?? '', o.OutputValue]));
-  const target = lookupTargetFromOutputs(outputs, `Stack ${stack}`);
-  return { ...target, db: DynamoDBDocumentClient.from(new DynamoDBClient({})) };
-}
+export const statusCommand: Command = {
+  name: 'status',
+  summary: 'the delivery status of a dedupe key',
+  usage: USAGE,
+  async run(argv: readonly string[], io: Io): Promise<void> {
+    const parsed = parseCommand(argv, OPTIONS, USAGE, io);
+    if (!parsed) return;
+    const { values, positionals } = parsed;
+    const [key, ...extra] = positionals;
+    if (key === undefined) throw new UsageError('say which key, e.g. npm run status -- order-42', USAGE);
+    if (extra.length > 0) throw new UsageError(`one key at a time: unexpected argument "${extra[0] ?? ''}"`, USAGE);
+    const problem = keyProblem(key);
+    if (problem !== undefined) {
+      throw new UsageError(`${JSON.stringify(key)} cannot be a dedupe key: it ${problem}`, USAGE);
+    }
 
-async function main(): Promise<void> {
-  let parsed;
-  try {
-    parsed = parseArgs({
-      allowPositionals: true,
-      options: {
-        json: { type: 'boolean' },
-        stack: { type: 'string' },
-        help: { type: 'boolean', short: 'h' },
-      },
-    });
-  } catch (error) {
-    fail(error instanceof Error ? error.message : String(error), 2);
-  }
-  const { values, positionals } = parsed;
-  if (values.help) {
-    console.log(USAGE);
-    return;
-  }
-  if (positionals.length !== 1) fail(`Expected one key, got ${positionals.length}.`, 2);
-  const [key] = positionals;
-  let target;
-  try {
-    target = await resolveTarget(values.stack);
-  } catch (error) {
-    fail(error instanceof Error ? error.message : String(error), 1);
-  }
-  try {
-    const report = await lookupDelivery(target, key);
-    console.log(values.json ? JSON.stringify(report) : formatReport(report));
-  } catch (error) {
-    if (error instanceof InvalidKeyError) fail(error.message, 2);
-    fail(`Could not read the delivery status: ${error instanceof Error ? error.message : String(error)}`, 1);
-  } finally {
-    target.db.destroy();
-  }
-}
+    const target = await resolveTarget({ stack: values.stack, region: values.region });
+    let tables;
+    try {
+      tables = lookupTargetFromOutputs(target.outputs, target.description);
+    } catch (error) {
+      throw new OperationError(error instanceof Error ? error.message : String(error));
+    }
+    const db = DynamoDBDocumentClient.from(new DynamoDBClient(target.clients.dynamodb));
+    try {
+      const report = await lookupDelivery({ ...tables, db }, key).catch((error: unknown) => {
+        throw awsFailure(`Could not read the delivery status from ${target.description}`, error, !target.local);
+      });
+      io.out(values.json ? JSON.stringify(report) : formatReport(report));
+    } finally {
+      db.destroy();
+    }
+  },
+};
 
-void main();
+main(process.argv.slice(2), (argv) => runCommand(statusCommand, argv));

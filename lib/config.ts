@@ -17,6 +17,15 @@ export type LogLevel = (typeof LOG_LEVELS)[number];
 const DAY = 24 * 60 * 60;
 
 /**
+ * Retention values CloudWatch Logs accepts, in days (aws-cdk-lib's `logs.RetentionDays` without
+ * INFINITE; a unit test keeps the two equal). Here, not in the construct, so that the local
+ * pipeline refuses what the synth refuses.
+ */
+export const LOG_RETENTION_DAYS: readonly number[] = [
+  1, 3, 5, 7, 14, 30, 60, 90, 120, 150, 180, 365, 400, 545, 731, 1096, 1827, 2192, 2557, 2922, 3288, 3653,
+];
+
+/**
  * Settings of the pipeline, in plain numbers (seconds, megabytes).
  * Every optional field documents its default.
  */
@@ -208,7 +217,12 @@ function domainOf(address: string): string {
 export function configuredAddressProblem(value: unknown): string | undefined {
   if (typeof value !== 'string') return 'must be an email address such as noreply@example.com';
   const parsed = parseAddress(value);
-  if (!parsed.ok) return `must be an email address such as noreply@example.com: it ${parsed.reason}`;
+  if (!parsed.ok) {
+    // "must be an email address like name@example.com" says it all; "has an invalid domain" needs the lead-in.
+    return parsed.reason.startsWith('must be an email address')
+      ? parsed.reason
+      : `must be an email address such as noreply@example.com: it ${parsed.reason}`;
+  }
   if (parsed.value.displayName !== undefined || /[<>]/.test(value)) {
     return 'must be a bare address without a display name (set senderName for the From name)';
   }
@@ -378,7 +392,13 @@ export function resolveSettings(input: PipelineSettings): ResolvedSettings {
   }
 
   const logRetentionDays = input.logRetentionDays ?? DEFAULTS.logRetentionDays;
-  checkInt('logRetentionDays', logRetentionDays, 1, 3653, ' days');
+  if (!LOG_RETENTION_DAYS.includes(logRetentionDays)) {
+    throw new SettingsError(
+      'logRetentionDays',
+      logRetentionDays,
+      `must be a retention CloudWatch Logs accepts: ${LOG_RETENTION_DAYS.join(', ')}`,
+    );
+  }
 
   const sendConfirmationGraceSeconds = input.sendConfirmationGraceSeconds ?? DEFAULTS.sendConfirmationGraceSeconds;
   checkInt('sendConfirmationGraceSeconds', sendConfirmationGraceSeconds, 1, 12 * 60 * 60, ' seconds');

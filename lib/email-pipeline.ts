@@ -43,11 +43,6 @@ export function principalsFromStrings(values: readonly string[]): iam.IPrincipal
 /** Default of {@link EmailPipelineProps.serviceName} (the local pipeline's too). */
 export const DEFAULT_SERVICE_NAME = SERVICE_NAME;
 
-/** Retention values CloudWatch Logs accepts, in days. */
-const LOG_RETENTION_DAYS: readonly number[] = Object.values(logs.RetentionDays).filter(
-  (v): v is number => typeof v === 'number' && v > 0 && v !== logs.RetentionDays.INFINITE,
-);
-
 /**
  * Settings of the pipeline ({@link PipelineSettings}, shared with the local
  * pipeline) plus options that only the CDK construct has.
@@ -147,7 +142,7 @@ export class EmailPipeline extends Construct {
     this.settings = settings;
     const removalPolicy = props.removalPolicy ?? RemovalPolicy.RETAIN;
     this.serviceName = props.serviceName ?? DEFAULT_SERVICE_NAME;
-    checkConstructOptions(settings, props);
+    checkConstructOptions(props);
 
     // --- encryption, queues and topic ------------------------------------
     this.topicKey = new kms.Key(this, 'TopicKey', {
@@ -468,18 +463,11 @@ export class EmailPipeline extends Construct {
   }
 }
 
-function checkConstructOptions(settings: ResolvedSettings, props: EmailPipelineProps): void {
+function checkConstructOptions(props: EmailPipelineProps): void {
   const runtimeMajor = /^nodejs(\d+)\.x$/.exec(RUNTIME.name)?.[1];
   if (BUNDLING.target !== `node${runtimeMajor}`) {
     // A programming error, not a setting: lib/bundling.ts and RUNTIME must move together.
     throw new Error(`esbuild target ${BUNDLING.target} does not match the Lambda runtime ${RUNTIME.name}`);
-  }
-  if (!LOG_RETENTION_DAYS.includes(settings.logRetentionDays)) {
-    throw new SettingsError(
-      'logRetentionDays',
-      settings.logRetentionDays,
-      `must be a retention CloudWatch Logs accepts: ${LOG_RETENTION_DAYS.join(', ')}`,
-    );
   }
   const serviceName = props.serviceName ?? DEFAULT_SERVICE_NAME;
   if (!/^[A-Za-z0-9._-]{1,128}$/.test(serviceName)) {

@@ -160,7 +160,12 @@ export const SETTINGS = {
     contextKey: true,
     env: 'POWERTOOLS_METRICS_NAMESPACE',
   },
-  logRetentionDays: { kind: 'integer', default: 30, notes: '', contextKey: true },
+  logRetentionDays: {
+    kind: 'integer',
+    default: 30,
+    notes: 'one CloudWatch Logs accepts: 1, 3, 5, 7, 14, 30, 60, 90, 120, ..., 3653 (the local pipeline checks it too)',
+    contextKey: true,
+  },
   sendConfirmationGraceSeconds: {
     kind: 'integer',
     default: 300,

@@ -45,3 +45,43 @@ export function suggestion(word: string, known: readonly string[], render = (k: 
   const match = closest(word, known);
   return match === undefined ? '' : ` (did you mean ${render(match)}?)`;
 }
+
+/**
+ * An AWS SDK error as the command's OperationError: what failed, what AWS said, and what to do
+ * next (advice about credentials, permissions and the network only when `onAws`: the local
+ * emulators take any credentials).
+ */
+export function awsFailure(what: string, error: unknown, onAws = true): OperationError {
+  if (error instanceof OperationError) return error;
+  const e = (typeof error === 'object' && error !== null ? error : {}) as {
+    name?: string;
+    message?: string;
+    code?: string;
+  };
+  const name = e.name ?? 'Error';
+  const message = e.message ?? String(error);
+  const said = `${name}: ${message}`;
+  let next = '';
+  if (!onAws) {
+    // Nothing to add: the message names the local pipeline.
+  } else if (name === 'CredentialsProviderError' || /could not load credentials/i.test(message)) {
+    next =
+      'No AWS credentials were found: set AWS_PROFILE (after aws sso login, for an SSO profile), ' +
+      'or AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY.';
+  } else if (/ExpiredToken|token .*expired/i.test(`${name} ${message}`)) {
+    next = 'The AWS credentials have expired: refresh them (aws sso login) and try again.';
+  } else if (/AccessDenied|not authorized|AuthorizationError/i.test(`${name} ${message}`)) {
+    next =
+      'The credentials lack a permission this command needs: the README lists them under "What an operator needs on AWS".';
+  } else if (/Stack with id .* does not exist/i.test(message)) {
+    next = 'Check the stack name (--stack) and the region (--region or AWS_REGION).';
+  } else if (
+    ['ENOTFOUND', 'EAI_AGAIN', 'ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH'].includes(
+      e.code ?? '',
+    ) ||
+    name === 'TimeoutError'
+  ) {
+    next = 'AWS could not be reached: check the network (proxy, VPN) and the region.';
+  }
+  return new OperationError(`${what}: ${said}${next ? `. ${next}` : ''}`);
+}

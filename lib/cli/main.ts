@@ -32,6 +32,23 @@ const io: Io = {
   err: (line) => process.stderr.write(`${line}\n`),
 };
 
+/** The exit code of a failure, after saying what went wrong (and, for a usage error only, how to call). */
+function failed(error: unknown, program: string, usage: string, out: Io): number {
+  if (error instanceof UsageError) {
+    out.err(`${program}: ${error.message}`);
+    out.err(shortUsage(error.usage ?? usage));
+    return 2;
+  }
+  const text =
+    error instanceof OperationError
+      ? error.message
+      : error instanceof Error
+        ? `${error.name}: ${error.message}`
+        : String(error);
+  out.err(`${program}: ${text}`);
+  return 1;
+}
+
 /** Runs one command line; resolves to the exit code. */
 export async function run(argv: readonly string[], out: Io = io): Promise<number> {
   const [name, ...rest] = argv;
@@ -52,28 +69,33 @@ export async function run(argv: readonly string[], out: Io = io): Promise<number
     await command.run(rest, out);
     return 0;
   } catch (error) {
-    if (error instanceof UsageError) {
-      out.err(`email-pipeline: ${error.message}`);
-      out.err(shortUsage(error.usage ?? topUsage()));
-      return 2;
-    }
-    if (error instanceof OperationError) {
-      out.err(`email-pipeline: ${error.message}`);
-      return 1;
-    }
-    const text = error instanceof Error ? `${error.name}: ${error.message}` : String(error);
-    out.err(`email-pipeline: ${text}`);
-    return 1;
+    return failed(error, 'email-pipeline', topUsage(), out);
   }
 }
 
-/** The process entry: exit code from {@link run}; a closed stdout (`| head`) ends quietly. */
-export function main(argv: readonly string[] = process.argv.slice(2)): void {
+/**
+ * Runs a command of its own (a script with one command, such as `npm run status`) with the
+ * same convention; resolves to the exit code.
+ */
+export async function runCommand(command: Command, argv: readonly string[], out: Io = io): Promise<number> {
+  try {
+    await command.run(argv, out);
+    return 0;
+  } catch (error) {
+    return failed(error, command.name, command.usage, out);
+  }
+}
+
+/** The process entry: exit code from `runner` ({@link run}); a closed stdout (`| head`) ends quietly. */
+export function main(
+  argv: readonly string[] = process.argv.slice(2),
+  runner: (argv: readonly string[]) => Promise<number> = run,
+): void {
   process.stdout.on('error', (error: NodeJS.ErrnoException) => {
     if (error.code === 'EPIPE') process.exit(0);
     throw error;
   });
-  run(argv).then(
+  runner(argv).then(
     (code) => {
       process.exitCode = code;
     },

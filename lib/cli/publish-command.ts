@@ -2,7 +2,7 @@
 import { IDEMPOTENCY_KEY_ATTRIBUTE } from '../../lambdas/send-email/message';
 import { checkEmail, EmailPublisher, InvalidMessageError, type EmailMessageInput } from '../publisher';
 import { parseCommand, type Parsed } from './args';
-import { OperationError, UsageError } from './errors';
+import { awsFailure, UsageError } from './errors';
 import { output, resolveTarget, type ClientSettings } from './target';
 import type { Command, Io } from './command';
 
@@ -122,17 +122,24 @@ function flagOf(field: string, values: Values): string {
 }
 
 /** The client settings and topic to publish to, and how to name them. */
-async function destination(values: Values): Promise<{ topicArn: string; sns: ClientSettings; description: string }> {
+async function destination(
+  values: Values,
+): Promise<{ topicArn: string; sns: ClientSettings; description: string; local: boolean }> {
   const topicArn = values['topic-arn'];
   if (topicArn !== undefined) {
     const region = TOPIC_ARN.exec(topicArn)?.[1];
     if (region === undefined) {
       usage(`--topic-arn must be an SNS topic ARN (arn:aws:sns:REGION:ACCOUNT:NAME), got ${JSON.stringify(topicArn)}`);
     }
-    return { topicArn, sns: { region: values.region ?? region }, description: topicArn };
+    return { topicArn, sns: { region: values.region ?? region }, description: topicArn, local: false };
   }
   const target = await resolveTarget({ stack: values.stack, region: values.region });
-  return { topicArn: output(target, 'TopicArn'), sns: target.clients.sns, description: target.description };
+  return {
+    topicArn: output(target, 'TopicArn'),
+    sns: target.clients.sns,
+    description: target.description,
+    local: target.local,
+  };
 }
 
 export const publishCommand: Command = {
@@ -161,8 +168,7 @@ export const publishCommand: Command = {
     const publisher = new EmailPublisher({ topicArn: to.topicArn, sns: to.sns });
     try {
       const published = await publisher.publish(message, options).catch((error: unknown) => {
-        const text = error instanceof Error ? `${error.name}: ${error.message}` : String(error);
-        throw new OperationError(`Could not publish to ${to.description}: ${text}`);
+        throw awsFailure(`Could not publish to ${to.description}`, error, !to.local);
       });
       io.out(
         `Published ${published.messageId} to ${to.description}` +

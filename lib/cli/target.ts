@@ -6,7 +6,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { CloudFormationClient, DescribeStacksCommand } from '@aws-sdk/client-cloudformation';
-import { OperationError } from './errors';
+import { awsFailure, OperationError } from './errors';
 
 /** Region and credentials of the local emulators (any values work; these are the ones npm start uses). */
 export const LOCAL_REGION = 'us-east-1';
@@ -103,7 +103,10 @@ async function stackTarget(stack: string, region: string | undefined): Promise<T
   try {
     const { Stacks = [] } = await cloudFormation
       .send(new DescribeStacksCommand({ StackName: stack }))
-      .catch(regionAdvice);
+      .catch(regionAdvice)
+      .catch((error: unknown) => {
+        throw awsFailure(`Could not read the outputs of stack ${stack}`, error);
+      });
     const outputs = Object.fromEntries(
       (Stacks[0]?.Outputs ?? []).flatMap((o) => (o.OutputKey && o.OutputValue ? [[o.OutputKey, o.OutputValue]] : [])),
     );

@@ -1,5 +1,5 @@
 /**
- * The operator CLI (`email-pipeline`, what `npm run dlq` and `npm run publish` run) as an operator meets it: a real
+ * The operator CLI (`email-pipeline`, what `npm run dlq` and `npm run publish` run, and `npm run status`) as an operator meets it: a real
  * process against a local pipeline found through its outputs.json, with the exit codes of the
  * convention (0 done, 1 failed with what to do next, 2 usage error with a short usage line).
  */
@@ -10,10 +10,12 @@ import * as path from 'node:path';
 import { PublishCommand } from '@aws-sdk/client-sns';
 import { freePort } from '../../tools/local/processes';
 import { REPO_ROOT } from '../../tools/local/paths';
+import { loadLocalSettings } from '../../tools/local/settings';
 import { startTestPipeline, until, type TestPipeline } from './support';
 
 const TSX = path.join(REPO_ROOT, 'node_modules', 'tsx', 'dist', 'cli.mjs');
 const CLI = path.join(REPO_ROOT, 'bin', 'email-pipeline.ts');
+const STATUS = path.join(REPO_ROOT, 'bin', 'status.ts');
 
 let p: TestPipeline;
 let stateDir: string;
@@ -33,6 +35,8 @@ beforeAll(async () => {
       SqsEndpoint: p.endpoints.sqs,
       DynamoDbEndpoint: p.endpoints.dynamodb,
       SesEndpoint: p.endpoints.ses,
+      LedgerTableName: resources.ledger.tableName,
+      IdempotencyKeyPrefix: loadLocalSettings().idempotencyKeyPrefix,
     }),
   );
 });
@@ -47,10 +51,10 @@ interface Run {
   readonly stderr: string;
 }
 
-/** Runs the CLI; an `env` value of undefined removes that variable. */
-function cli(args: readonly string[], env: Record<string, string | undefined> = {}, shell?: string): Run {
+/** Runs the CLI (or `script`); an `env` value of undefined removes that variable. */
+function cli(args: readonly string[], env: Record<string, string | undefined> = {}, shell?: string, script = CLI): Run {
   const command = shell ?? process.execPath;
-  const argv = shell ? [] : [TSX, CLI, ...args];
+  const argv = shell ? [] : [TSX, script, ...args];
   const result = spawnSync(command, argv, {
     cwd: REPO_ROOT,
     encoding: 'utf8',
@@ -237,5 +241,65 @@ describe('publish', () => {
     expect(run).toMatchObject({ status: 1 });
     expect(run.stderr).toContain('Could not publish to the local pipeline');
     expect(run.stderr).not.toMatch(/^Usage:/m);
+  });
+});
+
+describe('status (npm run status) follows the same convention', () => {
+  const status = (args: readonly string[], env: Record<string, string | undefined> = {}) =>
+    cli(args, env, undefined, STATUS);
+
+  test('usage errors exit 2 with the short usage: no key, an unknown option, a key that cannot be a dedupe key', () => {
+    const none = status([]);
+    expect(none).toMatchObject({ status: 2, stdout: '' });
+    expect(none.stderr).toContain('status: say which key');
+    expect(none.stderr).toMatch(/^Usage: npm run status -- /m);
+    expect(none.stderr).not.toContain('Without --stack');
+    const option = status(['--jsno', 'order-42']);
+    expect(option).toMatchObject({ status: 2 });
+    expect(option.stderr).toContain('unknown option --jsno (did you mean --json?)');
+    const padded = status([' order-42 ']);
+    expect(padded).toMatchObject({ status: 2 });
+    expect(padded.stderr).toContain('cannot be a dedupe key: it must not be empty or start or end with spaces');
+  });
+
+  test('--help prints the whole usage to stdout and exits 0', () => {
+    const run = status(['--help']);
+    expect(run).toMatchObject({ status: 0, stderr: '' });
+    expect(run.stdout).toContain('Without --stack it reads the local pipeline');
+  });
+
+  test('a report exits 0, as text or one JSON object, unknown keys included', () => {
+    const text = status(['never-published']);
+    expect(text).toMatchObject({ status: 0, stderr: '' });
+    expect(text.stdout).toMatch(/^never-published: unknown \(nothing is recorded/);
+    const json = status(['--json', 'never-published']);
+    expect(json).toMatchObject({ status: 0 });
+    expect(JSON.parse(json.stdout)).toEqual({ key: 'never-published', status: 'unknown', events: [] });
+  });
+
+  test('no pipeline, a pipeline that is gone, no region: exit 1 with what to do next', async () => {
+    const none = status(['order-42'], { LOCAL_STATE_DIR: path.join(stateDir, 'nowhere') });
+    expect(none).toMatchObject({ status: 1 });
+    expect(none.stderr).toContain('No local pipeline found');
+
+    const stale = mkdtempSync(path.join(os.tmpdir(), 'status-stale-'));
+    const port = await freePort();
+    const gone = `http://127.0.0.1:${port}`;
+    writeFileSync(path.join(stale, 'outputs.json'), JSON.stringify({ SqsEndpoint: gone, DynamoDbEndpoint: gone }));
+    const left = status(['order-42'], { LOCAL_STATE_DIR: stale });
+    rmSync(stale, { recursive: true, force: true });
+    expect(left).toMatchObject({ status: 1 });
+    expect(left.stderr).toContain('is not running');
+    expect(left.stderr).not.toContain('ECONNREFUSED');
+
+    const noRegion = status(['--stack', 'EmailPipeline', 'order-42'], {
+      AWS_REGION: undefined,
+      AWS_DEFAULT_REGION: undefined,
+      AWS_PROFILE: undefined,
+      AWS_CONFIG_FILE: path.join(stateDir, 'no-config'),
+      AWS_SHARED_CREDENTIALS_FILE: path.join(stateDir, 'no-credentials'),
+    });
+    expect(noRegion).toMatchObject({ status: 1 });
+    expect(noRegion.stderr).toContain('No AWS region is configured: pass --region');
   });
 });

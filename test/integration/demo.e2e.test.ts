@@ -23,3 +23,14 @@ test('the incident replay ends with one email per unique message and the poison 
   expect(demo.stdout).toMatch(/\| dead-lettered +\| +1 \|/);
   expect(demo.stdout).toContain('Dead-lettered: InvalidMessage: subject: must not contain CR or LF');
 });
+
+test('npm run demo -- --help says what it does (exit 0); an argument is a usage error (exit 2)', () => {
+  const run = (...extra: string[]) =>
+    spawnSync(DEMO.command, [...DEMO.args, ...extra], { cwd: REPO_ROOT, encoding: 'utf8', timeout: 30_000 });
+  const help = run('--help');
+  expect(help.status).toBe(0);
+  expect(help.stdout).toMatch(/^Usage: npm run demo/);
+  const wrong = run('--messages', '5');
+  expect(wrong.status).toBe(2);
+  expect(wrong.stderr).toContain('npm run demo: unexpected argument "--messages"');
+});

@@ -5,7 +5,7 @@
  * refuse a second start, and leave nothing behind when stopped.
  */
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createConnection, createServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
@@ -65,6 +65,8 @@ test('npm start serves the pipeline, dedupes a repeated key, refuses a second st
   // (how long it took is in the banner, not asserted: speed is the benchmark's business).
   await until('the ready banner', () => lines.some((l) => l.includes('Local email pipeline ready')), 90_000);
   expect(lines.join('\n')).toContain(`--endpoint-url http://127.0.0.1:${ports.SQS_PORT}`);
+  // The commands it suggests reach this pipeline, not the one of the default state folder.
+  expect(lines.join('\n')).toContain(`or: LOCAL_STATE_DIR=${stateDir} npm run publish -- --to you@example.com`);
 
   const outputs = JSON.parse(readFileSync(path.join(stateDir, 'outputs.json'), 'utf8')) as LocalOutputs;
   expect(Object.keys(outputs).sort()).toEqual(
@@ -132,11 +134,65 @@ test('npm start serves the pipeline, dedupes a repeated key, refuses a second st
   );
   expect(existsSync(path.join(stateDir, 'outputs.json'))).toBe(false);
   expect(existsSync(path.join(stateDir, 'pipeline.pid'))).toBe(false);
+  rmSync(stateDir, { recursive: true, force: true });
 }, 180_000);
 
+test('a closed terminal (SIGHUP) stops npm start as Ctrl-C does: no PID file or outputs.json left', async () => {
+  const stateDir = mkdtempSync(path.join(tmpdir(), 'email-pipeline-hup-'));
+  const lines: string[] = [];
+  const hup = await launch({
+    name: 'npm start (SIGHUP)',
+    command: START.command,
+    args: START.args,
+    cwd: REPO_ROOT,
+    env: {
+      ...process.env,
+      LOCAL_STATE_DIR: stateDir,
+      LOCAL_CONSUMERS: '1',
+      DYNAMODB_PORT: String(await freePort()),
+      SQS_PORT: String(await freePort()),
+      SES_PORT: String(await freePort()),
+      STATUS_PORT: String(await freePort()),
+    },
+    onOutput: (line) => lines.push(line),
+  });
+  try {
+    await until('the ready banner', () => lines.some((l) => l.includes('Local email pipeline ready')), 90_000);
+    expect(existsSync(path.join(stateDir, 'pipeline.pid'))).toBe(true);
+    process.kill(hup.pid, 'SIGHUP');
+    await hup.exited;
+    expect(lines).toContain('Stopped.');
+    expect(existsSync(path.join(stateDir, 'pipeline.pid'))).toBe(false);
+    expect(existsSync(path.join(stateDir, 'outputs.json'))).toBe(false);
+  } finally {
+    await hup.stop();
+    rmSync(stateDir, { recursive: true, force: true });
+  }
+}, 180_000);
+
+test('npm start -- --help prints the environment it reads (exit 0); an argument is a usage error (exit 2)', () => {
+  const run = (...extra: string[]) =>
+    spawnSync(START.command, [...START.args, ...extra], { cwd: REPO_ROOT, encoding: 'utf8', timeout: 30_000 });
+  const help = run('--help');
+  expect(help.status).toBe(0);
+  expect(help.stdout).toMatch(/^Usage: npm start/);
+  expect(help.stdout).toContain('DYNAMODB_PORT (8000), SQS_PORT (4566), SES_PORT (8005), STATUS_PORT (8010)');
+  const wrong = run('--port', '9000');
+  expect(wrong.status).toBe(2);
+  expect(wrong.stderr).toContain('npm start: unexpected argument "--port"');
+  expect(wrong.stderr).not.toContain('LOCAL_RAW_LOGS');
+});
+
 describe('npm start refuses what it cannot run, and says why', () => {
+  const made: string[] = [];
+  afterAll(() => {
+    for (const dir of made) rmSync(dir, { recursive: true, force: true });
+  });
+
   function start(extra: Record<string, string>): { status: number | null; stderr: string; stateDir: string } {
-    const stateDir = path.join(mkdtempSync(path.join(tmpdir(), 'email-pipeline-refused-')), 'state');
+    const parent = mkdtempSync(path.join(tmpdir(), 'email-pipeline-refused-'));
+    made.push(parent);
+    const stateDir = path.join(parent, 'state');
     const result = spawnSync(START.command, START.args, {
       cwd: REPO_ROOT,
       env: { ...process.env, LOCAL_STATE_DIR: stateDir, ...extra },
@@ -171,10 +227,32 @@ describe('npm start refuses what it cannot run, and says why', () => {
         STATUS_PORT: String(await freePort()),
       });
       expect(status).toBe(1);
-      expect(stderr).toContain(`Port ${taken} is in use`);
-      expect(stderr).toContain('SQS_PORT');
+      expect(stderr).toContain(`npm start: port ${taken} (SQS_PORT) is in use`);
+      expect(stderr).toContain('Stop what holds it, or choose other ports');
+      // The emulator's own words (a stack trace) are left out.
+      expect(stderr).not.toMatch(/^\s+at /m);
       expect(existsSync(path.join(stateDir, 'pipeline.pid'))).toBe(false);
       expect(existsSync(path.join(stateDir, 'outputs.json'))).toBe(false);
+    } finally {
+      holder.close();
+    }
+  }, 150_000);
+
+  test('DynamoDB Local (Java) on a port in use is named the same way, without its stack trace', async () => {
+    const holder = createServer();
+    await new Promise<void>((resolve) => holder.listen(0, '127.0.0.1', resolve));
+    const taken = (holder.address() as AddressInfo).port;
+    try {
+      const { status, stderr, stateDir } = start({
+        DYNAMODB_PORT: String(taken),
+        SQS_PORT: String(await freePort()),
+        SES_PORT: String(await freePort()),
+        STATUS_PORT: String(await freePort()),
+      });
+      expect(status).toBe(1);
+      expect(stderr).toContain(`npm start: port ${taken} (DYNAMODB_PORT) is in use`);
+      expect(stderr).not.toMatch(/^\s+at /m);
+      expect(existsSync(path.join(stateDir, 'pipeline.pid'))).toBe(false);
     } finally {
       holder.close();
     }

@@ -1,10 +1,12 @@
 /**
  * Every TypeScript snippet of the README compiles against the package's own declarations, as a
  * reader would paste it into an app that installed the package: `exactly-once-email` resolves to
- * dist/lib/index.d.ts, the `types` of the package that `npm run build` writes. A snippet that stops
- * compiling, because the API changed or the snippet was wrong to begin with, fails the test with
- * its README line.
+ * lib/index.d.ts as tsconfig.build.json (what `npm run build` compiles into dist/) declares it,
+ * emitted fresh into a temporary folder, so neither a fresh clone without dist/ nor a stale dist/
+ * decides the outcome. A snippet that stops compiling, because the API changed or the snippet was
+ * wrong to begin with, fails the test with its README line.
  */
+import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
@@ -15,6 +17,17 @@ const MANIFEST = JSON.parse(fs.readFileSync(path.join(ROOT, 'package.json'), 'ut
   name: string;
   types: string;
 };
+const TSC = path.join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc');
+
+/** The package's declarations as `npm run build` writes them, into `dir`; returns its `types` file there. */
+function declarations(dir: string): string {
+  execFileSync(process.execPath, [TSC, '-p', 'tsconfig.build.json', '--emitDeclarationOnly', '--outDir', dir], {
+    cwd: ROOT,
+    stdio: 'inherit',
+  });
+  // package.json's types is dist/lib/index.d.ts: the same path below the build's outDir.
+  return path.join(dir, path.relative('dist', MANIFEST.types));
+}
 
 interface Snippet {
   /** The README line of the opening fence. */
@@ -41,9 +54,8 @@ export function typescriptSnippets(markdown: string): Snippet[] {
  * read once); returns the problems of each snippet, each with its README line.
  */
 function compile(snippets: readonly Snippet[]): string[][] {
-  const types = path.join(ROOT, MANIFEST.types);
-  if (!fs.existsSync(types)) throw new Error(`${MANIFEST.types} is missing: run npm run build first`);
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'readme-snippets-'));
+  const types = declarations(path.join(dir, 'package'));
   const files = snippets.map((snippet, n) => {
     const file = path.join(dir, `snippet-${n}.ts`);
     // `export {}` keeps a snippet without imports a module of its own (no clashes between snippets).
@@ -61,9 +73,14 @@ function compile(snippets: readonly Snippet[]): string[][] {
     types: ['node'],
     typeRoots: [path.join(ROOT, 'node_modules', '@types')],
     baseUrl: ROOT,
-    paths: { [MANIFEST.name]: [MANIFEST.types], '*': ['node_modules/*', 'node_modules/@types/*'] },
+    paths: { [MANIFEST.name]: [types], '*': ['node_modules/*', 'node_modules/@types/*'] },
   };
-  const diagnostics = ts.getPreEmitDiagnostics(ts.createProgram(files, options));
+  let diagnostics: readonly ts.Diagnostic[];
+  try {
+    diagnostics = ts.getPreEmitDiagnostics(ts.createProgram(files, options));
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
   return snippets.map((snippet, n) =>
     diagnostics
       .filter((d) => d.file !== undefined && path.normalize(d.file.fileName) === files[n])

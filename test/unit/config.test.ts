@@ -1,6 +1,8 @@
+import { RetentionDays } from 'aws-cdk-lib/aws-logs';
 import {
   CONTEXT_PREFIX,
   DEFAULTS,
+  LOG_RETENTION_DAYS,
   SettingsError,
   resolveSettings,
   settingsFromContext,
@@ -314,6 +316,24 @@ describe('resolveSettings: sender and identity', () => {
 // ---------------------------------------------------------------- the other rules
 
 describe('resolveSettings: ranges and formats', () => {
+  test('an address setting that is no address says so once; other address problems keep their lead-in', () => {
+    expect(rejected({ senderAddress: 'bad' }).message).toBe(
+      'Invalid setting senderAddress="bad": must be an email address like name@example.com',
+    );
+    expect(rejected({ senderAddress: 'noreply@bad..example' }).message).toContain(
+      'must be an email address such as noreply@example.com: it has an invalid domain',
+    );
+  });
+
+  test('the log retentions accepted are exactly those CloudWatch Logs offers (the local pipeline checks them too)', () => {
+    const offered = Object.values(RetentionDays).filter(
+      (v): v is number => typeof v === 'number' && v !== RetentionDays.INFINITE,
+    );
+    expect([...LOG_RETENTION_DAYS].sort((a, b) => a - b)).toEqual(offered.sort((a, b) => a - b));
+    expect(resolveSettings({ ...base, logRetentionDays: 731 }).logRetentionDays).toBe(731);
+    expect(rejected({ logRetentionDays: 31 }).message).toContain('must be a retention CloudWatch Logs accepts: 1, 3,');
+  });
+
   test.each<[keyof PipelineSettings, unknown]>([
     ['retentionPeriodSeconds', 59],
     ['retentionPeriodSeconds', 14 * DAY + 1],
@@ -325,6 +345,7 @@ describe('resolveSettings: ranges and formats', () => {
     ['maxConcurrency', 1],
     ['maxReceiveCount', 1001],
     ['logRetentionDays', 0],
+    ['logRetentionDays', 31],
     ['configurationSetName', 'email events'],
     ['idempotencyKeyPrefix', 'email pipeline'],
     ['idempotencyKeyPrefix', ''],

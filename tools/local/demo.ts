@@ -136,8 +136,22 @@ async function demo(): Promise<number> {
   }
 }
 
+const USAGE = `Usage: npm run demo    (no arguments; DEMO_MESSAGES sets the number of unique emails, 20)
+
+Replays the duplicate-email incident on emulators of its own (free ports, beside npm start) and
+exits 0 only when every unique email was sent once and the poison message was dead-lettered.`;
+
 /** Runs the demo and exits with its verdict: 0 when every email went out once and the poison was dead-lettered. */
-export function main(): Promise<void> {
+export function main(argv: readonly string[] = process.argv.slice(2)): Promise<void> {
+  if (argv.length === 1 && (argv[0] === '--help' || argv[0] === '-h')) {
+    console.log(USAGE);
+    process.exit(0);
+  }
+  if (argv.length > 0) {
+    console.error(`npm run demo: unexpected argument "${argv[0] ?? ''}"`);
+    console.error(USAGE.split('\n\n')[0]);
+    process.exit(2);
+  }
   return demo().then(
     (code) => process.exit(code),
     (error: unknown) => {

@@ -12,7 +12,14 @@
 import './quiet';
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import * as path from 'node:path';
-import { checkJava, defaultPorts, ensureDynamoDbLocal, startEmulators, type Emulators } from './emulators';
+import {
+  checkJava,
+  defaultPorts,
+  ensureDynamoDbLocal,
+  startEmulators,
+  type Emulators,
+  type EmulatorPorts,
+} from './emulators';
 import { formatDecision } from './format';
 import { LocalPipeline } from './pipeline';
 import { startStatusServer, statusPort, type StatusServer } from './status-server';
@@ -76,8 +83,39 @@ function readConfiguration() {
   }
 }
 
+/** The environment variable that set `port`, for a message about it. */
+function portVariable(port: number, ports: EmulatorPorts, statusPortNumber: number): string | undefined {
+  if (port === ports.dynamodb) return 'DYNAMODB_PORT';
+  if (port === ports.sqs) return 'SQS_PORT';
+  if (port === ports.ses) return 'SES_PORT';
+  if (port === statusPortNumber) return 'STATUS_PORT';
+  return undefined;
+}
+
+const USAGE = `Usage: npm start    (no arguments: settings come from the environment and cdk.json's context)
+
+Runs the whole pipeline on local emulators until Ctrl-C. Environment:
+  DYNAMODB_PORT (8000), SQS_PORT (4566), SES_PORT (8005), STATUS_PORT (8010)   its ports
+  LOCAL_STATE_DIR (.local)   the PID file and outputs.json (a second pipeline needs its own, and other ports)
+  LOCAL_CONSUMERS (2)        consumer processes, 1 to 10
+  SES_MAX_SEND_RATE (14)     the local SES's sending rate, recipients a second
+  LOCAL_RAW_LOGS=1           print the function's JSON log lines beside the one-line decisions`;
+
+/** `--help` prints the usage (exit 0); any other argument is a usage error (exit 2). */
+function readArguments(argv: readonly string[]): void {
+  if (argv.length === 0) return;
+  if (argv.length === 1 && (argv[0] === '--help' || argv[0] === '-h')) {
+    console.log(USAGE);
+    process.exit(0);
+  }
+  console.error(`npm start: unexpected argument "${argv[0] ?? ''}": npm start takes its settings from the environment`);
+  console.error(USAGE.split('\n\n')[0]);
+  process.exit(2);
+}
+
 /** Starts everything, prints the endpoints, and stops it all on SIGINT or SIGTERM. */
-export async function main(): Promise<void> {
+export async function main(argv: readonly string[] = process.argv.slice(2)): Promise<void> {
+  readArguments(argv);
   const started = Date.now();
   const { settings, consumers, sesMaxSendRate, ports, statusPort: port } = readConfiguration();
   const rawLogs = process.env.LOCAL_RAW_LOGS === '1';
@@ -101,6 +139,8 @@ export async function main(): Promise<void> {
   };
   process.on('SIGINT', () => void shutdown('SIGINT'));
   process.on('SIGTERM', () => void shutdown('SIGTERM'));
+  // A closed terminal window: stop as for Ctrl-C rather than leave the PID file and outputs.json.
+  process.on('SIGHUP', () => void shutdown('SIGHUP'));
 
   try {
     await checkJava();
@@ -137,13 +177,17 @@ export async function main(): Promise<void> {
     });
   } catch (error) {
     const message = error instanceof Error ? error.message : String(error);
-    console.error(`npm start: ${message}`);
-    const taken = /EADDRINUSE: address already in use [^\s]*:(\d+)/.exec(message);
-    if (taken) {
+    // Node says EADDRINUSE, DynamoDB Local (Java) "Failed to bind to 0.0.0.0/0.0.0.0:8000".
+    const taken = /(?:EADDRINUSE: address already in use|Failed to bind to) [^\s]*:(\d+)/.exec(message)?.[1];
+    if (taken !== undefined) {
+      // The emulator's own output (a stack trace) adds nothing to this.
+      const variable = portVariable(Number(taken), ports, port);
       console.error(
-        `Port ${taken[1]} is in use (another npm start, or another program): stop what holds it, ` +
-          'or choose other ports with DYNAMODB_PORT, SQS_PORT, SES_PORT and STATUS_PORT.',
+        `npm start: port ${taken}${variable ? ` (${variable})` : ''} is in use, by another npm start or another program.\n` +
+          'Stop what holds it, or choose other ports with DYNAMODB_PORT, SQS_PORT, SES_PORT and STATUS_PORT.',
       );
+    } else {
+      console.error(`npm start: ${message}`);
     }
     await shutdown('startup failed', 1);
     return;
@@ -154,6 +198,8 @@ export async function main(): Promise<void> {
   const outputs = localOutputs(resources, endpoints, settings.idempotencyKeyPrefix, `${status.url}/deliveries/`);
   writeFileSync(OUTPUTS_FILE, `${JSON.stringify(outputs, null, 2)}\n`);
   const seconds = ((Date.now() - started) / 1000).toFixed(1);
+  // The CLI finds a pipeline by its state folder: a second pipeline's commands must name it too.
+  const stateEnv = process.env.LOCAL_STATE_DIR ? `LOCAL_STATE_DIR=${STATE_DIR} ` : '';
   console.log(
     [
       '',
@@ -164,7 +210,7 @@ export async function main(): Promise<void> {
       `  SES v2        ${endpoints.ses}   sent mail: ${endpoints.ses}/store   max send rate ${sesMaxSendRate}/s (SES_MAX_SEND_RATE), pipeline maxSendRate ${settings.maxSendRate}/s`,
       `  Mailbox page  ${endpoints.mailboxUrl}`,
       `  Topic         ${resources.topicArn}`,
-      `  Status        ${status.url}/deliveries/{key}   or: npm run status -- <key>`,
+      `  Status        ${status.url}/deliveries/{key}   or: ${stateEnv}npm run status -- <key>`,
       `  Outputs       ${path.relative(process.cwd(), OUTPUTS_FILE)}`,
       '',
       'Publish an email (AWS CLI; any credentials work locally):',
@@ -174,7 +220,7 @@ export async function main(): Promise<void> {
       `    --message '{"to":"you@example.com","subject":"Hello","text":"Sent exactly once."}' \\`,
       `    --message-attributes '{"idempotency-key":{"DataType":"String","StringValue":"order-42"}}'`,
       '',
-      `or: npm run publish -- --to you@example.com --subject Hello --text "Sent exactly once." --idempotency-key order-42`,
+      `or: ${stateEnv}npm run publish -- --to you@example.com --subject Hello --text "Sent exactly once." --idempotency-key order-42`,
       '',
       'One line per decision follows. Ctrl-C stops everything.',
       '',
