@@ -52,6 +52,17 @@ interface Run {
 }
 
 /** Runs the CLI (or `script`); an `env` value of undefined removes that variable. */
+/** An environment with no AWS region, profile or shared config: what a machine without AWS set up has. */
+function noAwsConfig(): Record<string, string | undefined> {
+  return {
+    AWS_REGION: undefined,
+    AWS_DEFAULT_REGION: undefined,
+    AWS_PROFILE: undefined,
+    AWS_CONFIG_FILE: path.join(stateDir, 'no-config'),
+    AWS_SHARED_CREDENTIALS_FILE: path.join(stateDir, 'no-credentials'),
+  };
+}
+
 function cli(args: readonly string[], env: Record<string, string | undefined> = {}, shell?: string, script = CLI): Run {
   const command = shell ?? process.execPath;
   const argv = shell ? [] : [TSX, script, ...args];
@@ -186,13 +197,7 @@ describe('a failed operation exits 1 and says what to do next', () => {
   });
 
   test('--stack with no region configured', () => {
-    const run = cli(['dlq', 'list', '--stack', 'EmailPipeline'], {
-      AWS_REGION: undefined,
-      AWS_DEFAULT_REGION: undefined,
-      AWS_PROFILE: undefined,
-      AWS_CONFIG_FILE: path.join(stateDir, 'no-config'),
-      AWS_SHARED_CREDENTIALS_FILE: path.join(stateDir, 'no-credentials'),
-    });
+    const run = cli(['dlq', 'list', '--stack', 'EmailPipeline'], noAwsConfig());
     expect(run).toMatchObject({ status: 1 });
     expect(run.stderr).toContain('No AWS region is configured: pass --region, or set AWS_REGION');
   });
@@ -292,13 +297,7 @@ describe('status (npm run status) follows the same convention', () => {
     expect(left.stderr).toContain('is not running');
     expect(left.stderr).not.toContain('ECONNREFUSED');
 
-    const noRegion = status(['--stack', 'EmailPipeline', 'order-42'], {
-      AWS_REGION: undefined,
-      AWS_DEFAULT_REGION: undefined,
-      AWS_PROFILE: undefined,
-      AWS_CONFIG_FILE: path.join(stateDir, 'no-config'),
-      AWS_SHARED_CREDENTIALS_FILE: path.join(stateDir, 'no-credentials'),
-    });
+    const noRegion = status(['--stack', 'EmailPipeline', 'order-42'], noAwsConfig());
     expect(noRegion).toMatchObject({ status: 1 });
     expect(noRegion.stderr).toContain('No AWS region is configured: pass --region');
   });

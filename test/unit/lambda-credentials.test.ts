@@ -31,8 +31,16 @@ afterEach(() => {
   }
 });
 
-/** A container credentials endpoint on loopback that counts its requests. */
-async function credentialsEndpoint(body: object): Promise<{ url: string; requests: () => number; close: () => void }> {
+/** A container credentials endpoint on loopback, handing out credentials that expire in `expiresInMs`; counts its requests. */
+async function credentialsEndpoint(
+  expiresInMs: number,
+): Promise<{ url: string; requests: () => number; close: () => void }> {
+  const body = {
+    AccessKeyId: 'AKIDCONTAINER',
+    SecretAccessKey: 'secret',
+    Token: 'token',
+    Expiration: new Date(Date.now() + expiresInMs).toISOString(),
+  };
   let requests = 0;
   const server: Server = createServer((_req, res) => {
     requests += 1;
@@ -60,13 +68,7 @@ describe('the Lambda credential chain', () => {
   });
 
   test('without environment credentials, fetches them from the container endpoint, once while they are fresh', async () => {
-    const expiration = new Date(Date.now() + 60 * 60 * 1000).toISOString();
-    const endpoint = await credentialsEndpoint({
-      AccessKeyId: 'AKIDCONTAINER',
-      SecretAccessKey: 'secret',
-      Token: 'token',
-      Expiration: expiration,
-    });
+    const endpoint = await credentialsEndpoint(60 * 60 * 1000);
     try {
       setEnv({ AWS_CONTAINER_CREDENTIALS_FULL_URI: endpoint.url });
       const provider = defaultProvider();
@@ -83,13 +85,7 @@ describe('the Lambda credential chain', () => {
   });
 
   test('fetches container credentials again when they are about to expire', async () => {
-    const expiration = new Date(Date.now() + 60 * 1000).toISOString();
-    const endpoint = await credentialsEndpoint({
-      AccessKeyId: 'AKIDCONTAINER',
-      SecretAccessKey: 'secret',
-      Token: 'token',
-      Expiration: expiration,
-    });
+    const endpoint = await credentialsEndpoint(60 * 1000);
     try {
       setEnv({ AWS_CONTAINER_CREDENTIALS_FULL_URI: endpoint.url });
       const provider = defaultProvider();
