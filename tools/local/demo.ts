@@ -12,6 +12,7 @@
 import './quiet';
 import { PublishCommand, SubscribeCommand } from '@aws-sdk/client-sns';
 import { CreateQueueCommand, GetQueueAttributesCommand, SendMessageCommand } from '@aws-sdk/client-sqs';
+import { acceptNoArguments } from './arguments';
 import { ANY_FREE_PORTS, checkJava, ensureDynamoDbLocal, readMailbox, startEmulators } from './emulators';
 import { LocalPipeline } from './pipeline';
 import { waitFor } from './processes';
@@ -143,15 +144,7 @@ exits 0 only when every unique email was sent once and the poison message was de
 
 /** Runs the demo and exits with its verdict: 0 when every email went out once and the poison was dead-lettered. */
 export function main(argv: readonly string[] = process.argv.slice(2)): Promise<void> {
-  if (argv.length === 1 && (argv[0] === '--help' || argv[0] === '-h')) {
-    console.log(USAGE);
-    process.exit(0);
-  }
-  if (argv.length > 0) {
-    console.error(`npm run demo: unexpected argument "${argv[0] ?? ''}"`);
-    console.error(USAGE.split('\n\n')[0]);
-    process.exit(2);
-  }
+  acceptNoArguments('npm run demo', USAGE, argv);
   return demo().then(
     (code) => process.exit(code),
     (error: unknown) => {

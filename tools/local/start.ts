@@ -20,6 +20,7 @@ import {
   type Emulators,
   type EmulatorPorts,
 } from './emulators';
+import { acceptNoArguments } from './arguments';
 import { formatDecision } from './format';
 import { LocalPipeline } from './pipeline';
 import { startStatusServer, statusPort, type StatusServer } from './status-server';
@@ -101,21 +102,9 @@ Runs the whole pipeline on local emulators until Ctrl-C. Environment:
   SES_MAX_SEND_RATE (14)     the local SES's sending rate, recipients a second
   LOCAL_RAW_LOGS=1           print the function's JSON log lines beside the one-line decisions`;
 
-/** `--help` prints the usage (exit 0); any other argument is a usage error (exit 2). */
-function readArguments(argv: readonly string[]): void {
-  if (argv.length === 0) return;
-  if (argv.length === 1 && (argv[0] === '--help' || argv[0] === '-h')) {
-    console.log(USAGE);
-    process.exit(0);
-  }
-  console.error(`npm start: unexpected argument "${argv[0] ?? ''}": npm start takes its settings from the environment`);
-  console.error(USAGE.split('\n\n')[0]);
-  process.exit(2);
-}
-
 /** Starts everything, prints the endpoints, and stops it all on SIGINT or SIGTERM. */
 export async function main(argv: readonly string[] = process.argv.slice(2)): Promise<void> {
-  readArguments(argv);
+  acceptNoArguments('npm start', USAGE, argv, ': npm start takes its settings from the environment');
   const started = Date.now();
   const { settings, consumers, sesMaxSendRate, ports, statusPort: port } = readConfiguration();
   const rawLogs = process.env.LOCAL_RAW_LOGS === '1';
