@@ -83,6 +83,14 @@ const CPU_STEADY_RECORDS = 1000;
 const CPU_FILE = path.join(LOCAL_DIR, 'bench-cpu.json');
 
 const BENCH_DIR = path.join(LOCAL_DIR, 'bench');
+
+/**
+ * The settings of every dedupe measurement (1-4, 6): no batching window, so a batch never waits to
+ * fill, and pacing off in effect: they measure the dedupe, not SES's rate (see the pacing benchmark).
+ */
+function dedupeBenchSettings(): ResolvedSettings {
+  return loadLocalSettings({ maxBatchingWindowSeconds: 0, functionTimeoutSeconds: 5, maxSendRate: 100_000 });
+}
 const RESULT_FILE = path.join(LOCAL_DIR, 'bench.json');
 
 // The in-process handlers' metrics would only print EMF lines.
@@ -130,9 +138,7 @@ async function pacingMain(): Promise<void> {
       emails: PACING_EMAILS,
       consumers: PACING_CONSUMERS,
     });
-    const full = { date: new Date().toISOString(), command: 'npm run bench -- pacing', machine: machine(), pacing };
-    await mkdir(path.dirname(PACING_FILE), { recursive: true });
-    await writeFile(PACING_FILE, `${JSON.stringify(full, null, 2)}\n`);
+    await writeReport(PACING_FILE, 'npm run bench -- pacing', { pacing });
     console.log(formatPacing(pacing));
     console.log(`\nWrote ${path.relative(process.cwd(), PACING_FILE)}`);
   } finally {
@@ -190,7 +196,7 @@ async function writeReport(file: string, command: string, figures: Record<string
 const BUNDLE_FILE = path.join(LOCAL_DIR, 'bench-bundle.json');
 
 async function bundleMain(): Promise<void> {
-  const settings = loadLocalSettings({ maxBatchingWindowSeconds: 0, functionTimeoutSeconds: 5, maxSendRate: 100_000 });
+  const settings = dedupeBenchSettings();
   step('building bundles; 4: init time');
   const bundles = await buildBundles(path.join(BENCH_DIR, 'build'));
   const bundle = await section('bundle', bundles.consumer, () =>
@@ -203,7 +209,7 @@ async function bundleMain(): Promise<void> {
 }
 
 async function cpuMain(): Promise<void> {
-  const settings = loadLocalSettings({ maxBatchingWindowSeconds: 0, functionTimeoutSeconds: 5, maxSendRate: 100_000 });
+  const settings = dedupeBenchSettings();
   await Promise.all([checkJava(), ensureDynamoDbLocal()]);
   step('starting DynamoDB Local');
   const dynamodb = await startDynamoDbLocal();
@@ -250,9 +256,7 @@ async function bench(mode: string | undefined): Promise<void> {
   if (mode === 'bundle') return bundleMain();
   if (mode !== undefined)
     throw new Error(`unknown benchmark "${mode}" (known: pacing, ledger, cpu, bundle)\n\n${USAGE}`);
-  // The same settings for every measurement; no batching window, so a batch never waits to fill.
-  // Pacing off in effect: these runs measure the dedupe, not SES's rate (see the pacing benchmark).
-  const settings = loadLocalSettings({ maxBatchingWindowSeconds: 0, functionTimeoutSeconds: 5, maxSendRate: 100_000 });
+  const settings = dedupeBenchSettings();
   await Promise.all([checkJava(), ensureDynamoDbLocal()]);
 
   step('building bundles; 4: init time (before the emulators start, on an idle machine)');
