@@ -7,7 +7,7 @@
  * (`AWS_CONTAINER_CREDENTIALS_FULL_URI` / `_RELATIVE_URI`).
  *
  * The SDK's own default chain also reads shared config files, SSO, web identity tokens, a
- * credential process and EC2 instance metadata: 113 KiB of code (STS, SSO and sign-in clients
+ * credential process and EC2 instance metadata: 109 KiB of code (STS, SSO and sign-in clients
  * among it) that a Lambda function parses at every cold start and never runs. BENCHMARKS.md,
  * section 4, has the measured difference. Outside the bundles (tests, the CLI, the publisher
  * client) the SDK's default chain is unchanged.
