@@ -101,17 +101,40 @@ export interface LedgerResourceRefs {
 }
 
 /**
+ * What the ledger function trusts (lambdas/ledger/binding.ts): where the pipeline's own SES events
+ * come from, and the send function's claims, which record every send's attempt id.
+ */
+export interface LedgerTrustRefs {
+  /** The SES events topic. */
+  readonly eventsTopicArn: string;
+  /** The account the pipeline sends from. */
+  readonly accountId: string;
+  readonly configurationSetName: string;
+  /** The send function's IAM role name (SES's `ses:caller-identity`). */
+  readonly senderRoleName: string;
+  /** The send function's idempotency table. */
+  readonly claimsTableName: string;
+}
+
+/**
  * The ledger function's own settings: its table, the topic it publishes status changes to, and
  * how long a ledger item lives (the dedupe window). The CDK construct, the local pipeline and the
  * benchmark all build the ledger's environment here.
  */
 export function ledgerEnvironment(
-  settings: Pick<ResolvedSettings, 'dedupeWindowSeconds'>,
+  settings: Pick<ResolvedSettings, 'dedupeWindowSeconds' | 'idempotencyKeyPrefix'>,
   refs: LedgerResourceRefs,
+  trust: LedgerTrustRefs,
 ): Record<string, string> {
   return {
     [LEDGER_ENV.tableName]: refs.tableName,
     [LEDGER_ENV.deliveryStatusTopicArn]: refs.deliveryStatusTopicArn,
     [LEDGER_ENV.retentionSeconds]: String(settings.dedupeWindowSeconds),
+    [LEDGER_ENV.eventsTopicArn]: trust.eventsTopicArn,
+    [LEDGER_ENV.accountId]: trust.accountId,
+    [LEDGER_ENV.configurationSetName]: trust.configurationSetName,
+    [LEDGER_ENV.senderRoleName]: trust.senderRoleName,
+    [ENV.tableName]: trust.claimsTableName,
+    [ENV.keyPrefix]: settings.idempotencyKeyPrefix,
   };
 }

@@ -7,7 +7,7 @@
  * {@link EmailPipeline} creates one of these; it is a construct of its own so
  * the pipeline's code stays about sending.
  */
-import { Duration, RemovalPolicy } from 'aws-cdk-lib';
+import { Duration, RemovalPolicy, Stack } from 'aws-cdk-lib';
 import * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import * as kms from 'aws-cdk-lib/aws-kms';
@@ -67,6 +67,8 @@ export interface SendLedgerProps {
   readonly runtime: lambda.Runtime;
   /** The send function's idempotency table (the status lookup reads it when no event came in yet). */
   readonly idempotencyTable: dynamodb.ITable;
+  /** The send function's role: the only caller whose SES events the ledger records (`ses:caller-identity`). */
+  readonly senderRole: iam.IRole;
   /** Powertools service name of the ledger and status functions' logs. */
   readonly serviceName: string;
   /** Who may subscribe to the delivery-status topic (the pipeline's publishers). */
@@ -208,10 +210,17 @@ export class SendLedger extends Construct {
       description: 'Records SES events per dedupe key in the send ledger and publishes status changes',
       environment: {
         ...common,
-        ...ledgerEnvironment(settings, {
-          tableName: this.table.tableName,
-          deliveryStatusTopicArn: this.deliveryStatusTopic.topicArn,
-        }),
+        ...ledgerEnvironment(
+          settings,
+          { tableName: this.table.tableName, deliveryStatusTopicArn: this.deliveryStatusTopic.topicArn },
+          {
+            eventsTopicArn: this.eventsTopic.topicArn,
+            accountId: Stack.of(this).account,
+            configurationSetName: this.configurationSetName,
+            senderRoleName: props.senderRole.roleName,
+            claimsTableName: props.idempotencyTable.tableName,
+          },
+        ),
       },
     });
     this.ledgerFunction.addEventSource(
@@ -227,6 +236,14 @@ export class SendLedger extends Construct {
         sid: 'LedgerItems',
         actions: ['dynamodb:GetItem', 'dynamodb:UpdateItem'],
         resources: [this.table.tableArn],
+      }),
+    );
+    // An event is recorded only when the send's claim lists its attempt id (lambdas/ledger/binding.ts).
+    this.ledgerFunction.addToRolePolicy(
+      new iam.PolicyStatement({
+        sid: 'ReadSendClaims',
+        actions: ['dynamodb:GetItem'],
+        resources: [props.idempotencyTable.tableArn],
       }),
     );
     // Only the ledger function speaks on the status topic: a subscriber can trust what it reads.

@@ -3,6 +3,7 @@
  * and the status order that makes the ledger independent of the order events arrive in.
  * Pure: no SDK, no clock.
  */
+import { DEDUPE_ATTEMPT_TAG, DEDUPE_CLAIM_TAG, type EventOrigin } from './binding';
 import { DEDUPE_KEY_TAG, LEDGER_STATUSES, type LedgerEvent, type LedgerItem, type LedgerStatus } from './schema';
 
 /** The SES event types the ledger records, and the status each one means. */
@@ -30,6 +31,11 @@ export const STATUS_RANK: Readonly<Record<LedgerStatus, number>> = {
   complained: 6,
 };
 
+/** The status an SES event type means, looked up without the prototype (`__proto__` is no event type). */
+export function statusOfType(type: string): LedgerStatus | undefined {
+  return Object.hasOwn(EVENT_STATUS, type) ? EVENT_STATUS[type] : undefined;
+}
+
 /** An SES event the ledger can record. */
 export interface ParsedSesEvent {
   /** The `dedupe-key` tag's value. */
@@ -38,6 +44,12 @@ export interface ParsedSesEvent {
   readonly status: LedgerStatus;
   /** Identifies the event: type, SES MessageId and timestamp (a redelivered event has the same id). */
   readonly id: string;
+  /** The `dedupe-attempt` tag: the attempt id of the send (see binding.ts). */
+  readonly attemptId?: string;
+  /** The `dedupe-claim` tag: which claim the send was made under. */
+  readonly claimRef?: string;
+  /** What the event says of where it came from (the envelope's TopicArn is added by the caller). */
+  readonly origin: EventOrigin;
 }
 
 /** An SES event that cannot be recorded, with the field at fault. */
@@ -77,11 +89,40 @@ function text(parent: Json, name: string, path: string): string {
   return value;
 }
 
+/** RFC 3339 date-time, as SES writes it (`2017-08-05T00:41:02.669Z`). */
+const RFC3339 = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2}):(\d{2})(\.\d{1,9})?(Z|[+-]\d{2}:\d{2})$/i;
+
+/** The range of times an SES event may carry: SES began in 2011; nothing of ours runs past 2100. */
+export const EVENT_TIME_RANGE = { from: Date.UTC(2010, 0, 1), to: Date.UTC(2100, 0, 1) } as const;
+
 function isoTime(parent: Json, name: string, path: string): string {
   const value = text(parent, name, path);
+  const shown = JSON.stringify(value.slice(0, 64));
+  const parts = RFC3339.exec(value);
+  const [year, month, day, hour, minute, second] = (parts ?? []).slice(1, 7).map(Number) as number[];
+  const calendar = new Date(Date.UTC(year ?? 0, (month ?? 0) - 1, day ?? 0));
+  if (
+    !parts ||
+    calendar.getUTCMonth() + 1 !== month ||
+    calendar.getUTCDate() !== day ||
+    (hour ?? 24) > 23 ||
+    (minute ?? 60) > 59 ||
+    (second ?? 60) > 59
+  ) {
+    throw new InvalidSesEventError(path, `is not an RFC 3339 timestamp: ${shown}`);
+  }
   const ms = Date.parse(value);
-  if (Number.isNaN(ms)) throw new InvalidSesEventError(path, `is not a timestamp: "${value.slice(0, 64)}"`);
+  if (Number.isNaN(ms) || ms < EVENT_TIME_RANGE.from || ms >= EVENT_TIME_RANGE.to) {
+    throw new InvalidSesEventError(path, `is not a time between 2010 and 2100: ${shown}`);
+  }
   return new Date(ms).toISOString();
+}
+
+/** The single value of a message tag (SES writes each tag as a list of one string), if it has one. */
+function tagValue(tags: Json, name: string): string | undefined {
+  if (!Object.hasOwn(tags, name)) return undefined;
+  const values = tags[name];
+  return Array.isArray(values) && typeof values[0] === 'string' && values[0] !== '' ? values[0] : undefined;
 }
 
 /** A short, recipient-free detail of the event (never an address). */
@@ -96,7 +137,7 @@ function detailOf(type: string, body: Json | undefined): string | undefined {
     Reject: pick('reason'),
     'Rendering Failure': pick('errorMessage'),
   };
-  const detail = (parts[type] ?? []).join('/').slice(0, 200);
+  const detail = (Object.hasOwn(parts, type) ? (parts[type] ?? []) : []).join('/').slice(0, 200);
   return detail === '' ? undefined : detail;
 }
 
@@ -122,29 +163,41 @@ export function parseSesEvent(message: unknown): ParsedSesEvent | undefined {
   // SES writes `eventType` for configuration-set events, `notificationType` for identity notifications.
   const type = typeof message.eventType === 'string' ? message.eventType : message.notificationType;
   if (typeof type !== 'string' || type === '') throw new InvalidSesEventError('eventType', 'is missing');
-  const status = EVENT_STATUS[type];
+  const status = statusOfType(type);
   if (status === undefined) return undefined;
   const mail = field(message, 'mail', 'mail');
   const sesMessageId = text(mail, 'messageId', 'mail.messageId');
-  const objectName = EVENT_OBJECT[type] ?? '';
-  const body = isObject(message[objectName]) ? (message[objectName] as Json) : undefined;
+  const objectName = Object.hasOwn(EVENT_OBJECT, type) ? (EVENT_OBJECT[type] ?? '') : '';
+  const body = objectName !== '' && isObject(message[objectName]) ? (message[objectName] as Json) : undefined;
   const at =
     body && typeof body.timestamp === 'string'
       ? isoTime(body, 'timestamp', `${objectName}.timestamp`)
       : isoTime(mail, 'timestamp', 'mail.timestamp');
   const tags = mail.tags === undefined ? {} : mail.tags;
   if (!isObject(tags)) throw new InvalidSesEventError('mail.tags', 'is not an object');
-  const values = tags[DEDUPE_KEY_TAG];
-  if (values === undefined) throw new UntaggedSesEventError(sesMessageId);
-  if (!Array.isArray(values) || typeof values[0] !== 'string' || values[0] === '') {
+  if (!Object.hasOwn(tags, DEDUPE_KEY_TAG)) throw new UntaggedSesEventError(sesMessageId);
+  const key = tagValue(tags, DEDUPE_KEY_TAG);
+  if (key === undefined) {
     throw new InvalidSesEventError(`mail.tags.${DEDUPE_KEY_TAG}`, 'is not a list of one non-empty string');
   }
+  const attemptId = tagValue(tags, DEDUPE_ATTEMPT_TAG);
+  const claimRef = tagValue(tags, DEDUPE_CLAIM_TAG);
+  const accountId = typeof mail.sendingAccountId === 'string' ? mail.sendingAccountId : undefined;
+  const configurationSet = tagValue(tags, 'ses:configuration-set');
+  const callerIdentity = tagValue(tags, 'ses:caller-identity');
   const detail = detailOf(type, body);
   return {
-    key: values[0],
+    key,
     status,
     id: `${type}#${sesMessageId}#${at}`,
-    event: { type, at, sesMessageId, ...(detail ? { detail } : {}) },
+    event: { type, at, sesMessageId, ...(detail ? { detail } : {}), ...(attemptId ? { attemptId } : {}) },
+    ...(attemptId ? { attemptId } : {}),
+    ...(claimRef ? { claimRef } : {}),
+    origin: {
+      ...(accountId ? { accountId } : {}),
+      ...(configurationSet ? { configurationSet } : {}),
+      ...(callerIdentity ? { callerIdentity } : {}),
+    },
   };
 }
 
@@ -152,7 +205,7 @@ export function parseSesEvent(message: unknown): ParsedSesEvent | undefined {
 export function statusOf(events: readonly LedgerEvent[]): LedgerStatus | undefined {
   let best: LedgerStatus | undefined;
   for (const event of events) {
-    const status = EVENT_STATUS[event.type];
+    const status = statusOfType(event.type);
     if (status && (best === undefined || STATUS_RANK[status] > STATUS_RANK[best])) best = status;
   }
   return best;
@@ -161,8 +214,8 @@ export function statusOf(events: readonly LedgerEvent[]): LedgerStatus | undefin
 /** Timeline order: by time, then by status rank, then by type (a total order, so any arrival order sorts the same). */
 export function compareEvents(a: LedgerEvent, b: LedgerEvent): number {
   if (a.at !== b.at) return a.at < b.at ? -1 : 1;
-  const ra = STATUS_RANK[EVENT_STATUS[a.type] ?? 'sent'];
-  const rb = STATUS_RANK[EVENT_STATUS[b.type] ?? 'sent'];
+  const ra = STATUS_RANK[statusOfType(a.type) ?? 'sent'];
+  const rb = STATUS_RANK[statusOfType(b.type) ?? 'sent'];
   if (ra !== rb) return ra - rb;
   const ka = `${a.type}#${a.sesMessageId ?? ''}#${a.detail ?? ''}`;
   const kb = `${b.type}#${b.sesMessageId ?? ''}#${b.detail ?? ''}`;

@@ -9,9 +9,11 @@ import type { Logger } from '@aws-lambda-powertools/logger';
 import { MetricUnit, type Metrics } from '@aws-lambda-powertools/metrics';
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { PublishCommand, type SNSClient } from '@aws-sdk/client-sns';
+import { ENV } from '../send-email/settings';
+import { bindingProblem, originProblem, type TrustedOrigin } from './binding';
 import { eventsOf, InvalidSesEventError, parseSesEvent, UntaggedSesEventError, type ParsedSesEvent } from './events';
-import { LEDGER_ENV, type DeliveryReport } from './schema';
-import { recordEvent, type StoredLedgerItem } from './store';
+import { LEDGER_ENV, shownEvent, type DeliveryReport } from './schema';
+import { readClaimEvidence, readLedgerItem, recordEvent, type StoredLedgerItem } from './store';
 
 /** Metric names of the ledger function. */
 export const LEDGER_METRIC = {
@@ -19,13 +21,25 @@ export const LEDGER_METRIC = {
   duplicateEvents: 'LedgerDuplicateEvents',
   untaggedEvents: 'LedgerUntaggedEvents',
   statusChanges: 'LedgerStatusChanges',
+  /** Events not recorded because they are not the pipeline's own: foreign origin, or bound to no send of theirs. */
+  untrustedEvents: 'LedgerUntrustedEvents',
 } as const;
+
+/** What the ledger believes: its events' origin, and the claims their sends were made under (binding.ts). */
+export interface LedgerTrust {
+  readonly origin: TrustedOrigin;
+  /** The send function's idempotency table, where each send's attempt ids are recorded with its claim. */
+  readonly claimsTableName: string;
+  /** The send function's idempotency key prefix (its record ids are `<prefix>#<hash>`). */
+  readonly keyPrefix: string;
+}
 
 export interface LedgerSettings {
   readonly tableName: string;
   readonly retentionSeconds: number;
   /** Where status changes go; none: not published. */
   readonly deliveryStatusTopicArn?: string;
+  readonly trust: LedgerTrust;
 }
 
 type Env = Readonly<Record<string, string | undefined>>;
@@ -40,7 +54,22 @@ export function readLedgerSettings(env: Env = process.env): LedgerSettings {
     throw new Error(`Environment variable ${LEDGER_ENV.retentionSeconds} must be a positive integer, got "${raw}"`);
   }
   const topic = env[LEDGER_ENV.deliveryStatusTopicArn];
-  return { tableName, retentionSeconds, ...(topic ? { deliveryStatusTopicArn: topic } : {}) };
+  const required = (name: string): string => {
+    const value = env[name];
+    if (!value) throw new Error(`Missing required environment variable ${name}`);
+    return value;
+  };
+  const trust: LedgerTrust = {
+    origin: {
+      eventsTopicArn: required(LEDGER_ENV.eventsTopicArn),
+      accountId: required(LEDGER_ENV.accountId),
+      configurationSetName: required(LEDGER_ENV.configurationSetName),
+      senderRoleName: required(LEDGER_ENV.senderRoleName),
+    },
+    claimsTableName: required(ENV.tableName),
+    keyPrefix: required(ENV.keyPrefix),
+  };
+  return { tableName, retentionSeconds, ...(topic ? { deliveryStatusTopicArn: topic } : {}), trust };
 }
 
 export interface LedgerDeps {
@@ -51,20 +80,20 @@ export interface LedgerDeps {
   readonly metrics: Metrics;
 }
 
-/** The SES event inside one buffer-queue record (an SNS envelope, raw delivery off). */
-export function sesEventOf(record: Pick<SQSRecord, 'body'>): unknown {
+/** The SES event inside one buffer-queue record (an SNS envelope, raw delivery off), and the topic it came from. */
+export function sesEventOf(record: Pick<SQSRecord, 'body'>): { readonly topicArn?: string; readonly message: unknown } {
   let envelope: unknown;
   try {
     envelope = JSON.parse(record.body);
   } catch {
     throw new InvalidSesEventError('body', 'is not JSON');
   }
-  const message = (envelope as { Message?: unknown } | null)?.Message;
-  if ((envelope as { Type?: unknown } | null)?.Type !== 'Notification' || typeof message !== 'string') {
+  const { Type, Message, TopicArn } = (envelope ?? {}) as { Type?: unknown; Message?: unknown; TopicArn?: unknown };
+  if (Type !== 'Notification' || typeof Message !== 'string') {
     throw new InvalidSesEventError('body', 'is not an SNS notification envelope with a string Message');
   }
   try {
-    return JSON.parse(message);
+    return { ...(typeof TopicArn === 'string' ? { topicArn: TopicArn } : {}), message: JSON.parse(Message) };
   } catch {
     throw new InvalidSesEventError('Message', 'is not JSON');
   }
@@ -76,7 +105,7 @@ export function reportOf(item: StoredLedgerItem): DeliveryReport {
     key: item.key,
     status: item.deadLettered && !item.status ? 'dead-lettered' : (item.status ?? 'unknown'),
     ...(item.sesMessageId ? { sesMessageId: item.sesMessageId } : {}),
-    events: eventsOf(item),
+    events: eventsOf(item).map(shownEvent),
     ...(item.updatedAt ? { updatedAt: item.updatedAt } : {}),
   };
 }
@@ -127,10 +156,31 @@ export function createLedgerHandler(
     }
   }
 
+  /**
+   * Why the event is not the pipeline's own, or undefined when it is: its origin, then its
+   * binding to a send (one GetItem of the claim; and one of the ledger item only while the
+   * claim has not stored SES's answer for that attempt yet).
+   */
+  async function untrusted(parsed: ParsedSesEvent, topicArn: string | undefined): Promise<string | undefined> {
+    const { trust } = settings;
+    const foreign = originProblem({ ...parsed.origin, ...(topicArn ? { topicArn } : {}) }, trust.origin);
+    if (foreign) return foreign;
+    if (parsed.attemptId === undefined) return bindingProblem(parsed, undefined);
+    const claim = await readClaimEvidence(dynamodb, trust.claimsTableName, trust.keyPrefix, parsed.claimRef);
+    const first = bindingProblem(parsed, claim);
+    if (first || claim?.completed?.attemptId === parsed.attemptId) return first;
+    const item = await readLedgerItem(dynamodb, settings.tableName, parsed.key);
+    const send = eventsOf(item).find((e) => e.type === 'Send' && e.attemptId === parsed.attemptId);
+    return bindingProblem(parsed, claim, send?.sesMessageId);
+  }
+
   async function processRecord(sqsRecord: SQSRecord): Promise<void> {
     let parsed: ParsedSesEvent | undefined;
+    let topicArn: string | undefined;
     try {
-      parsed = parseSesEvent(sesEventOf(sqsRecord));
+      const received = sesEventOf(sqsRecord);
+      topicArn = received.topicArn;
+      parsed = parseSesEvent(received.message);
     } catch (error) {
       if (error instanceof UntaggedSesEventError) {
         // Another sender's email through the same configuration set: not ours to record.
@@ -146,6 +196,19 @@ export function createLedgerHandler(
       throw error;
     }
     if (!parsed) return; // an event type the ledger does not record (Open, Click)
+    const problem = await untrusted(parsed, topicArn);
+    if (problem) {
+      // Not evidence of any send of ours: recording it could stop a send or rewrite a status.
+      metrics.addMetric(LEDGER_METRIC.untrustedEvents, MetricUnit.Count, 1);
+      logger.warn('SES event not recorded: not bound to a send of the pipeline', {
+        dedupeKey: parsed.key,
+        eventType: parsed.event.type,
+        sesMessageId: parsed.event.sesMessageId,
+        reason: problem,
+        sqsMessageId: sqsRecord.messageId,
+      });
+      return;
+    }
     await record(parsed, sqsRecord.messageId);
   }
 

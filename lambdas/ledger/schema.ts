@@ -34,6 +34,14 @@ export const LEDGER_ENV = {
   retentionSeconds: 'LEDGER_RETENTION_SECONDS',
   /** How long an unknown-fate send waits for its SES event before it is sent again (send-email). */
   sendConfirmationGraceSeconds: 'SEND_CONFIRMATION_GRACE_SECONDS',
+  /** The SES events topic: the only envelopes the ledger function reads (ledger). */
+  eventsTopicArn: 'EVENTS_TOPIC_ARN',
+  /** The account the pipeline sends from: `mail.sendingAccountId` of its events (ledger). */
+  accountId: 'PIPELINE_ACCOUNT_ID',
+  /** The configuration set every send uses: the `ses:configuration-set` tag of its events (ledger). */
+  configurationSetName: 'CONFIGURATION_SET_NAME',
+  /** The send function's role name: the `ses:caller-identity` tag of its events (ledger). */
+  senderRoleName: 'SENDER_ROLE_NAME',
 } as const;
 
 /** Statuses the ledger itself records, from SES events. */
@@ -53,6 +61,16 @@ export interface LedgerEvent {
   readonly sesMessageId?: string;
   /** A short, recipient-free detail (bounce type, complaint feedback type, delay type, reason code). */
   readonly detail?: string;
+  /** The attempt id of the send the event is bound to (kept in the ledger, never shown: see binding.ts). */
+  readonly attemptId?: string;
+}
+
+/** An event as readers see it (status API, CLI, delivery-status topic): without its attempt id. */
+export function shownEvent(event: LedgerEvent): LedgerEvent {
+  if (event.attemptId === undefined) return event;
+  const { attemptId, ...shown } = event;
+  void attemptId;
+  return shown;
 }
 
 /** The ledger item as stored (DynamoDB attribute names). */

@@ -3,7 +3,9 @@
  * (a timeout, reset or 5xx after the request went out; an invocation that died after SES
  * accepted) cannot be told apart from one SES never saw, except by SES's own events: every
  * send is tagged with its dedupe key, and the ledger function records the `Send` (and later)
- * events per key.
+ * events per key. Only events bound to one of the key's own attempts count (binding.ts): each
+ * claim is written with a random attempt id that its send carries as a tag, so an event
+ * planted for the key (a copy of a real one, or one made up) cannot stop a send.
  *
  * Knowing that an earlier attempt's fate is unknown costs nothing on the normal path:
  * - when a send is ambiguous, Powertools deletes the claim on the error;
@@ -21,9 +23,11 @@ import type { DynamoDBPersistenceOptionsWithClientInstance } from '@aws-lambda-p
 import type { Logger } from '@aws-lambda-powertools/logger';
 import { MetricUnit, type Metrics } from '@aws-lambda-powertools/metrics';
 import { marshall, unmarshall } from '@aws-sdk/util-dynamodb';
-import { LEDGER_ENV } from '../ledger/schema';
+import { randomBytes } from 'node:crypto';
+import { CLAIM_ATTRIBUTES, claimEvidence, claimRef } from '../ledger/binding';
+import { eventsOf, statusOfType } from '../ledger/events';
+import { LEDGER_ENV, ledgerKey } from '../ledger/schema';
 import { markDeadLettered, readLedgerItem } from '../ledger/store';
-import { dedupeTagValue } from './email';
 import { RetryableError, type PipelineError } from './errors';
 
 /**
@@ -103,39 +107,88 @@ function requestKey(data: unknown): string | undefined {
   return typeof key === 'string' ? key : undefined;
 }
 
+/** What a send carries to bind its SES events to it (binding.ts): its attempt id and its claim. */
+export interface SendAttempt {
+  readonly attemptId: string;
+  readonly claimRef: string;
+}
+
+/** An earlier attempt whose fate is unknown, as the claim that took it over found it. */
+export interface LostAttempt {
+  /** When it was made (epoch ms). */
+  readonly at: number;
+  /** The attempt ids its sends were made with: only events carrying one of them confirm it. */
+  readonly attemptIds: ReadonlySet<string>;
+}
+
+/** A new attempt id: 128 random bits, hex (an SES tag value). */
+export function newAttemptId(): string {
+  return randomBytes(16).toString('hex');
+}
+
 /**
- * Powertools' DynamoDB persistence layer, plus what confirm-before-resend needs to know of a
- * claim, at no extra request: which claims overwrote an unknown-fate one, and (on request)
- * leaving a failed claim as an expired INPROGRESS record instead of deleting it.
+ * Powertools' DynamoDB persistence layer, plus what confirm-before-resend needs of a claim at
+ * no extra request on the normal path:
+ * - each claim is written with a fresh attempt id (and its key's ledger key), which the send
+ *   then carries as a tag: the pipeline keeps it to itself until that send;
+ * - which claims overwrote an unknown-fate one, and the attempt ids of that one (carried over
+ *   into the new claim: one UpdateItem, on that path only);
+ * - on request, leaving a failed claim as an expired INPROGRESS record instead of deleting it.
  * Uses Powertools' default attribute names (as the construct's table does).
  */
 export class LedgerAwarePersistenceLayer extends DynamoDBPersistenceLayer {
   /** Old items the last claims overwrote, by hashed record id (filled by the client middleware). */
   private readonly overwritten = new Map<string, Record<string, unknown>>();
-  /** Request key -> when its lost attempt was made (epoch ms): this claim took over an unknown-fate one. */
-  private readonly unknownFate = new Map<string, number>();
+  /** Hashed record id -> what the claim's PutItem adds to the record (read by the middleware). */
+  private readonly claiming = new Map<string, { attemptId: string; ledgerKey: string }>();
+  /** Request key -> the attempt of its current claim. */
+  private readonly current = new Map<string, SendAttempt>();
+  /** Request key -> the earlier attempts its current claim took over (carried into the record). */
+  private readonly carried = new Map<string, ReadonlySet<string>>();
+  /** Request key -> the lost attempt this claim took over, until {@link takeUnknownFate}. */
+  private readonly unknownFate = new Map<string, LostAttempt>();
   /** Request key -> attempt time to leave on the claim when Powertools deletes it on the error. */
   private readonly marks = new Map<string, number>();
   private readonly dynamodb: DynamoDBClient;
   private readonly table: string;
+  private readonly prefix: string;
+  private readonly drawAttemptId: () => string;
 
-  constructor(config: DynamoDBPersistenceOptionsWithClientInstance & { readonly awsSdkV3Client: DynamoDBClient }) {
+  constructor(
+    config: DynamoDBPersistenceOptionsWithClientInstance & {
+      readonly awsSdkV3Client: DynamoDBClient;
+      /** The records' key prefix (the function's `keyPrefix`), to name the claim in a send's tags. */
+      readonly keyPrefix: string;
+      /** @default 128 random bits */
+      readonly attemptId?: () => string;
+    },
+  ) {
     super(config);
     this.dynamodb = config.awsSdkV3Client;
     this.table = config.tableName;
-    // The claim is Powertools' conditional PutItem: ask it for the item it replaced (free).
+    this.prefix = config.keyPrefix;
+    this.drawAttemptId = config.attemptId ?? newAttemptId;
+    // The claim is Powertools' conditional PutItem: it records the attempt, and returns the item it replaced (free).
     this.dynamodb.middlewareStack.add(
       (next, context) => async (args) => {
         const input = args.input as {
           TableName?: string;
-          Item?: Record<string, { S?: string }>;
+          Item?: Record<string, unknown>;
           ReturnValues?: string;
         };
         const claim = context.commandName === 'PutItemCommand' && input.TableName === this.table;
+        const id = claim ? (input.Item?.id as { S?: string } | undefined)?.S : undefined;
+        const attempt = id === undefined ? undefined : this.claiming.get(id);
         if (claim) input.ReturnValues = 'ALL_OLD';
+        if (claim && input.Item && attempt) {
+          input.Item = {
+            ...input.Item,
+            [CLAIM_ATTRIBUTES.attempts]: { SS: [attempt.attemptId] },
+            [CLAIM_ATTRIBUTES.ledgerKey]: { S: attempt.ledgerKey },
+          };
+        }
         const result = await next(args);
         const old = (result.output as { Attributes?: Record<string, unknown> }).Attributes;
-        const id = input.Item?.id?.S;
         if (claim && old && id) {
           // eslint-disable-next-line @typescript-eslint/no-explicit-any
           this.overwritten.set(id, unmarshall(old as any));
@@ -149,28 +202,74 @@ export class LedgerAwarePersistenceLayer extends DynamoDBPersistenceLayer {
   override async saveInProgress(data: Parameters<DynamoDBPersistenceLayer['saveInProgress']>[0], ms?: number) {
     const key = requestKey(data);
     const id = this.getHashedIdempotencyKey(data);
-    if (key !== undefined) {
-      this.marks.delete(key);
-      this.unknownFate.delete(key);
-    }
+    if (key !== undefined) this.forget(key);
     this.overwritten.delete(id);
-    await super.saveInProgress(data, ms);
+    const attemptId = this.drawAttemptId();
+    if (key !== undefined) this.claiming.set(id, { attemptId, ledgerKey: ledgerKey(key) });
+    try {
+      await super.saveInProgress(data, ms);
+    } finally {
+      this.claiming.delete(id);
+    }
+    if (key === undefined) return;
+    this.current.set(key, { attemptId, claimRef: claimRef(this.prefix, id) });
     const old = this.overwritten.get(id);
     this.overwritten.delete(id);
-    const attemptAt = old ? lostAttemptAt(old) : undefined;
-    if (key !== undefined && attemptAt !== undefined) this.unknownFate.set(key, attemptAt);
+    const at = old ? lostAttemptAt(old) : undefined;
+    if (old === undefined || at === undefined) return;
+    const attemptIds = attemptsOf(old);
+    this.unknownFate.set(key, { at, attemptIds });
+    if (attemptIds.size === 0) return;
+    this.carried.set(key, attemptIds);
+    // Keep the lost attempts' ids in the record, so the ledger still binds their late events.
+    // Best effort: should it fail, the failure mark (deleteRecord) writes them again.
+    await this.addAttempts(id, attemptIds).catch(() => undefined);
   }
 
-  /** When the attempt this claim took over was made, if its fate is unknown (and forgets it). */
-  takeUnknownFate(key: string): number | undefined {
-    const at = this.unknownFate.get(key);
+  /** The attempt the key's current claim was made with (its send carries it as tags). */
+  attemptOf(key: string): SendAttempt | undefined {
+    return this.current.get(key);
+  }
+
+  /** The attempt this claim took over, if its fate is unknown (and forgets it). */
+  takeUnknownFate(key: string): LostAttempt | undefined {
+    const lost = this.unknownFate.get(key);
     this.unknownFate.delete(key);
-    return at;
+    return lost;
   }
 
   /** Powertools' delete on the error of this key's claim leaves an expired claim marked with `attemptAt` instead. */
   leaveUnknownFate(key: string, attemptAt: number): void {
     this.marks.set(key, attemptAt);
+  }
+
+  /** Forgets what this layer holds for a key (its record is done with). */
+  forget(key: string): void {
+    this.current.delete(key);
+    this.carried.delete(key);
+    this.unknownFate.delete(key);
+    this.marks.delete(key);
+  }
+
+  private async addAttempts(id: string, attemptIds: ReadonlySet<string>): Promise<void> {
+    const M = PERSISTENCE_ATTRIBUTE_KEY_MAPPINGS;
+    try {
+      await this.dynamodb.send(
+        new UpdateItemCommand({
+          TableName: this.table,
+          Key: this.getKey(id),
+          ConditionExpression: '#status = :inprogress',
+          UpdateExpression: 'ADD #attempts :attempts',
+          ExpressionAttributeNames: { '#status': M.statusAttr, '#attempts': CLAIM_ATTRIBUTES.attempts },
+          ExpressionAttributeValues: marshall({
+            ':inprogress': IdempotencyRecordStatus.INPROGRESS,
+            ':attempts': new Set(attemptIds),
+          }),
+        }),
+      );
+    } catch (error) {
+      if (!(error instanceof ConditionalCheckFailedException)) throw error;
+    }
   }
 
   override async deleteRecord(data: Parameters<DynamoDBPersistenceLayer['deleteRecord']>[0]): Promise<void> {
@@ -179,23 +278,29 @@ export class LedgerAwarePersistenceLayer extends DynamoDBPersistenceLayer {
     if (key === undefined || attemptAt === undefined) return super.deleteRecord(data);
     this.marks.delete(key);
     const M = PERSISTENCE_ATTRIBUTE_KEY_MAPPINGS;
+    const attempts = new Set([...(this.carried.get(key) ?? []), ...[this.current.get(key)?.attemptId ?? []].flat()]);
     try {
       await this.dynamodb.send(
         new UpdateItemCommand({
           TableName: this.table,
           Key: this.getKey(this.getHashedIdempotencyKey(data)),
-          // Still ours (an INPROGRESS claim): expire it at once, so the next claim takes over and sees the mark.
+          // Still ours (an INPROGRESS claim): expire it at once, so the next claim takes over and sees the mark
+          // and every attempt id whose fate is unknown.
           ConditionExpression: '#status = :inprogress',
-          UpdateExpression: 'SET #inProgressExpiry = :expired, #attemptAt = :attemptAt',
+          UpdateExpression:
+            'SET #inProgressExpiry = :expired, #attemptAt = :attemptAt' +
+            (attempts.size ? ' ADD #attempts :attempts' : ''),
           ExpressionAttributeNames: {
             '#status': M.statusAttr,
             '#inProgressExpiry': M.inProgressExpiryAttr,
             '#attemptAt': SEND_ATTEMPT_AT,
+            ...(attempts.size ? { '#attempts': CLAIM_ATTRIBUTES.attempts } : {}),
           },
           ExpressionAttributeValues: marshall({
             ':inprogress': IdempotencyRecordStatus.INPROGRESS,
             ':expired': 0,
             ':attemptAt': attemptAt,
+            ...(attempts.size ? { ':attempts': attempts } : {}),
           }),
         }),
       );
@@ -203,6 +308,11 @@ export class LedgerAwarePersistenceLayer extends DynamoDBPersistenceLayer {
       if (!(error instanceof ConditionalCheckFailedException)) throw error;
     }
   }
+}
+
+/** The attempt ids a claim record lists. */
+function attemptsOf(record: Record<string, unknown>): ReadonlySet<string> {
+  return claimEvidence(record)?.attempts ?? new Set();
 }
 
 /** The lost attempt's time of an overwritten claim, or undefined when it was not an unknown-fate one. */
@@ -219,6 +329,8 @@ export function lostAttemptAt(old: Record<string, unknown>): number | undefined 
 export interface ConfirmedSend {
   readonly sesMessageId: string;
   readonly sentAt: string;
+  /** The attempt SES accepted (binding.ts): events of another SES message id are not bound to it. */
+  readonly attemptId?: string;
 }
 
 export interface SendConfirmation {
@@ -232,6 +344,10 @@ export interface SendConfirmation {
   afterFailedSend(key: string, failure: PipelineError): void;
   /** The record is being dead-lettered: the ledger item says so (failure path only). */
   deadLettered(key: string, failure: PipelineError): Promise<void>;
+  /** What the send of this key's current claim carries to bind its SES events to it. */
+  attemptOf(key: string): SendAttempt | undefined;
+  /** The key's record is done with (sent, duplicate, dead-lettered or retried). */
+  done(key: string): void;
 }
 
 export interface ConfirmDeps {
@@ -249,12 +365,13 @@ export function createSendConfirmation(deps: ConfirmDeps): SendConfirmation {
   const table = settings.ledgerTableName;
 
   async function beforeSend(key: string): Promise<ConfirmedSend | undefined> {
-    const attemptAt = persistence.takeUnknownFate(key);
-    if (attemptAt === undefined || !table) return undefined;
-    const ledgerKey = dedupeTagValue(key);
+    const lost = persistence.takeUnknownFate(key);
+    if (lost === undefined || !table) return undefined;
+    const attemptAt = lost.at;
+    const itemKey = ledgerKey(key);
     let item: Awaited<ReturnType<typeof readLedgerItem>>;
     try {
-      item = await readLedgerItem(dynamodb, table, ledgerKey, now());
+      item = await readLedgerItem(dynamodb, table, itemKey, now());
     } catch (error) {
       persistence.leaveUnknownFate(key, attemptAt);
       throw new RetryableError(
@@ -263,10 +380,14 @@ export function createSendConfirmation(deps: ConfirmDeps): SendConfirmation {
         { cause: error },
       );
     }
-    const sent = item?.events?.find((event) => event.sesMessageId);
-    if (item?.sesMessageId && sent) {
+    // Only an event of one of the lost attempts proves SES took it: any other could be planted.
+    const bound = eventsOf(item).filter(
+      (e) => e.attemptId !== undefined && lost.attemptIds.has(e.attemptId) && e.sesMessageId && statusOfType(e.type),
+    );
+    const sent = bound.find((e) => e.type === 'Send') ?? bound[0];
+    if (sent?.sesMessageId && sent.attemptId) {
       metrics.addMetric(CONFIRM_METRIC.confirmedBySesEvent, MetricUnit.Count, 1);
-      return { sesMessageId: item.sesMessageId, sentAt: sent.at };
+      return { sesMessageId: sent.sesMessageId, sentAt: sent.at, attemptId: sent.attemptId };
     }
     const waitedMs = now() - attemptAt;
     if (waitedMs < settings.graceSeconds * 1000) {
@@ -280,7 +401,7 @@ export function createSendConfirmation(deps: ConfirmDeps): SendConfirmation {
     metrics.addMetric(CONFIRM_METRIC.unconfirmedResends, MetricUnit.Count, 1);
     logger.warn('no SES event for an earlier attempt after the grace; sending again (may deliver twice)', {
       dedupeKey: key,
-      ledgerKey,
+      ledgerKey: itemKey,
       attemptAt: new Date(attemptAt).toISOString(),
       graceSeconds: settings.graceSeconds,
     });
@@ -298,7 +419,7 @@ export function createSendConfirmation(deps: ConfirmDeps): SendConfirmation {
         await markDeadLettered(
           dynamodb,
           table,
-          dedupeTagValue(key),
+          ledgerKey(key),
           { at: new Date(now()).toISOString(), code: failure.code, reason: failure.message.slice(0, 512) },
           settings.retentionSeconds,
         );
@@ -310,5 +431,7 @@ export function createSendConfirmation(deps: ConfirmDeps): SendConfirmation {
         });
       }
     },
+    attemptOf: (key) => persistence.attemptOf(key),
+    done: (key) => persistence.forget(key),
   };
 }

@@ -25,6 +25,7 @@ export function createContainerHandler(
   const persistenceStore = new LedgerAwarePersistenceLayer({
     tableName: settings.tableName,
     awsSdkV3Client: createStoreClient(),
+    keyPrefix: settings.keyPrefix,
   });
   return createHandler({
     settings,

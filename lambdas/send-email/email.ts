@@ -3,6 +3,7 @@
  * repeats a send SES may already have accepted (the failure classes are in
  * classify.ts).
  */
+import { DEDUPE_ATTEMPT_TAG, DEDUPE_CLAIM_TAG } from '../ledger/binding';
 import { ledgerKey } from '../ledger/schema';
 import type { SendEmailCommandInput } from '@aws-sdk/client-sesv2';
 import type { RetryErrorInfo, RetryStrategyV2, RetryToken } from '@smithy/types';
@@ -28,8 +29,19 @@ export function dedupeTagValue(key: string): string {
   return ledgerKey(key);
 }
 
+/** What binds a send's SES events to it: its attempt id and its claim (lambdas/ledger/binding.ts). */
+export interface AttemptTags {
+  readonly attemptId: string;
+  readonly claimRef: string;
+}
+
 /** Builds the SendEmail request for one validated email. */
-export function buildSendEmailInput(email: EmailMessage, sender: SenderSettings, key: string): SendEmailCommandInput {
+export function buildSendEmailInput(
+  email: EmailMessage,
+  sender: SenderSettings,
+  key: string,
+  attempt?: AttemptTags,
+): SendEmailCommandInput {
   const content: SendEmailCommandInput['Content'] = email.template
     ? {
         Template: {
@@ -59,6 +71,12 @@ export function buildSendEmailInput(email: EmailMessage, sender: SenderSettings,
     Content: content,
     EmailTags: [
       { Name: DEDUPE_TAG, Value: dedupeTagValue(key) },
+      ...(attempt
+        ? [
+            { Name: DEDUPE_ATTEMPT_TAG, Value: attempt.attemptId },
+            { Name: DEDUPE_CLAIM_TAG, Value: attempt.claimRef },
+          ]
+        : []),
       ...Object.entries(email.tags).map(([Name, Value]) => ({ Name, Value })),
     ],
     ...(sender.configurationSetName ? { ConfigurationSetName: sender.configurationSetName } : {}),

@@ -32,6 +32,8 @@ import { METRIC } from './metric-names';
 export interface SendResult {
   readonly sesMessageId: string;
   readonly sentAt: string;
+  /** The attempt SES accepted: the ledger binds only events of this SES message id to it. */
+  readonly attemptId?: string;
 }
 
 interface SendRequest {
@@ -132,10 +134,13 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
       return confirmed;
     }
     const { probe } = await admit(request);
+    const attempt = deps.confirm?.attemptOf(request.key);
     const started = now();
     let response: { MessageId?: string | undefined };
     try {
-      response = await ses.send(new SendEmailCommand(buildSendEmailInput(request.email, settings, request.key)));
+      response = await ses.send(
+        new SendEmailCommand(buildSendEmailInput(request.email, settings, request.key, attempt)),
+      );
       breaker.onSuccess(probe);
     } catch (error) {
       const failure = classifySesError(error);
@@ -153,7 +158,11 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
     } finally {
       metrics.addMetric(METRIC.sesSendLatency, MetricUnit.Milliseconds, now() - started);
     }
-    const result = { sesMessageId: response.MessageId ?? 'unknown', sentAt: new Date(now()).toISOString() };
+    const result = {
+      sesMessageId: response.MessageId ?? 'unknown',
+      sentAt: new Date(now()).toISOString(),
+      ...(attempt ? { attemptId: attempt.attemptId } : {}),
+    };
     accepted.set(request.key, result);
     return result;
   }
@@ -283,6 +292,8 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
     } finally {
       accepted.delete(parsed.key);
       confirmedBySesEvent.delete(parsed.key);
+      // A later record of this batch with the same key may hold a claim of its own by now.
+      if (!inFlight.has(parsed.key)) deps.confirm?.done(parsed.key);
     }
   }
 

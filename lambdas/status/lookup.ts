@@ -7,7 +7,14 @@
 import { createHash } from 'node:crypto';
 import { GetCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { idempotencyKeyIssues } from '../send-email/message';
-import { LEDGER_TABLE, ledgerKey, type DeliveryReport, type LedgerEvent, type LedgerItem } from '../ledger/schema';
+import {
+  LEDGER_TABLE,
+  ledgerKey,
+  shownEvent,
+  type DeliveryReport,
+  type LedgerEvent,
+  type LedgerItem,
+} from '../ledger/schema';
 
 /** The HTTP path of a lookup: `GET /deliveries/{key}` (the key URL-encoded). */
 export const DELIVERIES_PATH = '/deliveries/';
@@ -71,7 +78,7 @@ function byTime(a: LedgerEvent, b: LedgerEvent): number {
 
 /** The ledger item's timeline, with the dead-letter mark as an event, oldest first. */
 function timeline(item: LedgerItem): LedgerEvent[] {
-  const events = [...(item.events ?? [])];
+  const events = (item.events ?? []).map(shownEvent);
   const mark = item.deadLettered;
   if (mark !== undefined && !events.some((e) => e.type === 'DeadLettered' && e.at === mark.at)) {
     events.push({ type: 'DeadLettered', at: mark.at, detail: mark.code });

@@ -11,6 +11,8 @@ import { awsFailure, OperationError } from './errors';
 /** Region and credentials of the local emulators (any values work; these are the ones npm start uses). */
 export const LOCAL_REGION = 'us-east-1';
 export const LOCAL_CREDENTIALS = { accessKeyId: 'local', secretAccessKey: 'local' } as const;
+/** The account of the local resources (the emulators' ARNs, the local SES's `sendingAccountId`). */
+export const LOCAL_ACCOUNT_ID = '000000000000';
 
 /** Where `npm start` keeps its state. */
 export function localStateDir(env: NodeJS.ProcessEnv = process.env): string {

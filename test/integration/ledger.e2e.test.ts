@@ -38,7 +38,7 @@ describe('ledger table writes (DynamoDB Local)', () => {
       Destination: { ToAddresses: ['complaint@simulator.amazonses.com'] },
       EmailTags: [{ Name: 'dedupe-key', Value: key }],
     };
-    return sesEventsFor(send, `ses-${key}`, 'set', acceptedAt).map((event) => {
+    return sesEventsFor(send, `ses-${key}`, 'set', acceptedAt, 'sender').map((event) => {
       const parsed = parseSesEvent(event);
       if (!parsed) throw new Error('unrecorded event type');
       return parsed;

@@ -77,6 +77,7 @@ describe('parseSesEvent', () => {
       status: 'sent',
       id: 'Send#0100018c-aaaa-bbbb#2026-12-01T10:00:00.000Z',
       event: { type: 'Send', at: '2026-12-01T10:00:00.000Z', sesMessageId: '0100018c-aaaa-bbbb' },
+      origin: { configurationSet: 'email-pipeline' },
     });
     expect(parsed(BOUNCE).event).toEqual({
       type: 'Bounce',
@@ -104,6 +105,54 @@ describe('parseSesEvent', () => {
     expect(parseSesEvent(sesEvent('Click'))).toBeUndefined();
   });
 
+  test.each(['__proto__', 'constructor', 'toString', 'hasOwnProperty'])(
+    'an eventType of %s is no event type (looked up without the prototype)',
+    (type) => {
+      expect(parseSesEvent(JSON.parse(JSON.stringify(sesEvent(type))))).toBeUndefined();
+      expect(statusOf([{ type, at: '2026-12-01T10:00:00.000Z' }])).toBeUndefined();
+    },
+  );
+
+  test('reads where the event came from, and the send attempt it is tagged with', () => {
+    const event = sesEvent('Send', { send: {} });
+    const mail = event.mail as Record<string, unknown>;
+    mail.sendingAccountId = '123456789012';
+    mail.tags = {
+      ...(mail.tags as object),
+      'ses:caller-identity': ['send-role'],
+      'dedupe-attempt': ['a1'],
+      'dedupe-claim': ['c1'],
+    };
+    const result = parsed(event);
+    expect(result.origin).toEqual({
+      accountId: '123456789012',
+      configurationSet: 'email-pipeline',
+      callerIdentity: 'send-role',
+    });
+    expect([result.attemptId, result.claimRef, result.event.attemptId]).toEqual(['a1', 'c1', 'a1']);
+  });
+
+  test.each([
+    ['a number', '0'],
+    ['a date without a time', '2026-12-01'],
+    ['a six-digit year', '+275760-09-13T00:00:00.000Z'],
+    ['a year before SES', '1970-01-01T00:00:00Z'],
+    ['a year past 2100', '2100-01-01T00:00:00Z'],
+    ['an impossible day', '2026-02-31T00:00:00Z'],
+    ['free text', 'yesterday'],
+  ])('a timestamp that is %s is refused', (_, timestamp) => {
+    const event = { eventType: 'Send', mail: { messageId: 'm', timestamp, tags: { 'dedupe-key': ['k'] } } };
+    expect(() => parseSesEvent(event)).toThrow(/^SES event: mail\.timestamp is not/);
+  });
+
+  test('an RFC 3339 timestamp with an offset is read as UTC', () => {
+    const event = {
+      eventType: 'Send',
+      mail: { messageId: 'm', timestamp: '2026-12-01T11:00:00+01:00', tags: { 'dedupe-key': ['k'] } },
+    };
+    expect(parsed(event).event.at).toBe('2026-12-01T10:00:00.000Z');
+  });
+
   test.each([
     ['not an object', 'x', 'message'],
     ['no eventType', { mail: {} }, 'eventType'],
@@ -126,7 +175,10 @@ describe('parseSesEvent', () => {
   });
 
   test('the SNS envelope is opened; anything else is refused', () => {
-    expect(sesEventOf({ body: JSON.stringify(snsEnvelope(SEND)) })).toEqual(SEND);
+    expect(sesEventOf({ body: JSON.stringify(snsEnvelope(SEND, { topicArn: 'arn:aws:sns:r:1:events' })) })).toEqual({
+      topicArn: 'arn:aws:sns:r:1:events',
+      message: SEND,
+    });
     expect(() => sesEventOf({ body: 'nope' })).toThrow(/body is not JSON/);
     expect(() => sesEventOf({ body: JSON.stringify(SEND) })).toThrow(/not an SNS notification envelope/);
     expect(() => sesEventOf({ body: JSON.stringify(snsEnvelope('{')) })).toThrow(/Message is not JSON/);

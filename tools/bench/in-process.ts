@@ -149,6 +149,7 @@ export function newHandler(stack: InProcessStack, options: HandlerOptions): { in
   const persistenceStore = new LedgerAwarePersistenceLayer({
     tableName: stack.resources.tableName,
     awsSdkV3Client: dynamodb,
+    keyPrefix: stack.handlerSettings.keyPrefix,
   });
   const logger = new Logger({ logLevel: 'SILENT' });
   const metrics = new Metrics({ namespace: 'Bench', serviceName: 'bench' });

@@ -21,11 +21,17 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 import { Logger } from '@aws-lambda-powertools/logger';
 import { Metrics } from '@aws-lambda-powertools/metrics';
-import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { BatchWriteItemCommand, DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { marshall } from '@aws-sdk/util-dynamodb';
 import { SNSClient } from '@aws-sdk/client-sns';
 import type { SQSRecord } from 'aws-lambda';
+import { CLAIM_ATTRIBUTES, claimRef } from '../../lambdas/ledger/binding';
 import { createLedgerHandler, readLedgerSettings } from '../../lambdas/ledger/ledger';
+import { ledgerKey } from '../../lambdas/ledger/schema';
+import { newAttemptId } from '../../lambdas/send-email/confirm';
+import { idempotencyRecordId } from '../../lambdas/status/lookup';
 import { ledgerEnvironment } from '../../lib/handler-env';
+import { ledgerTrustRefs } from '../local/resources';
 import { readLedgerItem } from '../../lambdas/ledger/store';
 import { createDynamoDbClient } from '../../lambdas/send-email/clients';
 import { buildSendEmailInput } from '../../lambdas/send-email/email';
@@ -146,7 +152,7 @@ function newLedgerHandler(stack: InProcessStack, counters: Counters): LedgerHand
   const sns = new SNSClient({ ...emulatorConfig(stack.endpoints.sns), maxAttempts: 3 });
   counters.publishes.attach(sns);
   // The environment lib/ledger.ts gives the function.
-  const settings = readLedgerSettings(ledgerEnvironment(stack.settings, ledger));
+  const settings = readLedgerSettings(ledgerEnvironment(stack.settings, ledger, ledgerTrustRefs(stack.resources)));
   const handler = createLedgerHandler({
     settings,
     dynamodb,
@@ -180,21 +186,62 @@ interface Email {
   readonly types: readonly string[];
 }
 
-/** The SES events of `n` emails to ordinary addresses, each keyed by a new SNS MessageId (the default key). */
-function emails(stack: InProcessStack, first: number, n: number): Email[] {
+/**
+ * The SES events of `n` emails to ordinary addresses, each keyed by a new SNS MessageId (the default key),
+ * and the completed claim the send function leaves for each (written uncounted: the send function's
+ * writes are item 2's), so the ledger binds the events as it does in a deployment.
+ */
+async function emails(stack: InProcessStack, first: number, n: number): Promise<Email[]> {
   const { ledger } = stack.resources;
+  const prefix = stack.handlerSettings.keyPrefix;
   const sender = { ...stack.handlerSettings, configurationSetName: ledger.configurationSetName };
-  return Array.from({ length: n }, (_, i) => {
+  const made = Array.from({ length: n }, (_, i) => {
     const key = randomUUID();
-    const send = buildSendEmailInput(validateEmail(benchEmail(first + i)), sender, key);
-    const events = sesEventsFor(send, sesMessageId(), ledger.configurationSetName, Date.now());
+    const recordId = idempotencyRecordId(prefix, key);
+    const attempt = { attemptId: newAttemptId(), claimRef: claimRef(prefix, recordId) };
+    const messageId = sesMessageId();
+    const send = buildSendEmailInput(validateEmail(benchEmail(first + i)), sender, key, attempt);
+    const events = sesEventsFor(
+      send,
+      messageId,
+      ledger.configurationSetName,
+      Date.now(),
+      stack.resources.senderRoleName,
+    );
+    const claim = {
+      id: recordId,
+      status: 'COMPLETED',
+      expiration: Math.floor(Date.now() / 1000) + 3600,
+      [CLAIM_ATTRIBUTES.attempts]: new Set([attempt.attemptId]),
+      [CLAIM_ATTRIBUTES.ledgerKey]: ledgerKey(key),
+      data: { sesMessageId: messageId, sentAt: new Date().toISOString(), attemptId: attempt.attemptId },
+    };
     return {
+      claim,
       key,
       types: events.map((e) => String(e.eventType)),
       records: events.map((event) =>
         queueRecord(JSON.stringify(snsEnvelope(event, { topicArn: ledger.eventsTopicArn })), ledger.bufferQueueArn),
       ),
     };
+  });
+  const client = new DynamoDBClient(emulatorConfig(stack.endpoints.dynamodb));
+  try {
+    for (const group of chunk(made, 25)) {
+      await client.send(
+        new BatchWriteItemCommand({
+          RequestItems: {
+            [stack.resources.tableName]: group.map(({ claim }) => ({ PutRequest: { Item: marshall(claim) } })),
+          },
+        }),
+      );
+    }
+  } finally {
+    client.destroy();
+  }
+  return made.map(({ claim, ...email }) => {
+    void claim;
+    return email;
   });
 }
 
@@ -262,7 +309,7 @@ export async function measureLedger(
   try {
     for (let round_ = 0; round_ <= rounds; round_ += 1) {
       const warmUp = round_ === 0;
-      const batch = emails(stack, next, emailsPerRound);
+      const batch = await emails(stack, next, emailsPerRound);
       next += emailsPerRound;
       lifecycle = batch[0]?.types ?? [];
       for (const [position, type] of lifecycle.entries()) {
@@ -295,7 +342,7 @@ export async function measureLedger(
   // Same batch: each email's events next to each other.
   const sameCounters = newCounters();
   const sameHandler = newLedgerHandler(stack, sameCounters);
-  const same = emails(stack, next, emailsPerRound);
+  const same = await emails(stack, next, emailsPerRound);
   try {
     for (const records of chunk(
       same.flatMap((e) => e.records),

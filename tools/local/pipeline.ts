@@ -15,7 +15,13 @@ import { buildBundles, type Bundles } from './build';
 import { emulatorClients, LOCAL_AWS_ENV, type EmulatorClients, type EmulatorEndpoints } from './emulators';
 import type { BatchReport } from './event-source';
 import { launch, waitFor, type ManagedProcess } from './processes';
-import { createResources, handlerRefs, LEDGER_FUNCTION_TIMEOUT_SECONDS, type LocalResources } from './resources';
+import {
+  createResources,
+  handlerRefs,
+  LEDGER_FUNCTION_TIMEOUT_SECONDS,
+  ledgerTrustRefs,
+  type LocalResources,
+} from './resources';
 
 /** A handler log line that records a decision (see lambdas/send-email/pipeline.ts). */
 export interface DecisionEvent {
@@ -146,6 +152,8 @@ export class LocalPipeline {
       AWS_ENDPOINT_URL_DYNAMODB: endpoints.dynamodb,
       AWS_ENDPOINT_URL_SQS: endpoints.sqs,
       AWS_ENDPOINT_URL_SESV2: endpoints.ses,
+      // Signs as the send function's role: the local SES reports it as the events' caller identity.
+      AWS_ACCESS_KEY_ID: this.resources.senderRoleName,
       // Every send goes through the ledger's configuration set; an unknown-fate send reads the ledger.
       [ENV.configurationSetName]: this.resources.ledger.configurationSetName,
       [LEDGER_ENV.tableName]: this.resources.ledger.tableName,
@@ -170,7 +178,7 @@ export class LocalPipeline {
     return {
       ...inherited,
       ...LOCAL_AWS_ENV,
-      ...ledgerEnvironment(settings, ledger),
+      ...ledgerEnvironment(settings, ledger, ledgerTrustRefs(this.resources)),
       POWERTOOLS_SERVICE_NAME: 'email-pipeline-ledger',
       POWERTOOLS_LOG_LEVEL: settings.logLevel,
       POWERTOOLS_METRICS_NAMESPACE: settings.metricsNamespace,

@@ -21,7 +21,8 @@ import { CreateTopicCommand, SubscribeCommand, type SNSClient } from '@aws-sdk/c
 import { CreateQueueCommand, GetQueueAttributesCommand, type SQSClient } from '@aws-sdk/client-sqs';
 import { LEDGER_TABLE } from '../../lambdas/ledger/schema';
 import { DLQ_RETENTION_SECONDS, type ResolvedSettings } from '../../lib/config';
-import { IDEMPOTENCY_TABLE, type HandlerResourceRefs } from '../../lib/handler-env';
+import { LOCAL_ACCOUNT_ID } from '../../lib/cli/target';
+import { IDEMPOTENCY_TABLE, type HandlerResourceRefs, type LedgerTrustRefs } from '../../lib/handler-env';
 
 /**
  * The local send ledger table of the pipeline named `name`: the one place the
@@ -31,7 +32,18 @@ export function ledgerTableName(name: string): string {
   return `${name}-ledger`;
 }
 
+/**
+ * The local send function's role name: its consumers sign their requests with it as the access key
+ * id, which the local SES layer reports as `ses:caller-identity`, as SES reports a role's name.
+ */
+export function senderRoleName(name: string): string {
+  // DynamoDB Local takes letters and digits only in an access key id.
+  return `${name.replace(/[^A-Za-z0-9]/g, '')}SendRole`;
+}
+
 export interface LocalResources {
+  /** The send function's role name (see {@link senderRoleName}). */
+  readonly senderRoleName: string;
   readonly topicArn: string;
   readonly queueUrl: string;
   readonly queueArn: string;
@@ -72,6 +84,17 @@ export const LEDGER_EVENT_TYPES = [
 export const LEDGER_BUFFER_MAX_RECEIVES = 5;
 /** The local ledger consumer's invocation timeout and the buffer queue's visibility timeout. */
 export const LEDGER_FUNCTION_TIMEOUT_SECONDS = 10;
+
+/** What the ledger trusts of these resources (lambdas/ledger/binding.ts), as lib/ledger.ts gives it in a stack. */
+export function ledgerTrustRefs(resources: LocalResources): LedgerTrustRefs {
+  return {
+    eventsTopicArn: resources.ledger.eventsTopicArn,
+    accountId: LOCAL_ACCOUNT_ID,
+    configurationSetName: resources.ledger.configurationSetName,
+    senderRoleName: resources.senderRoleName,
+    claimsTableName: resources.tableName,
+  };
+}
 
 /** What the handler needs to know of these resources (its environment). */
 export function handlerRefs(resources: LocalResources): HandlerResourceRefs {
@@ -260,5 +283,14 @@ export async function createResources(
   const queueUrl = queue.QueueUrl;
   if (!queueUrl) throw new Error('the emulator did not return a queue URL');
   const arn = await subscribeQueue(clients, topicArn, queueUrl);
-  return { topicArn, queueUrl, queueArn: arn, deadLetterQueueUrl, deadLetterQueueArn, tableName, ledger: await ledger };
+  return {
+    senderRoleName: senderRoleName(name),
+    topicArn,
+    queueUrl,
+    queueArn: arn,
+    deadLetterQueueUrl,
+    deadLetterQueueArn,
+    tableName,
+    ledger: await ledger,
+  };
 }

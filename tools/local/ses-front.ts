@@ -7,9 +7,12 @@
  *   creates them as a deployment would. A SendEmail naming an unknown set is refused with
  *   SES's NotFoundException.
  * - For every email the emulator accepts under a configuration set with an SNS destination, the
- *   events SES publishes, in SES's format (`eventType`, `mail` with `messageId`, `timestamp`
- *   and the send's `tags`, and the `delivery` / `bounce` / `complaint` object), also when the
+ *   events SES publishes, in SES's format (`eventType`, `mail` with `messageId`, `timestamp`,
+ *   `sendingAccountId` and the send's `tags` beside SES's own `ses:configuration-set` and
+ *   `ses:caller-identity`, and the `delivery` / `bounce` / `complaint` object), also when the
  *   caller stopped waiting: the request to the emulator is never cut short by the caller.
+ *   The caller identity is the request's access key id: locally it stands for the IAM name
+ *   (a role's name) SES reports for the caller.
  * - The mailbox simulator: `success@simulator.amazonses.com` delivered, `bounce@` a permanent
  *   bounce, `complaint@` delivered then a complaint, `suppressionlist@` a bounce
  *   (OnAccountSuppressionList), any other address delivered.
@@ -22,6 +25,7 @@ import { randomUUID } from 'node:crypto';
 import * as http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { PublishCommand, SNSClient } from '@aws-sdk/client-sns';
+import { LOCAL_ACCOUNT_ID } from '../../lib/cli/target';
 import { emulatorConfig } from './emulators';
 
 /** SES v2 event types (MatchingEventTypes) and the eventType SES writes for each. */
@@ -35,6 +39,12 @@ export const SES_EVENT_TYPES = {
   RENDERING_FAILURE: 'Rendering Failure',
 } as const;
 type MatchingType = keyof typeof SES_EVENT_TYPES;
+
+/** Who made an SES request: the access key id of its SigV4 `Authorization` header (locally, the caller's name). */
+export function callerIdentityOf(authorization: string | undefined): string {
+  const match = /Credential=([^/,\s]+)\//.exec(authorization ?? '');
+  return match?.[1] ?? 'anonymous';
+}
 
 /** The mailbox simulator's domain. */
 export const SIMULATOR_DOMAIN = 'simulator.amazonses.com';
@@ -180,6 +190,7 @@ export function sesEventsFor(
   messageId: string,
   configurationSetName: string,
   acceptedAt: number,
+  callerIdentity: string,
 ): Record<string, unknown>[] {
   const to = send.Destination?.ToAddresses ?? [];
   const recipients = [...to, ...(send.Destination?.CcAddresses ?? []), ...(send.Destination?.BccAddresses ?? [])];
@@ -188,13 +199,13 @@ export function sesEventsFor(
     'ses:configuration-set': [configurationSetName],
     'ses:source-ip': ['127.0.0.1'],
     'ses:from-domain': [source.split('@')[1] ?? ''],
-    'ses:caller-identity': ['local'],
+    'ses:caller-identity': [callerIdentity],
   };
   for (const tag of send.EmailTags ?? []) if (tag.Name && tag.Value !== undefined) tags[tag.Name] = [tag.Value];
   const mail = {
     timestamp: new Date(acceptedAt).toISOString(),
     source,
-    sendingAccountId: '000000000000',
+    sendingAccountId: LOCAL_ACCOUNT_ID,
     messageId,
     destination: recipients,
     headersTruncated: false,
@@ -309,7 +320,7 @@ export async function startSesFront(options: SesFrontOptions): Promise<SesFront>
     relay(res, reply);
     const messageId = json<{ MessageId?: string }>(reply.body)?.MessageId;
     if (reply.status < 200 || reply.status >= 300 || !messageId || !set || !setName) return;
-    const events = sesEventsFor(send, messageId, setName, acceptedAt);
+    const events = sesEventsFor(send, messageId, setName, acceptedAt, callerIdentityOf(req.headers.authorization));
     const destinations = [...set.values()];
     const tags = Object.fromEntries((send.EmailTags ?? []).map((t) => [t.Name ?? '', t.Value ?? '']));
     const publish = () => publishAll(destinations, events);

@@ -1,0 +1,132 @@
+/**
+ * Evidence bound to sends. The ledger decides whether an email is sent again, so it believes
+ * only SES events that are the pipeline's own:
+ *
+ * - origin: from the pipeline's events topic, with the pipeline's account, configuration set
+ *   and caller identity (the send function's role). These fields can be copied from any real
+ *   event, so they only keep out what never came through the pipeline;
+ * - binding: every send carries, beside `dedupe-key`, an attempt id the send function draws at
+ *   random and writes with its claim (the idempotency record) before it calls SES, and a
+ *   reference to that claim. An event is bound when its claim belongs to its key and lists its
+ *   attempt id; once an attempt's SES message id is known (SES's answer stored with the claim,
+ *   or the attempt's `Send` event), only events of that message id are bound to it.
+ *
+ * Pure: no SDK, no clock. The reads are in store.ts and ledger.ts.
+ */
+import type { ParsedSesEvent } from './events';
+
+/** The message tag with the attempt id of a send (random, 128 bits, hex). */
+export const DEDUPE_ATTEMPT_TAG = 'dedupe-attempt';
+/** The message tag with the send's claim: the idempotency record's hash, base64url. */
+export const DEDUPE_CLAIM_TAG = 'dedupe-claim';
+
+/** Attributes the send function adds to its claim (the Powertools idempotency record). */
+export const CLAIM_ATTRIBUTES = {
+  /** String set: every attempt id a send of this record was made with and whose fate is not settled otherwise. */
+  attempts: 'sendAttempts',
+  /** The key's ledger key (the `dedupe-key` tag): whose claim this is. */
+  ledgerKey: 'ledgerKey',
+} as const;
+
+/** SES tag values: letters, digits, `_` and `-`, at most 256. */
+const TAG_VALUE = /^[A-Za-z0-9_-]{1,256}$/;
+
+/**
+ * The claim reference a send carries: the hash part of the record id `<keyPrefix>#<base64 hash>`
+ * in base64url (SES tag values allow neither `+`, `/`, `=` nor `#`).
+ */
+export function claimRef(keyPrefix: string, recordId: string): string {
+  const hash = recordId.startsWith(`${keyPrefix}#`) ? recordId.slice(keyPrefix.length + 1) : recordId;
+  return Buffer.from(hash, 'base64').toString('base64url');
+}
+
+/** The record id a claim reference points to, or undefined when the reference is malformed. */
+export function claimRecordId(keyPrefix: string, ref: string): string | undefined {
+  if (!TAG_VALUE.test(ref)) return undefined;
+  const bytes = Buffer.from(ref, 'base64url');
+  if (bytes.length === 0 || bytes.toString('base64url') !== ref) return undefined;
+  return `${keyPrefix}#${bytes.toString('base64')}`;
+}
+
+/** Where the pipeline's own events come from. */
+export interface TrustedOrigin {
+  /** The events topic (the envelope's TopicArn). */
+  readonly eventsTopicArn: string;
+  /** `mail.sendingAccountId`. */
+  readonly accountId: string;
+  /** The `ses:configuration-set` tag. */
+  readonly configurationSetName: string;
+  /** The `ses:caller-identity` tag: the IAM name of the send function's role. */
+  readonly senderRoleName: string;
+}
+
+/** What an SES event says of where it came from (read by events.ts). */
+export interface EventOrigin {
+  readonly topicArn?: string;
+  readonly accountId?: string;
+  readonly configurationSet?: string;
+  readonly callerIdentity?: string;
+}
+
+/** Why an event is not from the pipeline, or undefined when it is. */
+export function originProblem(origin: EventOrigin, trusted: TrustedOrigin): string | undefined {
+  if (origin.topicArn !== trusted.eventsTopicArn) return 'not from the pipeline events topic';
+  if (origin.accountId !== trusted.accountId) return 'sent from another account';
+  if (origin.configurationSet !== trusted.configurationSetName) return 'sent through another configuration set';
+  if (origin.callerIdentity !== trusted.senderRoleName) return 'sent by another caller than the send function';
+  return undefined;
+}
+
+/** The claim as the ledger reads it from the idempotency table. */
+export interface ClaimEvidence {
+  readonly ledgerKey?: string;
+  readonly attempts: ReadonlySet<string>;
+  /** SES's answer as the claim stores it once completed. */
+  readonly completed?: { readonly attemptId?: string; readonly sesMessageId?: string };
+}
+
+/** A claim record (unmarshalled) as evidence; tolerant of any stored shape. */
+export function claimEvidence(record: Readonly<Record<string, unknown>> | undefined): ClaimEvidence | undefined {
+  if (!record) return undefined;
+  const stored = record[CLAIM_ATTRIBUTES.attempts];
+  const attempts = new Set<string>();
+  if (stored && typeof stored === 'object' && Symbol.iterator in stored) {
+    for (const value of stored as Iterable<unknown>) if (typeof value === 'string') attempts.add(value);
+  }
+  const ledgerKey = record[CLAIM_ATTRIBUTES.ledgerKey];
+  const data = record.data as { attemptId?: unknown; sesMessageId?: unknown } | undefined;
+  const completed =
+    data && typeof data === 'object'
+      ? {
+          ...(typeof data.attemptId === 'string' ? { attemptId: data.attemptId } : {}),
+          ...(typeof data.sesMessageId === 'string' ? { sesMessageId: data.sesMessageId } : {}),
+        }
+      : undefined;
+  return {
+    ...(typeof ledgerKey === 'string' ? { ledgerKey } : {}),
+    attempts,
+    ...(completed ? { completed } : {}),
+  };
+}
+
+/**
+ * Why an event is not bound to a send of its key, or undefined when it is. `recordedSend` is
+ * the SES message id of the attempt's `Send` event already in the ledger, if any.
+ */
+export function bindingProblem(
+  parsed: Pick<ParsedSesEvent, 'key' | 'attemptId' | 'event'>,
+  claim: ClaimEvidence | undefined,
+  recordedSend?: string,
+): string | undefined {
+  const attemptId = parsed.attemptId;
+  if (attemptId === undefined) return `carries no ${DEDUPE_ATTEMPT_TAG} tag`;
+  if (!claim) return 'names no claim of the pipeline';
+  if (claim.ledgerKey !== parsed.key) return 'names the claim of another key';
+  if (!claim.attempts.has(attemptId)) return 'carries an attempt id the pipeline never sent with';
+  const answered = claim.completed?.attemptId === attemptId ? claim.completed.sesMessageId : undefined;
+  const known = answered ?? recordedSend;
+  if (known !== undefined && known !== parsed.event.sesMessageId) {
+    return `is for SES message ${parsed.event.sesMessageId}, but this attempt is SES message ${known}`;
+  }
+  return undefined;
+}
