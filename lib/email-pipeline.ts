@@ -293,6 +293,7 @@ export class EmailPipeline extends Construct {
       removalPolicy,
       runtime: RUNTIME,
       idempotencyTable: this.table,
+      senderRole: this.role,
       serviceName: this.serviceName,
       subscriberPrincipals: publishers,
       ...(this.logsKey ? { logsKey: this.logsKey } : {}),

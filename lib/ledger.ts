@@ -7,7 +7,7 @@
  * {@link EmailPipeline} creates one of these; it is a construct of its own so
  * the pipeline's code stays about sending.
  */
-import { Duration, RemovalPolicy } from 'aws-cdk-lib';
+import { Duration, RemovalPolicy, Stack } from 'aws-cdk-lib';
 import * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import * as kms from 'aws-cdk-lib/aws-kms';
@@ -65,8 +65,16 @@ export interface SendLedgerProps {
   readonly settings: ResolvedSettings;
   readonly removalPolicy: RemovalPolicy;
   readonly runtime: lambda.Runtime;
-  /** The send function's idempotency table (the status lookup reads it when no event came in yet). */
+  /**
+   * The send function's idempotency table: the status lookup reads it when no event came in yet,
+   * and the ledger function reads a key's claim to bind events to its sends.
+   */
   readonly idempotencyTable: dynamodb.ITable;
+  /**
+   * The send function's role: SES names it (by role name) in each event's `ses:caller-identity`
+   * tag, and the ledger function takes only events of its sends.
+   */
+  readonly senderRole: iam.IRole;
   /** Powertools service name of the ledger and status functions' logs. */
   readonly serviceName: string;
   /** Who may subscribe to the delivery-status topic (the pipeline's publishers). */
@@ -211,6 +219,13 @@ export class SendLedger extends Construct {
         ...ledgerEnvironment(settings, {
           tableName: this.table.tableName,
           deliveryStatusTopicArn: this.deliveryStatusTopic.topicArn,
+          origin: {
+            eventsTopicArn: this.eventsTopic.topicArn,
+            accountId: Stack.of(this).account,
+            configurationSetName: this.configurationSetName,
+            senderRoleName: props.senderRole.roleName,
+          },
+          idempotencyTableName: props.idempotencyTable.tableName,
         }),
       },
     });
@@ -227,6 +242,14 @@ export class SendLedger extends Construct {
         sid: 'LedgerItems',
         actions: ['dynamodb:GetItem', 'dynamodb:UpdateItem'],
         resources: [this.table.tableArn],
+      }),
+    );
+    // A key's claim holds the attempt ids of its sends: an event binds to a send only through one.
+    this.ledgerFunction.addToRolePolicy(
+      new iam.PolicyStatement({
+        sid: 'ReadSendClaims',
+        actions: ['dynamodb:GetItem'],
+        resources: [props.idempotencyTable.tableArn],
       }),
     );
     // Only the ledger function speaks on the status topic: a subscriber can trust what it reads.

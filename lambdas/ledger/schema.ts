@@ -34,6 +34,14 @@ export const LEDGER_ENV = {
   retentionSeconds: 'LEDGER_RETENTION_SECONDS',
   /** How long an unknown-fate send waits for its SES event before it is sent again (send-email). */
   sendConfirmationGraceSeconds: 'SEND_CONFIRMATION_GRACE_SECONDS',
+  /** The SES events topic: the only `TopicArn` the ledger function takes events from (ledger function). */
+  eventsTopicArn: 'EVENTS_TOPIC_ARN',
+  /** The pipeline's AWS account: an event's `mail.sendingAccountId` must be it (ledger function). */
+  accountId: 'PIPELINE_ACCOUNT_ID',
+  /** The configuration set every send uses: an event's `ses:configuration-set` tag must be it (ledger function). */
+  configurationSetName: 'CONFIGURATION_SET_NAME',
+  /** The send function's IAM role name: an event's `ses:caller-identity` tag must be it (ledger function). */
+  senderRoleName: 'SENDER_ROLE_NAME',
 } as const;
 
 /** Statuses the ledger itself records, from SES events. */

@@ -171,12 +171,45 @@ describe('ledger function', () => {
     });
   });
 
+  test("knows where genuine events come from: the events topic, the account, the configuration set and the send function's role", () => {
+    const { template, stack, ledger } = defaults();
+    const env = resource(template, idOf(stack, ledger.ledgerFunction)).Properties.Environment.Variables;
+    expect(env[LEDGER_ENV.eventsTopicArn]).toEqual(ref(stack, ledger.eventsTopic));
+    expect(env[LEDGER_ENV.accountId]).toEqual({ Ref: 'AWS::AccountId' });
+    expect(env[LEDGER_ENV.configurationSetName]).toEqual(ref(stack, ledger.configurationSet!));
+    // SES names the caller's role (not its ARN) in the ses:caller-identity tag.
+    expect(env[LEDGER_ENV.senderRoleName]).toEqual(ref(stack, stack.pipeline.role));
+  });
+
+  test('a given configuration set is the one the ledger function expects in events', () => {
+    const { template, stack } = synthesize({ configurationSetName: 'transactional' });
+    const env = resource(template, idOf(stack, stack.pipeline.ledger.ledgerFunction)).Properties.Environment.Variables;
+    expect(env[LEDGER_ENV.configurationSetName]).toBe('transactional');
+  });
+
+  test('knows the idempotency table and key prefix, to read the claim an event must match', () => {
+    const { template, stack, ledger } = defaults();
+    const env = resource(template, idOf(stack, ledger.ledgerFunction)).Properties.Environment.Variables;
+    expect(env[ENV.tableName]).toEqual(ref(stack, stack.pipeline.table));
+    expect(env[ENV.keyPrefix]).toBe('email-pipeline');
+  });
+
+  test('may read (GetItem only) the idempotency table', () => {
+    const { template, stack, ledger } = defaults();
+    const statements = functionPolicyStatements(template, idOf(stack, ledger.ledgerFunction));
+    const onIdempotencyTable = statements.filter((s) =>
+      asList(s.Resource).some((r) => JSON.stringify(r) === JSON.stringify(arnOf(stack, stack.pipeline.table))),
+    );
+    expect(onIdempotencyTable.flatMap((s) => asList<string>(s.Action))).toEqual(['dynamodb:GetItem']);
+  });
+
   test('may update ledger items, publish status changes and read its buffer, nothing more', () => {
     const { template, stack, ledger } = defaults();
     const statements = functionPolicyStatements(template, idOf(stack, ledger.ledgerFunction));
     const actions = statements.flatMap((s) => asList<string>(s.Action)).sort();
     expect(actions).toEqual(
       [
+        'dynamodb:GetItem',
         'dynamodb:GetItem',
         'dynamodb:UpdateItem',
         'kms:Decrypt',
