@@ -192,6 +192,7 @@ export class SendLedger extends Construct {
     this.eventsTopic.addSubscription(
       new SqsSubscription(this.bufferQueue, { rawMessageDelivery: false, deadLetterQueue: this.bufferDeadLetterQueue }),
     );
+    this.restrictBufferSenders();
 
     this.deliveryStatusTopic = new sns.Topic(this, 'DeliveryStatusTopic', {
       masterKey: this.topicKey,
@@ -301,6 +302,31 @@ export class SendLedger extends Construct {
       deadLetterQueues: [this.bufferDeadLetterQueue],
       functions: [this.ledgerFunction, this.statusFunction],
     });
+  }
+
+  /**
+   * Queue policies of the buffer and its DLQ: only the events topic (SNS delivering SES's events)
+   * may send to the buffer, and only the events topic (what SNS could not deliver) and the buffer's
+   * own redrive to its DLQ. A Deny with no exemption, not even for operators: whatever reaches the
+   * buffer, the ledger records as SES's word, and that decides whether an email is sent again.
+   */
+  private restrictBufferSenders(): void {
+    const deny = (queue: sqs.Queue, sid: string, sources: string[]) =>
+      queue.addToResourcePolicy(
+        new iam.PolicyStatement({
+          sid,
+          effect: iam.Effect.DENY,
+          principals: [new iam.AnyPrincipal()],
+          actions: ['sqs:SendMessage'],
+          resources: [queue.queueArn],
+          conditions: { ArnNotEquals: { 'aws:SourceArn': sources } },
+        }),
+      );
+    deny(this.bufferQueue, 'OnlyTheEventsTopicSends', [this.eventsTopic.topicArn]);
+    deny(this.bufferDeadLetterQueue, 'OnlyTheEventsTopicDeadLetters', [
+      this.eventsTopic.topicArn,
+      this.bufferQueue.queueArn,
+    ]);
   }
 
   /** Lets `grantee` call `GET /deliveries/{key}` (lambda:InvokeFunctionUrl and the InvokeFunction it implies). */

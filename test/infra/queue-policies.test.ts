@@ -149,6 +149,51 @@ describe('DLQ policy: only the function and the queue redrive send', () => {
   });
 });
 
+describe('ledger buffer policy: only the SES events topic sends, so nobody can plant an event the ledger records', () => {
+  const ledgerIds = (s: Synthesized) => {
+    const { ledger } = s.stack.pipeline;
+    const id = (c: { node: { defaultChild?: unknown } }) => s.stack.getLogicalId(c.node.defaultChild as CfnResource);
+    return {
+      buffer: id(ledger.bufferQueue),
+      bufferDlq: id(ledger.bufferDeadLetterQueue),
+      eventsTopic: id(ledger.eventsTopic),
+    };
+  };
+
+  test('SNS delivering from the events topic is not denied', () => {
+    const s = synthDefault();
+    const { buffer, eventsTopic } = ledgerIds(s);
+    expect(sendIsDenied(queuePolicy(s, buffer), { 'aws:SourceArn': { Ref: eventsTopic } })).toBe(false);
+  });
+
+  test("SNS delivering from any other topic (the pipeline's own included) is denied", () => {
+    const s = synthDefault();
+    const { buffer } = ledgerIds(s);
+    expect(sendIsDenied(queuePolicy(s, buffer), fromTopic(s))).toBe(true);
+    expect(sendIsDenied(queuePolicy(s, buffer), { 'aws:SourceArn': 'arn:aws:sns:eu-west-1:210987654321:forged' })).toBe(
+      true,
+    );
+  });
+
+  test("a principal of the account, the send function's role and a tagged operator are all denied", () => {
+    const s = synthDefault();
+    const statements = queuePolicy(s, ledgerIds(s).buffer);
+    expect(sendIsDenied(statements, someRole)).toBe(true);
+    expect(sendIsDenied(statements, { 'aws:PrincipalArn': arnOf(s.ids.role) })).toBe(true);
+    expect(sendIsDenied(statements, taggedOperator)).toBe(true);
+  });
+
+  test("its DLQ takes only what the events topic could not deliver and the buffer's own redrive", () => {
+    const s = synthDefault();
+    const { buffer, bufferDlq, eventsTopic } = ledgerIds(s);
+    const statements = queuePolicy(s, bufferDlq);
+    expect(sendIsDenied(statements, { 'aws:SourceArn': { Ref: eventsTopic } })).toBe(false);
+    expect(sendIsDenied(statements, { 'aws:SourceArn': arnOf(buffer) })).toBe(false);
+    expect(sendIsDenied(statements, someRole)).toBe(true);
+    expect(sendIsDenied(statements, fromTopic(s))).toBe(true);
+  });
+});
+
 describe('SNS subscription redrive policy', () => {
   function subscriptionDlq(s: Synthesized): string {
     return Stack.of(s.stack).getLogicalId(
