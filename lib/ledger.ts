@@ -136,14 +136,26 @@ export class SendLedger extends Construct {
       enableKeyRotation: true,
       removalPolicy,
     });
-    // SES publishes events to the encrypted topic; the topic policy (added with
-    // the event destination) limits sns:Publish to this account's configuration set.
+    // SES publishes events to the encrypted topic, for this configuration set of this account
+    // only: the same conditions as the topic policy the event destination adds for sns:Publish.
+    // Without them, SES sending for any configuration set of any account could use the key.
+    const stack = Stack.of(this);
     this.topicKey.addToResourcePolicy(
       new iam.PolicyStatement({
         sid: 'SesPublishesEvents',
         principals: [new iam.ServicePrincipal('ses.amazonaws.com')],
         actions: ['kms:Decrypt', 'kms:GenerateDataKey*'],
         resources: ['*'],
+        conditions: {
+          StringEquals: {
+            'aws:SourceAccount': stack.account,
+            'aws:SourceArn': stack.formatArn({
+              service: 'ses',
+              resource: 'configuration-set',
+              resourceName: this.configurationSetName,
+            }),
+          },
+        },
       }),
     );
     this.queueKey = new kms.Key(this, 'QueueKey', {
@@ -222,7 +234,7 @@ export class SendLedger extends Construct {
           deliveryStatusTopicArn: this.deliveryStatusTopic.topicArn,
           origin: {
             eventsTopicArn: this.eventsTopic.topicArn,
-            accountId: Stack.of(this).account,
+            accountId: stack.account,
             configurationSetName: this.configurationSetName,
             senderRoleName: props.senderRole.roleName,
           },

@@ -15,6 +15,14 @@ const arnOf = (stack: EmailPipelineStack, c: IConstruct) => ({
   'Fn::GetAtt': [stack.getLogicalId(c.node.defaultChild as CfnResource), 'Arn'],
 });
 const idOf = (stack: EmailPipelineStack, c: IConstruct) => stack.getLogicalId(c.node.defaultChild as CfnResource);
+/** A CloudFormation string as text, each Ref as `{LogicalId}`: two spellings of one ARN render the same. */
+const rendered = (value: unknown): string => {
+  if (typeof value === 'string') return value;
+  const v = value as { Ref?: string; 'Fn::Join'?: [string, unknown[]] };
+  if (v.Ref !== undefined) return `{${v.Ref}}`;
+  if (v['Fn::Join'] !== undefined) return v['Fn::Join'][1].map(rendered).join(v['Fn::Join'][0]);
+  throw new Error(`cannot render ${JSON.stringify(value)}`);
+};
 
 function defaults() {
   const { template, stack } = synthDefault();
@@ -103,6 +111,41 @@ describe('events topic and buffer', () => {
     );
     expect(ses).toHaveLength(1);
     expect(new Set(asList(ses[0].Action))).toEqual(new Set(['kms:Decrypt', 'kms:GenerateDataKey*']));
+  });
+
+  test("SES may use the topic key only for this account's configuration set, as the topic policy lets it publish", () => {
+    const { template, stack, ledger } = defaults();
+    const key = resource(template, idOf(stack, ledger.topicKey)).Properties;
+    const grant = (key.KeyPolicy.Statement as Array<Record<string, any>>).find((s) => s.Sid === 'SesPublishesEvents');
+    const configurationSetArn = `arn:{AWS::Partition}:ses:{AWS::Region}:{AWS::AccountId}:configuration-set/{${idOf(stack, ledger.configurationSet!)}}`;
+    expect(grant?.Principal).toEqual({ Service: 'ses.amazonaws.com' });
+    expect(Object.keys(grant?.Condition ?? {})).toEqual(['StringEquals']);
+    expect(grant?.Condition.StringEquals['aws:SourceAccount']).toEqual({ Ref: 'AWS::AccountId' });
+    expect(rendered(grant?.Condition.StringEquals['aws:SourceArn'])).toBe(configurationSetArn);
+    // Another configuration set (of this or another account) is not the one named.
+    expect(rendered(grant?.Condition.StringEquals['aws:SourceArn'])).not.toBe(
+      'arn:aws:ses:eu-west-1:210987654321:configuration-set/{ConfigurationSet}',
+    );
+
+    // The events topic's own policy for SES has the same two conditions (the event destination adds it).
+    const topicPolicy = Object.values(template.findResources('AWS::SNS::TopicPolicy')).find((p) =>
+      asList(p.Properties.Topics).some((t) => JSON.stringify(t) === JSON.stringify(ref(stack, ledger.eventsTopic))),
+    );
+    const publish = (topicPolicy?.Properties.PolicyDocument.Statement as Array<Record<string, any>>).filter(
+      (s) => s.Principal?.Service === 'ses.amazonaws.com',
+    );
+    expect(publish).toHaveLength(1);
+    expect(publish[0].Condition.StringEquals['AWS:SourceAccount']).toEqual({ Ref: 'AWS::AccountId' });
+    expect(rendered(publish[0].Condition.StringEquals['AWS:SourceArn'])).toBe(configurationSetArn);
+  });
+
+  test('with a given configuration set, SES may use the topic key only for that one', () => {
+    const { template, stack } = synthesize({ configurationSetName: 'transactional' });
+    const key = resource(template, idOf(stack, stack.pipeline.ledger.topicKey)).Properties;
+    const grant = (key.KeyPolicy.Statement as Array<Record<string, any>>).find((s) => s.Sid === 'SesPublishesEvents');
+    expect(rendered(grant?.Condition.StringEquals['aws:SourceArn'])).toBe(
+      'arn:{AWS::Partition}:ses:{AWS::Region}:{AWS::AccountId}:configuration-set/transactional',
+    );
   });
 
   test('the buffer gets the SNS envelope (raw delivery off) from the events topic', () => {
