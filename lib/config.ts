@@ -515,6 +515,13 @@ export interface AppContextSettings {
    * @default the deploying account
    */
   readonly publisherPrincipals?: readonly string[];
+  /**
+   * Who, besides the redrive role the stack creates, may redrive: IAM role and
+   * user ARNs (no accounts: an exemption names principals). `-c` takes them
+   * comma-separated, cdk.json as a list.
+   * @default none: only the redrive role
+   */
+  readonly redrivePrincipals?: readonly string[];
   /** SES templates the function may send with. @default all (`template/*`) */
   readonly sesTemplateNames?: readonly string[];
   /** An email address subscribed to the alarm topic. @default none */
@@ -579,6 +586,12 @@ function checkKnownKeys(context: Readonly<Record<string, unknown>>): void {
 /** A 12-digit account id, or an IAM role or user ARN. */
 const PRINCIPAL = /^(?:\d{12}|arn:aws[a-z-]*:iam::\d{12}:(?:root|(?:role|user)\/[\w+=,.@/-]{1,512}))$/;
 
+/**
+ * An IAM role or user ARN (with a path or not): what `aws:PrincipalArn` holds for a principal named
+ * in an exemption (a role's sessions carry the role's ARN).
+ */
+export const ROLE_OR_USER_ARN = /^arn:aws[a-z-]*:iam::\d{12}:(?:role|user)\/[\w+=,.@/-]{1,512}$/;
+
 function checkAppSettings(settings: AppContextSettings): void {
   for (const principal of settings.publisherPrincipals ?? []) {
     if (!PRINCIPAL.test(principal)) {
@@ -586,6 +599,15 @@ function checkAppSettings(settings: AppContextSettings): void {
         `${CONTEXT_PREFIX}publisherPrincipals`,
         principal,
         'each must be a 12-digit account id or an IAM ARN (arn:aws:iam::123456789012:role/name, :user/name or :root)',
+      );
+    }
+  }
+  for (const principal of settings.redrivePrincipals ?? []) {
+    if (!ROLE_OR_USER_ARN.test(principal)) {
+      throw new SettingsError(
+        `${CONTEXT_PREFIX}redrivePrincipals`,
+        principal,
+        'each must be an IAM role or user ARN (arn:aws:iam::123456789012:role/name or :user/name); accounts are not accepted',
       );
     }
   }
@@ -626,11 +648,12 @@ export function splitContextSettings(settings: ContextSettings): {
   readonly pipeline: PipelineSettings;
   readonly app: AppContextSettings;
 } {
-  const { publisherPrincipals, sesTemplateNames, alarmEmail, ...pipeline } = settings;
+  const { publisherPrincipals, redrivePrincipals, sesTemplateNames, alarmEmail, ...pipeline } = settings;
   return {
     pipeline,
     app: {
       ...(publisherPrincipals !== undefined ? { publisherPrincipals } : {}),
+      ...(redrivePrincipals !== undefined ? { redrivePrincipals } : {}),
       ...(sesTemplateNames !== undefined ? { sesTemplateNames } : {}),
       ...(alarmEmail !== undefined ? { alarmEmail } : {}),
     },

@@ -1,4 +1,4 @@
-import { ArnFormat, Aws, Duration, Names, RemovalPolicy, Stack, Validations } from 'aws-cdk-lib';
+import { ArnFormat, Duration, Names, RemovalPolicy, Stack, Token, Validations } from 'aws-cdk-lib';
 import * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import * as kms from 'aws-cdk-lib/aws-kms';
@@ -12,7 +12,14 @@ import { Construct } from 'constructs';
 import { handlerCode } from './assets';
 import { BUNDLING } from './bundling';
 import { acknowledgeServerlessRules, protectedTableProps } from './construct-defaults';
-import { DLQ_RETENTION_SECONDS, PipelineSettings, ResolvedSettings, SettingsError, resolveSettings } from './config';
+import {
+  DLQ_RETENTION_SECONDS,
+  PipelineSettings,
+  ROLE_OR_USER_ARN,
+  ResolvedSettings,
+  SettingsError,
+  resolveSettings,
+} from './config';
 import { IDEMPOTENCY_TABLE, SERVICE_NAME, handlerEnvironment } from './handler-env';
 import { DeliveryContractValidation } from './delivery-contract';
 import { SendLedger } from './ledger';
@@ -22,13 +29,6 @@ export const DLQ_RETENTION = Duration.seconds(DLQ_RETENTION_SECONDS);
 
 /** The Lambda runtime; {@link BUNDLING}.target must name the same Node.js major version. */
 export const RUNTIME = lambda.Runtime.NODEJS_24_X;
-
-/**
- * The principal tag that lets an operator redrive (see
- * {@link EmailPipelineProps.redrivePrincipals}): a role or user tagged
- * `email-pipeline-redrive=true` may send to the work queue and the DLQs.
- */
-export const REDRIVE_PRINCIPAL_TAG = 'email-pipeline-redrive';
 
 /**
  * Principals from strings (settings given in CDK context): a 12-digit account
@@ -77,13 +77,26 @@ export interface EmailPipelineProps extends PipelineSettings {
    */
   readonly publisherPrincipals?: readonly iam.IPrincipal[];
   /**
-   * Who may redrive (StartMessageMoveTask from a DLQ, or `npm run dlq -- redrive`):
-   * the queue policies deny sqs:SendMessage to everyone but the topic (work
-   * queue) and the function (DLQ), except these. Roles, users (`ArnPrincipal`)
-   * or an account's root.
-   * @default principals tagged `email-pipeline-redrive=true` ({@link REDRIVE_PRINCIPAL_TAG})
+   * Who else, besides the redrive role the construct creates
+   * ({@link EmailPipeline.redriveRole}), may redrive: the queue policies deny
+   * sqs:SendMessage to everyone but the topic (work queue) and the function
+   * (DLQ), except these principals, named by ARN (`aws:PrincipalArn`). Roles
+   * (`IRole`, or `ArnPrincipal` with a role ARN: its sessions match too) and
+   * users (`ArnPrincipal`). Accounts are refused: an account's ARN would
+   * exempt only its root user, and a whole account is not a name. Never a tag:
+   * a principal that may tag itself could give itself the exemption.
+   * @default none: only the redrive role
    */
   readonly redrivePrincipals?: readonly iam.IPrincipal[];
+  /**
+   * Who may assume the redrive role ({@link EmailPipeline.redriveRole}): its
+   * trust policy. With the default, the account decides through IAM: any of
+   * its principals whose IAM policies allow `sts:AssumeRole` on the role
+   * (administrators, and `PowerUserAccess`, which allows every STS action);
+   * name the operators' roles to narrow it.
+   * @default the deploying account (`new iam.AccountRootPrincipal()`)
+   */
+  readonly redriveRoleAssumedBy?: iam.IPrincipal;
   /**
    * Encrypt the function's log group with a customer-managed key (rotation on).
    * Turn off to use CloudWatch Logs' default encryption.
@@ -120,6 +133,12 @@ export class EmailPipeline extends Construct {
   public readonly logGroup: logs.LogGroup;
   /** The function's execution role (no managed policies). */
   public readonly role: iam.Role;
+  /**
+   * The operators' role for the DLQ: list, redrive (native move task or copy)
+   * and purge it with the CLI. The queue policies exempt it by ARN; see
+   * {@link EmailPipelineProps.redriveRoleAssumedBy} for who may assume it.
+   */
+  public readonly redriveRole: iam.Role;
   /** Customer-managed key (rotation on) of the topic. */
   public readonly topicKey: kms.Key;
   /**
@@ -301,7 +320,8 @@ export class EmailPipeline extends Construct {
     this.ledger.grantSender(this.sendFunction);
 
     this.grantLeastPrivilege(props);
-    this.restrictQueueSenders(props.redrivePrincipals);
+    this.redriveRole = this.createRedriveRole(props.redriveRoleAssumedBy ?? new iam.AccountRootPrincipal());
+    this.restrictQueueSenders([this.redriveRole, ...(props.redrivePrincipals ?? [])]);
     acknowledgeServerlessRules({
       deadLetterQueues: [this.deadLetterQueue, this.subscriptionDeadLetterQueue],
       functions: [this.sendFunction],
@@ -380,27 +400,73 @@ export class EmailPipeline extends Construct {
   }
 
   /**
+   * The redrive role: what `email-pipeline dlq list|redrive|purge --stack` needs on the DLQ, the
+   * work queue and their key, and nothing else. The CLI reads the stack's outputs first.
+   */
+  private createRedriveRole(assumedBy: iam.IPrincipal): iam.Role {
+    const role = new iam.Role(this, 'RedriveRole', {
+      assumedBy,
+      description: "Operators' role for the email pipeline's DLQ: list, redrive and purge it",
+      maxSessionDuration: Duration.hours(1),
+    });
+    role.addToPolicy(
+      new iam.PolicyStatement({
+        sid: 'ReadStackOutputs',
+        actions: ['cloudformation:DescribeStacks'],
+        resources: [Stack.of(this).stackId],
+      }),
+    );
+    role.addToPolicy(
+      new iam.PolicyStatement({
+        sid: 'ListRedrivePurgeDeadLetters',
+        // list: receive and make visible again; redrive: the native move task (which receives and
+        // deletes as the caller) or, with --max, receive, send to the queue, delete; purge.
+        actions: [
+          'sqs:GetQueueAttributes',
+          'sqs:ReceiveMessage',
+          'sqs:ChangeMessageVisibility',
+          'sqs:DeleteMessage',
+          'sqs:StartMessageMoveTask',
+          'sqs:ListMessageMoveTasks',
+          'sqs:CancelMessageMoveTask',
+          'sqs:PurgeQueue',
+        ],
+        resources: [this.deadLetterQueue.queueArn],
+      }),
+    );
+    role.addToPolicy(
+      new iam.PolicyStatement({
+        sid: 'RedriveToTheQueue',
+        actions: ['sqs:GetQueueAttributes', 'sqs:SendMessage'],
+        resources: [this.queue.queueArn],
+      }),
+    );
+    role.addToPolicy(
+      new iam.PolicyStatement({
+        sid: 'ReadAndWriteEncryptedMessages',
+        actions: ['kms:Decrypt', 'kms:GenerateDataKey'],
+        resources: [this.queueKey.keyArn],
+      }),
+    );
+    return role;
+  }
+
+  /**
    * Queue policies: only the topic (and the function, re-enqueueing a retried
    * message) may send to the work queue, only the function (and the queue's own
-   * redrive) to its DLQ, only the topic to the
-   * subscription's DLQ; operators' redrive is exempt. A Deny, so that no IAM
-   * policy (PowerUser, a CI role) can plant a message the function would send.
+   * redrive) to its DLQ, only the topic to the subscription's DLQ; the redrive
+   * principals, named by ARN, are exempt. A Deny, so that no IAM policy
+   * (PowerUser, a CI role) can plant a message the function would send, and no
+   * tag a principal could set on itself opens it.
    */
-  private restrictQueueSenders(redrivePrincipals: readonly iam.IPrincipal[] | undefined): void {
-    const redrivers: Record<string, Record<string, string[]>> = {};
-    if (redrivePrincipals === undefined) {
-      redrivers.StringNotEquals = { [`aws:PrincipalTag/${REDRIVE_PRINCIPAL_TAG}`]: ['true'] };
-    } else {
-      const arns = redrivePrincipals.map((principal) => principalArn(principal, 'redrivePrincipals'));
-      if (arns.length > 0) redrivers.ArnNotEquals = { 'aws:PrincipalArn': arns };
-    }
+  private restrictQueueSenders(redrivePrincipals: readonly iam.IPrincipal[]): void {
+    const redrivers = redrivePrincipals.map((principal) => principalArn(principal, 'redrivePrincipals'));
     const deny = (queue: sqs.Queue, sid: string, allowed: Record<string, string[]>) => {
-      const conditions: Record<string, Record<string, string[]>> = { ...redrivers };
-      // Conditions of one statement all must hold: deny unless one of the allowed keys matches.
-      for (const [key, values] of Object.entries(allowed)) {
-        const previous = conditions.ArnNotEquals ?? {};
-        conditions.ArnNotEquals = { ...previous, [key]: [...(previous[key] ?? []), ...values] };
-      }
+      // The keys of one operator all must hold for a condition to match: the deny applies only when
+      // no allowed key (the source, the principal) matches.
+      const notAllowed: Record<string, string[]> = { ...allowed };
+      notAllowed['aws:PrincipalArn'] = [...(notAllowed['aws:PrincipalArn'] ?? []), ...redrivers];
+      const conditions = { ArnNotEquals: notAllowed };
       queue.addToResourcePolicy(
         new iam.PolicyStatement({
           sid,
@@ -489,14 +555,23 @@ function sesArnPattern(resource: string): string {
   return `arn:<AWS::Partition>:ses:<AWS::Region>:<AWS::AccountId>:${resource}`;
 }
 
-/** The ARN a principal is known by in `aws:PrincipalArn`. */
+/**
+ * The ARN a principal is known by in `aws:PrincipalArn`: a role's (which its sessions carry too) or
+ * a user's. Accounts are refused: their ARN names only the root user, and an exemption names principals.
+ */
 function principalArn(principal: iam.IPrincipal, setting: string): string {
-  if (principal instanceof iam.ArnPrincipal) return principal.arn;
+  const refuse = (value: unknown): never => {
+    throw new SettingsError(setting, value, 'each must be a role or a user, by ARN (an IRole or an ArnPrincipal)');
+  };
+  if (principal instanceof iam.AccountPrincipal) return refuse(principal.toString());
   if (isRole(principal)) return principal.roleArn;
-  if (principal instanceof iam.AccountPrincipal) {
-    return `arn:${Aws.PARTITION}:iam::${String(principal.accountId)}:root`;
+  if (principal instanceof iam.ArnPrincipal) {
+    const arn = principal.arn;
+    // A token (a role of another stack) is the app's to get right; a literal must be a role or user ARN.
+    if (!Token.isUnresolved(arn) && !ROLE_OR_USER_ARN.test(arn)) return refuse(arn);
+    return arn;
   }
-  throw new SettingsError(setting, principal.toString(), 'each must be a role, an ArnPrincipal or an account');
+  return refuse(principal.toString());
 }
 
 function isRole(p: iam.IPrincipal): p is iam.IRole {

@@ -194,6 +194,7 @@ describe('stack outputs', () => {
         'DeadLetterQueueUrl',
         'FunctionName',
         'QueueUrl',
+        'RedriveRoleArn',
         'TableName',
         'TopicArn',
         ...LEDGER_OUTPUTS,
@@ -209,7 +210,15 @@ describe('stack outputs', () => {
   test('without monitoring there is no alarm topic output', () => {
     const outputs = synthesize({}, undefined, { monitoring: false }).template.toJSON().Outputs;
     expect(Object.keys(outputs).sort()).toEqual(
-      ['DeadLetterQueueUrl', 'FunctionName', 'QueueUrl', 'TableName', 'TopicArn', ...LEDGER_OUTPUTS].sort(),
+      [
+        'DeadLetterQueueUrl',
+        'FunctionName',
+        'QueueUrl',
+        'RedriveRoleArn',
+        'TableName',
+        'TopicArn',
+        ...LEDGER_OUTPUTS,
+      ].sort(),
     );
   });
 });

@@ -1,7 +1,7 @@
 import * as iam from 'aws-cdk-lib/aws-iam';
 import { CfnResource, Stack } from 'aws-cdk-lib';
-import { principalsFromStrings, REDRIVE_PRINCIPAL_TAG } from '../../lib/email-pipeline';
-import { SettingsError } from '../../lib/config';
+import { principalsFromStrings } from '../../lib/email-pipeline';
+import { SettingsError, settingsFromContext, splitContextSettings } from '../../lib/config';
 import { resource, synthDefault, synthesize, Synthesized } from './helpers';
 
 type Statement = Record<string, any>;
@@ -57,11 +57,29 @@ function sendIsDenied(statements: Statement[], request: RequestContext): boolean
 const fromTopic = (s: Synthesized) => ({ 'aws:SourceArn': { Ref: s.ids.topic } });
 /** A principal of the account with sqs:SendMessage (PowerUser, a CI role), no tag. */
 const someRole = { 'aws:PrincipalArn': 'arn:aws:iam::123456789012:role/ci' };
-/** An operator whose role carries the redrive tag. */
+/**
+ * A principal that tagged itself as an operator (iam:TagRole or sts:TagSession): the tag the
+ * queues once trusted. No tag opens them now.
+ */
 const taggedOperator = {
   'aws:PrincipalArn': 'arn:aws:iam::123456789012:role/ops',
-  [`aws:PrincipalTag/${REDRIVE_PRINCIPAL_TAG}`]: 'true',
+  'aws:PrincipalTag/email-pipeline-redrive': 'true',
 };
+/** Another account's role: an outsider. */
+const outsider = {
+  'aws:PrincipalArn': 'arn:aws:iam::210987654321:role/redrive',
+  'aws:PrincipalAccount': '210987654321',
+};
+/** The redrive role the construct creates, as its sessions are known in aws:PrincipalArn (the role's ARN). */
+const redriveRole = (s: Synthesized) => ({
+  'aws:PrincipalArn': arnOf(s.stack.getLogicalId(s.stack.pipeline.redriveRole.node.defaultChild as CfnResource)),
+});
+/** The three queues the pipeline's topic and function feed. */
+const pipelineQueues = (s: Synthesized): string[] => [
+  s.ids.queue,
+  s.ids.deadLetterQueue,
+  s.stack.getLogicalId(s.stack.pipeline.subscriptionDeadLetterQueue.node.defaultChild as CfnResource),
+];
 
 describe('work queue policy: only the topic sends', () => {
   test('SNS delivering from the pipeline topic is not denied', () => {
@@ -86,23 +104,92 @@ describe('work queue policy: only the topic sends', () => {
     expect(sendIsDenied(queuePolicy(s, s.ids.queue), someRole)).toBe(true);
   });
 
-  test(`by default an operator tagged ${REDRIVE_PRINCIPAL_TAG}=true may redrive into it`, () => {
+  test('the redrive role the construct creates may redrive into it', () => {
     const s = synthDefault();
-    expect(sendIsDenied(queuePolicy(s, s.ids.queue), taggedOperator)).toBe(false);
+    expect(sendIsDenied(queuePolicy(s, s.ids.queue), redriveRole(s))).toBe(false);
   });
 
-  test('with redrivePrincipals, only the named role may redrive; the tag no longer suffices', () => {
+  test('a principal that tagged itself email-pipeline-redrive=true is denied: no tag opens it', () => {
+    const s = synthDefault();
+    expect(sendIsDenied(queuePolicy(s, s.ids.queue), taggedOperator)).toBe(true);
+  });
+
+  test("an outsider's principal is denied, even one named like the redrive role", () => {
+    const s = synthDefault();
+    expect(sendIsDenied(queuePolicy(s, s.ids.queue), outsider)).toBe(true);
+  });
+
+  test('with redrivePrincipals, the named role may redrive too; the redrive role still may', () => {
     const s = synthesize({ redrivePrincipals: [new iam.ArnPrincipal('arn:aws:iam::123456789012:role/redrive')] });
     const statements = queuePolicy(s, s.ids.queue);
     expect(sendIsDenied(statements, { 'aws:PrincipalArn': 'arn:aws:iam::123456789012:role/redrive' })).toBe(false);
+    expect(sendIsDenied(statements, redriveRole(s))).toBe(false);
     expect(sendIsDenied(statements, taggedOperator)).toBe(true);
+    expect(sendIsDenied(statements, someRole)).toBe(true);
     expect(sendIsDenied(statements, fromTopic(s))).toBe(false);
   });
 
-  test('a redrive principal that has no ARN is refused', () => {
-    expect(() => synthesize({ redrivePrincipals: [new iam.ServicePrincipal('sqs.amazonaws.com')] })).toThrow(
-      SettingsError,
+  test('a role given as an object is exempt by its ARN (a path included), which its sessions carry', () => {
+    const ops = iam.Role.fromRoleArn(new Stack(), 'Ops', 'arn:aws:iam::123456789012:role/path/ops');
+    const s = synthesize({ redrivePrincipals: [ops] });
+    const statements = queuePolicy(s, s.ids.queue);
+    expect(sendIsDenied(statements, { 'aws:PrincipalArn': 'arn:aws:iam::123456789012:role/path/ops' })).toBe(false);
+    expect(sendIsDenied(statements, { 'aws:PrincipalArn': 'arn:aws:iam::123456789012:role/ops' })).toBe(true);
+  });
+
+  test('a redrive principal that is not a role or user by ARN is refused: services, accounts, sessions', () => {
+    for (const principal of [
+      new iam.ServicePrincipal('sqs.amazonaws.com'),
+      new iam.AccountPrincipal('123456789012'),
+      new iam.AccountRootPrincipal(),
+      new iam.ArnPrincipal('arn:aws:iam::123456789012:root'),
+      new iam.ArnPrincipal('arn:aws:sts::123456789012:assumed-role/ops/alice'),
+    ]) {
+      expect(() => synthesize({ redrivePrincipals: [principal] })).toThrow(SettingsError);
+    }
+  });
+});
+
+describe('no queue of the pipeline yields to a principal tag', () => {
+  test('no queue policy statement has an aws:PrincipalTag condition', () => {
+    const s = synthDefault();
+    const policies = Object.values(s.template.findResources('AWS::SQS::QueuePolicy'));
+    expect(policies.length).toBeGreaterThanOrEqual(5);
+    expect(JSON.stringify(policies)).not.toMatch(/PrincipalTag/i);
+  });
+
+  test('on every queue the topic or function feeds, a self-tagged principal and an outsider are denied; the redrive role is not', () => {
+    const s = synthDefault();
+    for (const queue of pipelineQueues(s)) {
+      const statements = queuePolicy(s, queue);
+      expect(sendIsDenied(statements, taggedOperator)).toBe(true);
+      expect(sendIsDenied(statements, outsider)).toBe(true);
+      expect(sendIsDenied(statements, redriveRole(s))).toBe(false);
+    }
+  });
+});
+
+describe('redrivePrincipals from context strings', () => {
+  const context = (redrivePrincipals: string) => ({
+    'emailPipeline:senderAddress': 'noreply@example.com',
+    'emailPipeline:sesIdentity': 'example.com',
+    'emailPipeline:redrivePrincipals': redrivePrincipals,
+  });
+
+  test('role and user ARNs become exemptions by aws:PrincipalArn', () => {
+    const { app } = splitContextSettings(
+      settingsFromContext(context('arn:aws:iam::123456789012:role/ops, arn:aws:iam::123456789012:user/alice')),
     );
+    const s = synthesize({ redrivePrincipals: principalsFromStrings(app.redrivePrincipals ?? []) });
+    const statements = queuePolicy(s, s.ids.queue);
+    expect(sendIsDenied(statements, { 'aws:PrincipalArn': 'arn:aws:iam::123456789012:role/ops' })).toBe(false);
+    expect(sendIsDenied(statements, { 'aws:PrincipalArn': 'arn:aws:iam::123456789012:user/alice' })).toBe(false);
+    expect(sendIsDenied(statements, someRole)).toBe(true);
+  });
+
+  test('an account id or root ARN is refused, naming the setting', () => {
+    expect(() => settingsFromContext(context('123456789012'))).toThrow(/emailPipeline:redrivePrincipals/);
+    expect(() => settingsFromContext(context('arn:aws:iam::123456789012:root'))).toThrow(SettingsError);
   });
 });
 
@@ -214,12 +301,12 @@ describe('SNS subscription redrive policy', () => {
     expect(props.MessageRetentionPeriod).toBe(14 * 86_400);
   });
 
-  test('only the topic (and a tagged operator) may send to it', () => {
+  test('only the topic (and the redrive role) may send to it', () => {
     const s = synthDefault();
     const statements = queuePolicy(s, subscriptionDlq(s));
     expect(sendIsDenied(statements, fromTopic(s))).toBe(false);
     expect(sendIsDenied(statements, someRole)).toBe(true);
-    expect(sendIsDenied(statements, taggedOperator)).toBe(false);
+    expect(sendIsDenied(statements, redriveRole(s))).toBe(false);
   });
 });
 
