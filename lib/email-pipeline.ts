@@ -11,7 +11,7 @@ import * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
 import { handlerCode } from './assets';
 import { BUNDLING } from './bundling';
-import { acknowledgeServerlessRules, protectedTableProps } from './construct-defaults';
+import { acknowledgeServerlessRules, protectedTableProps, tableKeyStatement } from './construct-defaults';
 import {
   DLQ_RETENTION_SECONDS,
   PipelineSettings,
@@ -98,6 +98,14 @@ export interface EmailPipelineProps extends PipelineSettings {
    */
   readonly redriveRoleAssumedBy?: iam.IPrincipal;
   /**
+   * Encrypt both tables (idempotency records, send ledger) with a customer-managed
+   * key (rotation on; {@link EmailPipeline.tableKey}), which only their callers may
+   * use, through DynamoDB. Turn off to use the AWS-managed key (`aws/dynamodb`),
+   * which every principal of the account allowed to use DynamoDB may use.
+   * @default true
+   */
+  readonly customerManagedTableKey?: boolean;
+  /**
    * Encrypt the function's log group with a customer-managed key (rotation on).
    * Turn off to use CloudWatch Logs' default encryption.
    * @default true
@@ -127,6 +135,11 @@ export class EmailPipeline extends Construct {
   public readonly logsKey?: kms.Key;
   /** Powertools idempotency records, one per dedupe key. */
   public readonly table: dynamodb.Table;
+  /**
+   * Customer-managed key (rotation on) of both tables, unless
+   * `customerManagedTableKey` is false. See {@link grantStatusLookup}.
+   */
+  public readonly tableKey?: kms.Key;
   /** The send-email function (its code is the package's pre-built bundle). */
   public readonly sendFunction: lambda.Function;
   /** The function's log group. */
@@ -229,7 +242,18 @@ export class EmailPipeline extends Construct {
     this.restrictPublishers(publishers);
 
     // --- idempotency store ------------------------------------------------
-    this.table = new dynamodb.Table(this, 'IdempotencyTable', protectedTableProps(IDEMPOTENCY_TABLE, removalPolicy));
+    if (props.customerManagedTableKey ?? true) {
+      this.tableKey = new kms.Key(this, 'TableKey', {
+        description: 'Encrypts the email pipeline tables (idempotency records, send ledger)',
+        enableKeyRotation: true,
+        removalPolicy,
+      });
+    }
+    this.table = new dynamodb.Table(
+      this,
+      'IdempotencyTable',
+      protectedTableProps(IDEMPOTENCY_TABLE, removalPolicy, this.tableKey),
+    );
 
     // --- function ----------------------------------------------------------
     if (props.encryptLogs ?? true) {
@@ -316,6 +340,7 @@ export class EmailPipeline extends Construct {
       serviceName: this.serviceName,
       subscriberPrincipals: publishers,
       ...(this.logsKey ? { logsKey: this.logsKey } : {}),
+      ...(this.tableKey ? { tableKey: this.tableKey } : {}),
     });
     this.ledger.grantSender(this.sendFunction);
 
@@ -380,6 +405,8 @@ export class EmailPipeline extends Construct {
         resources: [this.queue.queueArn],
       }),
     );
+    // Both tables (its records, the ledger items it reads and marks) with their key, through DynamoDB.
+    if (this.tableKey) fn.addToRolePolicy(tableKeyStatement('UseTableKey', this.tableKey, 'write'));
     // SendMessage to the KMS-encrypted DLQ needs a data key.
     fn.addToRolePolicy(
       new iam.PolicyStatement({
@@ -397,6 +424,28 @@ export class EmailPipeline extends Construct {
           'the identity is fixed and ses:FromAddress pins the sender. Set sesTemplateNames to list the templates instead.',
       });
     }
+  }
+
+  /**
+   * Lets `grantee` look keys up as `npm run status -- --stack` does: GetItem on both tables, and
+   * their key (through DynamoDB) when it is customer-managed.
+   */
+  public grantStatusLookup(grantee: iam.IGrantable): iam.Grant {
+    const grant = iam.Grant.addToPrincipal({
+      grantee,
+      actions: ['dynamodb:GetItem'],
+      resourceArns: [this.table.tableArn, this.ledger.table.tableArn],
+    });
+    if (this.tableKey === undefined) return grant;
+    const key = tableKeyStatement('UseTableKey', this.tableKey, 'read');
+    return grant.combine(
+      iam.Grant.addToPrincipal({
+        grantee,
+        actions: key.actions,
+        resourceArns: key.resources,
+        conditions: key.conditions,
+      }),
+    );
   }
 
   /**

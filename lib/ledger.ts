@@ -23,7 +23,7 @@ import { LEDGER_ENV, LEDGER_TABLE } from '../lambdas/ledger/schema';
 import { ledgerEnvironment } from './handler-env';
 import { ENV } from '../lambdas/send-email/settings';
 import { handlerCode, type LambdaName } from './assets';
-import { acknowledgeServerlessRules, protectedTableProps } from './construct-defaults';
+import { acknowledgeServerlessRules, protectedTableProps, tableKeyStatement } from './construct-defaults';
 import { DLQ_RETENTION_SECONDS, type ResolvedSettings } from './config';
 
 /** The SES events the ledger records (all but opens, clicks and subscriptions, which say nothing about delivery). */
@@ -81,6 +81,11 @@ export interface SendLedgerProps {
   readonly subscriberPrincipals: readonly iam.IPrincipal[];
   /** Encrypts the ledger and status functions' logs, as the send function's. @default the default encryption */
   readonly logsKey?: kms.IKey;
+  /**
+   * Encrypts the ledger table, as the idempotency table; the functions get what they need on it.
+   * @default the AWS-managed key (`aws/dynamodb`)
+   */
+  readonly tableKey?: kms.IKey;
 }
 
 /** See the module comment. */
@@ -213,7 +218,7 @@ export class SendLedger extends Construct {
     for (const principal of props.subscriberPrincipals) this.deliveryStatusTopic.grantSubscribe(principal);
 
     // --- ledger table -------------------------------------------------------
-    this.table = new dynamodb.Table(this, 'Table', protectedTableProps(LEDGER_TABLE, removalPolicy));
+    this.table = new dynamodb.Table(this, 'Table', protectedTableProps(LEDGER_TABLE, removalPolicy, props.tableKey));
 
     // --- functions ----------------------------------------------------------
     const common = {
@@ -265,6 +270,7 @@ export class SendLedger extends Construct {
         resources: [props.idempotencyTable.tableArn],
       }),
     );
+    if (props.tableKey) this.ledgerFunction.addToRolePolicy(tableKeyStatement('UseTableKey', props.tableKey, 'write'));
     // Only the ledger function speaks on the status topic: a subscriber can trust what it reads.
     this.deliveryStatusTopic.addToResourcePolicy(
       new iam.PolicyStatement({
@@ -309,6 +315,7 @@ export class SendLedger extends Construct {
         resources: [this.table.tableArn, props.idempotencyTable.tableArn],
       }),
     );
+    if (props.tableKey) this.statusFunction.addToRolePolicy(tableKeyStatement('UseTableKey', props.tableKey, 'read'));
     this.statusUrl = this.statusFunction.addFunctionUrl({ authType: lambda.FunctionUrlAuthType.AWS_IAM });
     acknowledgeServerlessRules({
       deadLetterQueues: [this.bufferDeadLetterQueue],

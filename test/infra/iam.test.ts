@@ -97,15 +97,35 @@ describe('function permissions', () => {
     expect(asList(logs[0].Resource)).toEqual([arnOf(ids.logGroup)]);
   });
 
-  test('the send function may use the queue key (read the queue, write the DLQ) and no other key', () => {
-    const { template, ids } = synthDefault();
+  test('the send function may use the queue key (read the queue, write the DLQ), the table key through DynamoDB, and no other key', () => {
+    const { template, ids, stack } = synthDefault();
+    const tableKey = stack.getLogicalId(stack.pipeline.tableKey!.node.defaultChild as CfnResource);
     const kmsStatements = functionPolicyStatements(template).filter((s) =>
       asList<string>(s.Action).some((a) => a.startsWith('kms:')),
     );
-    expect(kmsStatements.length).toBeGreaterThan(0);
+    const on = (keyId: string) => kmsStatements.filter((s) => asSet(s.Resource)[0] === asSet(arnOf(keyId))[0]);
+    expect(on(ids.queueKey).length + on(tableKey).length).toBe(kmsStatements.length);
+    expect(new Set(on(ids.queueKey).flatMap((s) => asList<string>(s.Action)))).toEqual(
+      new Set(['kms:Decrypt', 'kms:GenerateDataKey']),
+    );
+    expect(on(tableKey)).toEqual([
+      expect.objectContaining({
+        Action: ['kms:Decrypt', 'kms:DescribeKey', 'kms:Encrypt', 'kms:GenerateDataKey'],
+        Condition: {
+          StringEquals: {
+            'kms:ViaService': { 'Fn::Join': ['', ['dynamodb.', { Ref: 'AWS::Region' }, '.amazonaws.com']] },
+          },
+        },
+      }),
+    ]);
+  });
+
+  test('with customerManagedTableKey=false, the send function may use the queue key only', () => {
+    const { template, ids } = synthesize({ customerManagedTableKey: false });
+    const kmsStatements = functionPolicyStatements(template).filter((s) =>
+      asList<string>(s.Action).some((a) => a.startsWith('kms:')),
+    );
     for (const s of kmsStatements) expect(asList(s.Resource)).toEqual([arnOf(ids.queueKey)]);
-    const actions = new Set(kmsStatements.flatMap((s) => asList<string>(s.Action)));
-    expect(actions).toEqual(new Set(['kms:Decrypt', 'kms:GenerateDataKey']));
   });
 
   test('no permission of the function uses Resource "*"', () => {

@@ -15,6 +15,8 @@ const arnOf = (stack: EmailPipelineStack, c: IConstruct) => ({
   'Fn::GetAtt': [stack.getLogicalId(c.node.defaultChild as CfnResource), 'Arn'],
 });
 const idOf = (stack: EmailPipelineStack, c: IConstruct) => stack.getLogicalId(c.node.defaultChild as CfnResource);
+/** kms:ViaService of DynamoDB in the stack's region. */
+const viaDynamoDb = { 'Fn::Join': ['', ['dynamodb.', { Ref: 'AWS::Region' }, '.amazonaws.com']] };
 /** A CloudFormation string as text, each Ref as `{LogicalId}`: two spellings of one ARN render the same. */
 const rendered = (value: unknown): string => {
   if (typeof value === 'string') return value;
@@ -257,6 +259,10 @@ describe('ledger function', () => {
         'dynamodb:UpdateItem',
         'kms:Decrypt',
         'kms:Decrypt',
+        'kms:Decrypt',
+        'kms:DescribeKey',
+        'kms:Encrypt',
+        'kms:GenerateDataKey',
         'kms:GenerateDataKey',
         'logs:CreateLogStream',
         'logs:PutLogEvents',
@@ -270,7 +276,14 @@ describe('ledger function', () => {
     );
     expect(statementsFor(statements, 'dynamodb:UpdateItem')[0].Resource).toEqual(arnOf(stack, ledger.table));
     expect(statementsFor(statements, 'sns:Publish')[0].Resource).toEqual(ref(stack, ledger.deliveryStatusTopic));
-    expect(statementsFor(statements, 'kms:GenerateDataKey')[0].Resource).toEqual(arnOf(stack, ledger.topicKey));
+    const dataKeys = statementsFor(statements, 'kms:GenerateDataKey');
+    expect(new Set(dataKeys.map((s) => JSON.stringify(s.Resource)))).toEqual(
+      new Set([arnOf(stack, ledger.topicKey), arnOf(stack, stack.pipeline.tableKey!)].map((r) => JSON.stringify(r))),
+    );
+    // The table key only through DynamoDB.
+    for (const s of dataKeys.filter((d) => JSON.stringify(d.Resource).includes('TableKey'))) {
+      expect(s.Condition).toEqual({ StringEquals: { 'kms:ViaService': viaDynamoDb } });
+    }
     for (const s of statements) expect(asList(s.Resource)).not.toContain('*');
   });
 });
@@ -336,7 +349,16 @@ describe('status function and endpoint', () => {
     const { template, stack, ledger } = defaults();
     const statements = functionPolicyStatements(template, idOf(stack, ledger.statusFunction));
     const actions = statements.flatMap((s) => asList<string>(s.Action)).sort();
-    expect(actions).toEqual(['dynamodb:GetItem', 'logs:CreateLogStream', 'logs:PutLogEvents']);
+    expect(actions).toEqual([
+      'dynamodb:GetItem',
+      'kms:Decrypt',
+      'kms:DescribeKey',
+      'logs:CreateLogStream',
+      'logs:PutLogEvents',
+    ]);
+    const [key] = statementsFor(statements, 'kms:Decrypt');
+    expect(key?.Resource).toEqual(arnOf(stack, stack.pipeline.tableKey!));
+    expect(key?.Condition).toEqual({ StringEquals: { 'kms:ViaService': viaDynamoDb } });
     const reads = statementsFor(statements, 'dynamodb:GetItem').flatMap((s) => asList(s.Resource));
     expect(new Set(reads.map((r) => JSON.stringify(r)))).toEqual(
       new Set([arnOf(stack, ledger.table), arnOf(stack, stack.pipeline.table)].map((r) => JSON.stringify(r))),
