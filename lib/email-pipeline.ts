@@ -144,6 +144,11 @@ export class EmailPipeline extends Construct {
   public readonly sendFunction: lambda.Function;
   /** The function's log group. */
   public readonly logGroup: logs.LogGroup;
+  /**
+   * The names of the three functions' log groups (send, ledger, status), fixed at synth:
+   * `/email-pipeline/<unique id of this construct>/<function>`. The logs key serves these only.
+   */
+  public readonly logGroupNames: { readonly send: string; readonly ledger: string; readonly status: string };
   /** The function's execution role (no managed policies). */
   public readonly role: iam.Role;
   /**
@@ -256,13 +261,23 @@ export class EmailPipeline extends Construct {
     );
 
     // --- function ----------------------------------------------------------
+    // The log groups' names are fixed here (not generated) so that the logs key's policy can name
+    // them: a name taken from the log group itself would make the key and the group depend on each other.
+    const logGroupPrefix = `/email-pipeline/${Names.uniqueResourceName(this, { maxLength: 64, separator: '-' })}`;
+    this.logGroupNames = {
+      send: `${logGroupPrefix}/send-email`,
+      ledger: `${logGroupPrefix}/ledger`,
+      status: `${logGroupPrefix}/status`,
+    };
     if (props.encryptLogs ?? true) {
       this.logsKey = new kms.Key(this, 'LogsKey', {
-        description: "Encrypts the email pipeline function's logs",
+        description: "Encrypts the email pipeline functions' logs",
         enableKeyRotation: true,
         removalPolicy,
       });
-      // CloudWatch Logs may use the key for log groups of this account and region only.
+      // CloudWatch Logs may use the key for the pipeline's own log groups only, by name: not for
+      // any other log group of the account, which could otherwise be encrypted (and its reading
+      // tied) to this key.
       this.logsKey.addToResourcePolicy(
         new iam.PolicyStatement({
           sid: 'CloudWatchLogsUseKey',
@@ -270,19 +285,22 @@ export class EmailPipeline extends Construct {
           actions: ['kms:Encrypt*', 'kms:Decrypt*', 'kms:ReEncrypt*', 'kms:GenerateDataKey*', 'kms:Describe*'],
           resources: ['*'],
           conditions: {
-            ArnLike: {
-              'kms:EncryptionContext:aws:logs:arn': stack.formatArn({
-                service: 'logs',
-                resource: 'log-group',
-                resourceName: '*',
-                arnFormat: ArnFormat.COLON_RESOURCE_NAME,
-              }),
+            ArnEquals: {
+              'kms:EncryptionContext:aws:logs:arn': Object.values(this.logGroupNames).map((name) =>
+                stack.formatArn({
+                  service: 'logs',
+                  resource: 'log-group',
+                  resourceName: name,
+                  arnFormat: ArnFormat.COLON_RESOURCE_NAME,
+                }),
+              ),
             },
           },
         }),
       );
     }
     this.logGroup = new logs.LogGroup(this, 'FunctionLogs', {
+      logGroupName: this.logGroupNames.send,
       retention: settings.logRetentionDays as logs.RetentionDays,
       removalPolicy,
       ...(this.logsKey ? { encryptionKey: this.logsKey } : {}),
@@ -339,6 +357,7 @@ export class EmailPipeline extends Construct {
       senderRole: this.role,
       serviceName: this.serviceName,
       subscriberPrincipals: publishers,
+      logGroupNames: { ledger: this.logGroupNames.ledger, status: this.logGroupNames.status },
       ...(this.logsKey ? { logsKey: this.logsKey } : {}),
       ...(this.tableKey ? { tableKey: this.tableKey } : {}),
     });

@@ -81,6 +81,8 @@ export interface SendLedgerProps {
   readonly subscriberPrincipals: readonly iam.IPrincipal[];
   /** Encrypts the ledger and status functions' logs, as the send function's. @default the default encryption */
   readonly logsKey?: kms.IKey;
+  /** The names of the ledger and status functions' log groups (the logs key names them). */
+  readonly logGroupNames: { readonly ledger: string; readonly status: string };
   /**
    * Encrypts the ledger table, as the idempotency table; the functions get what they need on it.
    * @default the AWS-managed key (`aws/dynamodb`)
@@ -230,6 +232,7 @@ export class SendLedger extends Construct {
     };
     this.ledgerFunction = this.createFunction('Ledger', props, {
       asset: 'ledger',
+      logGroupName: props.logGroupNames.ledger,
       timeoutSeconds: LEDGER_FUNCTIONS.ledgerTimeoutSeconds,
       description: 'Records SES events per dedupe key in the send ledger and publishes status changes',
       environment: {
@@ -300,6 +303,7 @@ export class SendLedger extends Construct {
 
     this.statusFunction = this.createFunction('Status', props, {
       asset: 'status',
+      logGroupName: props.logGroupNames.status,
       timeoutSeconds: LEDGER_FUNCTIONS.statusTimeoutSeconds,
       description: 'GET /deliveries/{key}: the delivery status of a dedupe key',
       environment: {
@@ -377,12 +381,14 @@ export class SendLedger extends Construct {
     spec: {
       /** The pre-built bundle (lib/assets.ts). */
       readonly asset: LambdaName;
+      readonly logGroupName: string;
       readonly timeoutSeconds: number;
       readonly description: string;
       readonly environment: Record<string, string>;
     },
   ): lambda.Function {
     const logGroup = new logs.LogGroup(this, `${id}Logs`, {
+      logGroupName: spec.logGroupName,
       retention: props.settings.logRetentionDays as logs.RetentionDays,
       removalPolicy: props.removalPolicy,
       ...(props.logsKey ? { encryptionKey: props.logsKey } : {}),

@@ -5,7 +5,7 @@ import { LEDGER_ENV, LEDGER_TABLE } from '../../lambdas/ledger/schema';
 import { ENV } from '../../lambdas/send-email/settings';
 import type { EmailPipelineStack } from '../../lib/email-pipeline-stack';
 import { LEDGER_FUNCTIONS } from '../../lib/ledger';
-import { functionPolicyStatements, resource, statementsFor, synthDefault, synthesize } from './helpers';
+import { functionPolicyStatements, rendered, resource, statementsFor, synthDefault, synthesize } from './helpers';
 
 const asList = <T>(v: T | T[]): T[] => ([] as T[]).concat(v);
 const ref = (stack: EmailPipelineStack, c: IConstruct) => ({
@@ -17,14 +17,6 @@ const arnOf = (stack: EmailPipelineStack, c: IConstruct) => ({
 const idOf = (stack: EmailPipelineStack, c: IConstruct) => stack.getLogicalId(c.node.defaultChild as CfnResource);
 /** kms:ViaService of DynamoDB in the stack's region. */
 const viaDynamoDb = { 'Fn::Join': ['', ['dynamodb.', { Ref: 'AWS::Region' }, '.amazonaws.com']] };
-/** A CloudFormation string as text, each Ref as `{LogicalId}`: two spellings of one ARN render the same. */
-const rendered = (value: unknown): string => {
-  if (typeof value === 'string') return value;
-  const v = value as { Ref?: string; 'Fn::Join'?: [string, unknown[]] };
-  if (v.Ref !== undefined) return `{${v.Ref}}`;
-  if (v['Fn::Join'] !== undefined) return v['Fn::Join'][1].map(rendered).join(v['Fn::Join'][0]);
-  throw new Error(`cannot render ${JSON.stringify(value)}`);
-};
 
 function defaults() {
   const { template, stack } = synthDefault();
