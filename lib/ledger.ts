@@ -53,6 +53,12 @@ export const LEDGER_FUNCTIONS = {
   ledgerTimeoutSeconds: 30,
   /** Status function: two GetItem at most. */
   statusTimeoutSeconds: 10,
+  /**
+   * Concurrency reserved for (and the most allowed to) the status function: a flood of status
+   * requests, signed by any principal allowed to call the URL, cannot take the account's
+   * concurrency from the send and ledger functions. Two GetItem each: 5 serve hundreds per second.
+   */
+  statusReservedConcurrency: 5,
   memorySizeMb: 256,
   batchSize: 10,
   maxBatchingWindowSeconds: 1,
@@ -305,6 +311,7 @@ export class SendLedger extends Construct {
       asset: 'status',
       logGroupName: props.logGroupNames.status,
       timeoutSeconds: LEDGER_FUNCTIONS.statusTimeoutSeconds,
+      reservedConcurrency: LEDGER_FUNCTIONS.statusReservedConcurrency,
       description: 'GET /deliveries/{key}: the delivery status of a dedupe key',
       environment: {
         ...common,
@@ -383,6 +390,8 @@ export class SendLedger extends Construct {
       readonly asset: LambdaName;
       readonly logGroupName: string;
       readonly timeoutSeconds: number;
+      /** @default none: the account's unreserved concurrency */
+      readonly reservedConcurrency?: number;
       readonly description: string;
       readonly environment: Record<string, string>;
     },
@@ -405,6 +414,7 @@ export class SendLedger extends Construct {
       runtime: props.runtime,
       architecture: lambda.Architecture.ARM_64,
       timeout: Duration.seconds(spec.timeoutSeconds),
+      ...(spec.reservedConcurrency !== undefined ? { reservedConcurrentExecutions: spec.reservedConcurrency } : {}),
       memorySize: LEDGER_FUNCTIONS.memorySizeMb,
       logGroup,
       environment: spec.environment,

@@ -319,6 +319,18 @@ describe('delivery-status topic', () => {
 });
 
 describe('status function and endpoint', () => {
+  test("has a small reserved concurrency, so a flood of lookups cannot take the send functions' concurrency", () => {
+    const { template, stack, ledger } = defaults();
+    const status = resource(template, idOf(stack, ledger.statusFunction)).Properties;
+    expect(status.ReservedConcurrentExecutions).toBe(LEDGER_FUNCTIONS.statusReservedConcurrency);
+    expect(LEDGER_FUNCTIONS.statusReservedConcurrency).toBeGreaterThanOrEqual(1);
+    expect(LEDGER_FUNCTIONS.statusReservedConcurrency).toBeLessThanOrEqual(10);
+    // The send and ledger functions keep the account's unreserved pool (their event sources cap them).
+    for (const fn of [stack.pipeline.sendFunction, ledger.ledgerFunction]) {
+      expect(resource(template, idOf(stack, fn)).Properties.ReservedConcurrentExecutions).toBeUndefined();
+    }
+  });
+
   test('is served on a function URL that requires SigV4 (AWS_IAM)', () => {
     const { template, stack, ledger } = defaults();
     template.hasResourceProperties('AWS::Lambda::Url', {
