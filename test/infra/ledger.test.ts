@@ -142,6 +142,18 @@ describe('events topic and buffer', () => {
     );
   });
 
+  test('SNS may use the buffer key only when delivering from the events topic', () => {
+    const { template, stack, ledger } = defaults();
+    const key = resource(template, idOf(stack, ledger.queueKey)).Properties;
+    const services = (key.KeyPolicy.Statement as Array<Record<string, any>>).filter((s) => s.Principal?.Service);
+    expect(services).toEqual([
+      expect.objectContaining({
+        Principal: { Service: 'sns.amazonaws.com' },
+        Condition: { ArnEquals: { 'aws:SourceArn': ref(stack, ledger.eventsTopic) } },
+      }),
+    ]);
+  });
+
   test('the buffer gets the SNS envelope (raw delivery off) from the events topic', () => {
     const { template, stack, ledger } = defaults();
     template.hasResourceProperties('AWS::SNS::Subscription', {
