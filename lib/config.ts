@@ -592,23 +592,26 @@ const PRINCIPAL = /^(?:\d{12}|arn:aws[a-z-]*:iam::\d{12}:(?:root|(?:role|user)\/
  */
 export const ROLE_OR_USER_ARN = /^arn:aws[a-z-]*:iam::\d{12}:(?:role|user)\/[\w+=,.@/-]{1,512}$/;
 
+/** The principal lists of the app's settings: what each entry must be, and the reason given when it is not. */
+const PRINCIPAL_LISTS = [
+  {
+    name: 'publisherPrincipals',
+    rule: PRINCIPAL,
+    reason:
+      'each must be a 12-digit account id or an IAM ARN (arn:aws:iam::123456789012:role/name, :user/name or :root)',
+  },
+  {
+    name: 'redrivePrincipals',
+    rule: ROLE_OR_USER_ARN,
+    reason:
+      'each must be an IAM role or user ARN (arn:aws:iam::123456789012:role/name or :user/name); accounts are not accepted',
+  },
+] as const;
+
 function checkAppSettings(settings: AppContextSettings): void {
-  for (const principal of settings.publisherPrincipals ?? []) {
-    if (!PRINCIPAL.test(principal)) {
-      throw new SettingsError(
-        `${CONTEXT_PREFIX}publisherPrincipals`,
-        principal,
-        'each must be a 12-digit account id or an IAM ARN (arn:aws:iam::123456789012:role/name, :user/name or :root)',
-      );
-    }
-  }
-  for (const principal of settings.redrivePrincipals ?? []) {
-    if (!ROLE_OR_USER_ARN.test(principal)) {
-      throw new SettingsError(
-        `${CONTEXT_PREFIX}redrivePrincipals`,
-        principal,
-        'each must be an IAM role or user ARN (arn:aws:iam::123456789012:role/name or :user/name); accounts are not accepted',
-      );
+  for (const { name, rule, reason } of PRINCIPAL_LISTS) {
+    for (const principal of settings[name] ?? []) {
+      if (!rule.test(principal)) throw new SettingsError(`${CONTEXT_PREFIX}${name}`, principal, reason);
     }
   }
   if (settings.alarmEmail !== undefined) {

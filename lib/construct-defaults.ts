@@ -49,6 +49,29 @@ export function tableKeyStatement(sid: string, key: kms.IKey, access: 'read' | '
   });
 }
 
+/**
+ * A queue policy statement that denies sqs:SendMessage to every principal unless one of `allowed`
+ * matches (`aws:SourceArn` of a service delivering, `aws:PrincipalArn` of a principal). A Deny, so
+ * that no IAM policy of the account can open the queue. The keys of one `ArnNotEquals` all must
+ * hold for the deny to apply: one allowed key that matches is enough to pass.
+ */
+export function onlyTheseSend(
+  queue: sqs.IQueue,
+  sid: string,
+  allowed: Readonly<Record<string, readonly string[]>>,
+): void {
+  queue.addToResourcePolicy(
+    new iam.PolicyStatement({
+      sid,
+      effect: iam.Effect.DENY,
+      principals: [new iam.AnyPrincipal()],
+      actions: ['sqs:SendMessage'],
+      resources: [queue.queueArn],
+      conditions: { ArnNotEquals: allowed },
+    }),
+  );
+}
+
 /** cdk-nag Serverless rules that do not apply to this design, each with its reason. */
 export function acknowledgeServerlessRules(parts: {
   readonly deadLetterQueues: readonly sqs.IQueue[];

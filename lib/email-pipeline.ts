@@ -11,7 +11,12 @@ import * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
 import { handlerCode } from './assets';
 import { BUNDLING } from './bundling';
-import { acknowledgeServerlessRules, protectedTableProps, tableKeyStatement } from './construct-defaults';
+import {
+  acknowledgeServerlessRules,
+  onlyTheseSend,
+  protectedTableProps,
+  tableKeyStatement,
+} from './construct-defaults';
 import {
   DLQ_RETENTION_SECONDS,
   PipelineSettings,
@@ -529,23 +534,11 @@ export class EmailPipeline extends Construct {
    */
   private restrictQueueSenders(redrivePrincipals: readonly iam.IPrincipal[]): void {
     const redrivers = redrivePrincipals.map((principal) => principalArn(principal, 'redrivePrincipals'));
-    const deny = (queue: sqs.Queue, sid: string, allowed: Record<string, string[]>) => {
-      // The keys of one operator all must hold for a condition to match: the deny applies only when
-      // no allowed key (the source, the principal) matches.
-      const notAllowed: Record<string, string[]> = { ...allowed };
-      notAllowed['aws:PrincipalArn'] = [...(notAllowed['aws:PrincipalArn'] ?? []), ...redrivers];
-      const conditions = { ArnNotEquals: notAllowed };
-      queue.addToResourcePolicy(
-        new iam.PolicyStatement({
-          sid,
-          effect: iam.Effect.DENY,
-          principals: [new iam.AnyPrincipal()],
-          actions: ['sqs:SendMessage'],
-          resources: [queue.queueArn],
-          conditions,
-        }),
-      );
-    };
+    const deny = (queue: sqs.Queue, sid: string, allowed: Record<string, string[]>) =>
+      onlyTheseSend(queue, sid, {
+        ...allowed,
+        'aws:PrincipalArn': [...(allowed['aws:PrincipalArn'] ?? []), ...redrivers],
+      });
     // The function sends too: a retried message goes back to the work queue as a delayed copy
     // (the retry budget); it only ever re-enqueues an envelope it received from the topic.
     deny(this.queue, 'OnlyTheTopicSends', {

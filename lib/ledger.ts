@@ -23,7 +23,12 @@ import { LEDGER_ENV, LEDGER_TABLE } from '../lambdas/ledger/schema';
 import { ledgerEnvironment } from './handler-env';
 import { ENV } from '../lambdas/send-email/settings';
 import { handlerCode, type LambdaName } from './assets';
-import { acknowledgeServerlessRules, protectedTableProps, tableKeyStatement } from './construct-defaults';
+import {
+  acknowledgeServerlessRules,
+  onlyTheseSend,
+  protectedTableProps,
+  tableKeyStatement,
+} from './construct-defaults';
 import { DLQ_RETENTION_SECONDS, type ResolvedSettings } from './config';
 
 /** The SES events the ledger records (all but opens, clicks and subscriptions, which say nothing about delivery). */
@@ -341,22 +346,10 @@ export class SendLedger extends Construct {
    * buffer, the ledger records as SES's word, and that decides whether an email is sent again.
    */
   private restrictBufferSenders(): void {
-    const deny = (queue: sqs.Queue, sid: string, sources: string[]) =>
-      queue.addToResourcePolicy(
-        new iam.PolicyStatement({
-          sid,
-          effect: iam.Effect.DENY,
-          principals: [new iam.AnyPrincipal()],
-          actions: ['sqs:SendMessage'],
-          resources: [queue.queueArn],
-          conditions: { ArnNotEquals: { 'aws:SourceArn': sources } },
-        }),
-      );
-    deny(this.bufferQueue, 'OnlyTheEventsTopicSends', [this.eventsTopic.topicArn]);
-    deny(this.bufferDeadLetterQueue, 'OnlyTheEventsTopicDeadLetters', [
-      this.eventsTopic.topicArn,
-      this.bufferQueue.queueArn,
-    ]);
+    onlyTheseSend(this.bufferQueue, 'OnlyTheEventsTopicSends', { 'aws:SourceArn': [this.eventsTopic.topicArn] });
+    onlyTheseSend(this.bufferDeadLetterQueue, 'OnlyTheEventsTopicDeadLetters', {
+      'aws:SourceArn': [this.eventsTopic.topicArn, this.bufferQueue.queueArn],
+    });
   }
 
   /** Lets `grantee` call `GET /deliveries/{key}` (lambda:InvokeFunctionUrl and the InvokeFunction it implies). */
