@@ -24,6 +24,7 @@ function addPipeline(context: ContextSettings): void {
       ...(options.publisherPrincipals
         ? { publisherPrincipals: principalsFromStrings(options.publisherPrincipals) }
         : {}),
+      ...(options.redrivePrincipals ? { redrivePrincipals: principalsFromStrings(options.redrivePrincipals) } : {}),
       ...(options.sesTemplateNames ? { sesTemplateNames: options.sesTemplateNames } : {}),
     },
     // Optional: who gets alarm mail (`-c emailPipeline:alarmEmail=oncall@example.com`).

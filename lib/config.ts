@@ -515,6 +515,13 @@ export interface AppContextSettings {
    * @default the deploying account
    */
   readonly publisherPrincipals?: readonly string[];
+  /**
+   * Who, besides the redrive role the stack creates, may redrive: IAM role and
+   * user ARNs (no accounts: an exemption names principals). `-c` takes them
+   * comma-separated, cdk.json as a list.
+   * @default none: only the redrive role
+   */
+  readonly redrivePrincipals?: readonly string[];
   /** SES templates the function may send with. @default all (`template/*`) */
   readonly sesTemplateNames?: readonly string[];
   /** An email address subscribed to the alarm topic. @default none */
@@ -579,14 +586,32 @@ function checkKnownKeys(context: Readonly<Record<string, unknown>>): void {
 /** A 12-digit account id, or an IAM role or user ARN. */
 const PRINCIPAL = /^(?:\d{12}|arn:aws[a-z-]*:iam::\d{12}:(?:root|(?:role|user)\/[\w+=,.@/-]{1,512}))$/;
 
+/**
+ * An IAM role or user ARN (with a path or not): what `aws:PrincipalArn` holds for a principal named
+ * in an exemption (a role's sessions carry the role's ARN).
+ */
+export const ROLE_OR_USER_ARN = /^arn:aws[a-z-]*:iam::\d{12}:(?:role|user)\/[\w+=,.@/-]{1,512}$/;
+
+/** The principal lists of the app's settings: what each entry must be, and the reason given when it is not. */
+const PRINCIPAL_LISTS = [
+  {
+    name: 'publisherPrincipals',
+    rule: PRINCIPAL,
+    reason:
+      'each must be a 12-digit account id or an IAM ARN (arn:aws:iam::123456789012:role/name, :user/name or :root)',
+  },
+  {
+    name: 'redrivePrincipals',
+    rule: ROLE_OR_USER_ARN,
+    reason:
+      'each must be an IAM role or user ARN (arn:aws:iam::123456789012:role/name or :user/name); accounts are not accepted',
+  },
+] as const;
+
 function checkAppSettings(settings: AppContextSettings): void {
-  for (const principal of settings.publisherPrincipals ?? []) {
-    if (!PRINCIPAL.test(principal)) {
-      throw new SettingsError(
-        `${CONTEXT_PREFIX}publisherPrincipals`,
-        principal,
-        'each must be a 12-digit account id or an IAM ARN (arn:aws:iam::123456789012:role/name, :user/name or :root)',
-      );
+  for (const { name, rule, reason } of PRINCIPAL_LISTS) {
+    for (const principal of settings[name] ?? []) {
+      if (!rule.test(principal)) throw new SettingsError(`${CONTEXT_PREFIX}${name}`, principal, reason);
     }
   }
   if (settings.alarmEmail !== undefined) {
@@ -626,11 +651,12 @@ export function splitContextSettings(settings: ContextSettings): {
   readonly pipeline: PipelineSettings;
   readonly app: AppContextSettings;
 } {
-  const { publisherPrincipals, sesTemplateNames, alarmEmail, ...pipeline } = settings;
+  const { publisherPrincipals, redrivePrincipals, sesTemplateNames, alarmEmail, ...pipeline } = settings;
   return {
     pipeline,
     app: {
       ...(publisherPrincipals !== undefined ? { publisherPrincipals } : {}),
+      ...(redrivePrincipals !== undefined ? { redrivePrincipals } : {}),
       ...(sesTemplateNames !== undefined ? { sesTemplateNames } : {}),
       ...(alarmEmail !== undefined ? { alarmEmail } : {}),
     },

@@ -1,30 +1,75 @@
 /**
  * What the pipeline's parts share, so they cannot drift apart: the table
- * properties of both tables (idempotency records, send ledger), and the cdk-nag
- * Serverless rules that do not apply to its functions and dead-letter queues.
+ * properties of both tables (idempotency records, send ledger) and what a
+ * caller needs on their key, and the cdk-nag Serverless rules that do not
+ * apply to its functions and dead-letter queues.
  */
-import { RemovalPolicy, Validations } from 'aws-cdk-lib';
+import { RemovalPolicy, Stack, Validations } from 'aws-cdk-lib';
 import * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
+import * as iam from 'aws-cdk-lib/aws-iam';
+import type * as kms from 'aws-cdk-lib/aws-kms';
 import * as lambda from 'aws-cdk-lib/aws-lambda';
 import type * as sqs from 'aws-cdk-lib/aws-sqs';
 
 /**
  * An on-demand table keyed by one string attribute, with TTL, point-in-time
- * recovery, encryption, and deletion protection unless it may be removed.
+ * recovery, encryption (with `encryptionKey`, a customer-managed key; without,
+ * the AWS-managed key `aws/dynamodb`), and deletion protection unless it may
+ * be removed.
  */
 export function protectedTableProps(
   keys: { readonly partitionKey: string; readonly ttlAttribute: string },
   removalPolicy: RemovalPolicy,
+  encryptionKey: kms.IKey | undefined,
 ): dynamodb.TableProps {
   return {
     partitionKey: { name: keys.partitionKey, type: dynamodb.AttributeType.STRING },
     timeToLiveAttribute: keys.ttlAttribute,
     billingMode: dynamodb.BillingMode.PAY_PER_REQUEST,
     pointInTimeRecoverySpecification: { pointInTimeRecoveryEnabled: true },
-    encryption: dynamodb.TableEncryption.AWS_MANAGED,
+    ...(encryptionKey
+      ? { encryption: dynamodb.TableEncryption.CUSTOMER_MANAGED, encryptionKey }
+      : { encryption: dynamodb.TableEncryption.AWS_MANAGED }),
     deletionProtection: removalPolicy === RemovalPolicy.RETAIN,
     removalPolicy,
   };
+}
+
+/**
+ * What a caller of a table needs on its customer-managed key, and only through DynamoDB
+ * (`kms:ViaService`): DynamoDB decrypts the table's key with the caller's permission on each
+ * first access (and every five minutes); writers may also need it to encrypt.
+ */
+export function tableKeyStatement(sid: string, key: kms.IKey, access: 'read' | 'write'): iam.PolicyStatement {
+  return new iam.PolicyStatement({
+    sid,
+    actions: ['kms:Decrypt', 'kms:DescribeKey', ...(access === 'write' ? ['kms:Encrypt', 'kms:GenerateDataKey'] : [])],
+    resources: [key.keyArn],
+    conditions: { StringEquals: { 'kms:ViaService': `dynamodb.${Stack.of(key).region}.amazonaws.com` } },
+  });
+}
+
+/**
+ * A queue policy statement that denies sqs:SendMessage to every principal unless one of `allowed`
+ * matches (`aws:SourceArn` of a service delivering, `aws:PrincipalArn` of a principal). A Deny, so
+ * that no IAM policy of the account can open the queue. The keys of one `ArnNotEquals` all must
+ * hold for the deny to apply: one allowed key that matches is enough to pass.
+ */
+export function onlyTheseSend(
+  queue: sqs.IQueue,
+  sid: string,
+  allowed: Readonly<Record<string, readonly string[]>>,
+): void {
+  queue.addToResourcePolicy(
+    new iam.PolicyStatement({
+      sid,
+      effect: iam.Effect.DENY,
+      principals: [new iam.AnyPrincipal()],
+      actions: ['sqs:SendMessage'],
+      resources: [queue.queueArn],
+      conditions: { ArnNotEquals: allowed },
+    }),
+  );
 }
 
 /** cdk-nag Serverless rules that do not apply to this design, each with its reason. */

@@ -52,6 +52,11 @@ export class EmailPipelineStack extends Stack {
       value: this.pipeline.sendFunction.functionName,
       description: 'The send-email function',
     });
+    new CfnOutput(this, 'RedriveRoleArn', {
+      value: this.pipeline.redriveRole.roleArn,
+      description:
+        'Assume this role to list, redrive or purge the DLQ (email-pipeline dlq ... --stack); the queue policies exempt it by ARN',
+    });
     // --- send ledger: what publishers and `npm run status -- --stack` read ----
     const { ledger } = this.pipeline;
     new CfnOutput(this, 'StatusUrl', {

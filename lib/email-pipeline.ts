@@ -1,4 +1,4 @@
-import { ArnFormat, Aws, Duration, Names, RemovalPolicy, Stack, Validations } from 'aws-cdk-lib';
+import { ArnFormat, Duration, Names, RemovalPolicy, Stack, Token, Validations } from 'aws-cdk-lib';
 import * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import * as kms from 'aws-cdk-lib/aws-kms';
@@ -11,8 +11,20 @@ import * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
 import { handlerCode } from './assets';
 import { BUNDLING } from './bundling';
-import { acknowledgeServerlessRules, protectedTableProps } from './construct-defaults';
-import { DLQ_RETENTION_SECONDS, PipelineSettings, ResolvedSettings, SettingsError, resolveSettings } from './config';
+import {
+  acknowledgeServerlessRules,
+  onlyTheseSend,
+  protectedTableProps,
+  tableKeyStatement,
+} from './construct-defaults';
+import {
+  DLQ_RETENTION_SECONDS,
+  PipelineSettings,
+  ROLE_OR_USER_ARN,
+  ResolvedSettings,
+  SettingsError,
+  resolveSettings,
+} from './config';
 import { IDEMPOTENCY_TABLE, SERVICE_NAME, handlerEnvironment } from './handler-env';
 import { DeliveryContractValidation } from './delivery-contract';
 import { SendLedger } from './ledger';
@@ -22,13 +34,6 @@ export const DLQ_RETENTION = Duration.seconds(DLQ_RETENTION_SECONDS);
 
 /** The Lambda runtime; {@link BUNDLING}.target must name the same Node.js major version. */
 export const RUNTIME = lambda.Runtime.NODEJS_24_X;
-
-/**
- * The principal tag that lets an operator redrive (see
- * {@link EmailPipelineProps.redrivePrincipals}): a role or user tagged
- * `email-pipeline-redrive=true` may send to the work queue and the DLQs.
- */
-export const REDRIVE_PRINCIPAL_TAG = 'email-pipeline-redrive';
 
 /**
  * Principals from strings (settings given in CDK context): a 12-digit account
@@ -77,13 +82,34 @@ export interface EmailPipelineProps extends PipelineSettings {
    */
   readonly publisherPrincipals?: readonly iam.IPrincipal[];
   /**
-   * Who may redrive (StartMessageMoveTask from a DLQ, or `npm run dlq -- redrive`):
-   * the queue policies deny sqs:SendMessage to everyone but the topic (work
-   * queue) and the function (DLQ), except these. Roles, users (`ArnPrincipal`)
-   * or an account's root.
-   * @default principals tagged `email-pipeline-redrive=true` ({@link REDRIVE_PRINCIPAL_TAG})
+   * Who else, besides the redrive role the construct creates
+   * ({@link EmailPipeline.redriveRole}), may redrive: the queue policies deny
+   * sqs:SendMessage to everyone but the topic (work queue) and the function
+   * (DLQ), except these principals, named by ARN (`aws:PrincipalArn`). Roles
+   * (`IRole`, or `ArnPrincipal` with a role ARN: its sessions match too) and
+   * users (`ArnPrincipal`). Accounts are refused: an account's ARN would
+   * exempt only its root user, and a whole account is not a name. Never a tag:
+   * a principal that may tag itself could give itself the exemption.
+   * @default none: only the redrive role
    */
   readonly redrivePrincipals?: readonly iam.IPrincipal[];
+  /**
+   * Who may assume the redrive role ({@link EmailPipeline.redriveRole}): its
+   * trust policy. With the default, the account decides through IAM: any of
+   * its principals whose IAM policies allow `sts:AssumeRole` on the role
+   * (administrators, and `PowerUserAccess`, which allows every STS action);
+   * name the operators' roles to narrow it.
+   * @default the deploying account (`new iam.AccountRootPrincipal()`)
+   */
+  readonly redriveRoleAssumedBy?: iam.IPrincipal;
+  /**
+   * Encrypt both tables (idempotency records, send ledger) with a customer-managed
+   * key (rotation on; {@link EmailPipeline.tableKey}), which only their callers may
+   * use, through DynamoDB. Turn off to use the AWS-managed key (`aws/dynamodb`),
+   * which every principal of the account allowed to use DynamoDB may use.
+   * @default true
+   */
+  readonly customerManagedTableKey?: boolean;
   /**
    * Encrypt the function's log group with a customer-managed key (rotation on).
    * Turn off to use CloudWatch Logs' default encryption.
@@ -114,12 +140,28 @@ export class EmailPipeline extends Construct {
   public readonly logsKey?: kms.Key;
   /** Powertools idempotency records, one per dedupe key. */
   public readonly table: dynamodb.Table;
+  /**
+   * Customer-managed key (rotation on) of both tables, unless
+   * `customerManagedTableKey` is false. See {@link grantStatusLookup}.
+   */
+  public readonly tableKey?: kms.Key;
   /** The send-email function (its code is the package's pre-built bundle). */
   public readonly sendFunction: lambda.Function;
   /** The function's log group. */
   public readonly logGroup: logs.LogGroup;
+  /**
+   * The names of the three functions' log groups (send, ledger, status), fixed at synth:
+   * `/email-pipeline/<unique id of this construct>/<function>`. The logs key serves these only.
+   */
+  public readonly logGroupNames: { readonly send: string; readonly ledger: string; readonly status: string };
   /** The function's execution role (no managed policies). */
   public readonly role: iam.Role;
+  /**
+   * The operators' role for the DLQ: list, redrive (native move task or copy)
+   * and purge it with the CLI. The queue policies exempt it by ARN; see
+   * {@link EmailPipelineProps.redriveRoleAssumedBy} for who may assume it.
+   */
+  public readonly redriveRole: iam.Role;
   /** Customer-managed key (rotation on) of the topic. */
   public readonly topicKey: kms.Key;
   /**
@@ -210,16 +252,37 @@ export class EmailPipeline extends Construct {
     this.restrictPublishers(publishers);
 
     // --- idempotency store ------------------------------------------------
-    this.table = new dynamodb.Table(this, 'IdempotencyTable', protectedTableProps(IDEMPOTENCY_TABLE, removalPolicy));
-
-    // --- function ----------------------------------------------------------
-    if (props.encryptLogs ?? true) {
-      this.logsKey = new kms.Key(this, 'LogsKey', {
-        description: "Encrypts the email pipeline function's logs",
+    if (props.customerManagedTableKey ?? true) {
+      this.tableKey = new kms.Key(this, 'TableKey', {
+        description: 'Encrypts the email pipeline tables (idempotency records, send ledger)',
         enableKeyRotation: true,
         removalPolicy,
       });
-      // CloudWatch Logs may use the key for log groups of this account and region only.
+    }
+    this.table = new dynamodb.Table(
+      this,
+      'IdempotencyTable',
+      protectedTableProps(IDEMPOTENCY_TABLE, removalPolicy, this.tableKey),
+    );
+
+    // --- function ----------------------------------------------------------
+    // The log groups' names are fixed here (not generated) so that the logs key's policy can name
+    // them: a name taken from the log group itself would make the key and the group depend on each other.
+    const logGroupPrefix = `/email-pipeline/${Names.uniqueResourceName(this, { maxLength: 64, separator: '-' })}`;
+    this.logGroupNames = {
+      send: `${logGroupPrefix}/send-email`,
+      ledger: `${logGroupPrefix}/ledger`,
+      status: `${logGroupPrefix}/status`,
+    };
+    if (props.encryptLogs ?? true) {
+      this.logsKey = new kms.Key(this, 'LogsKey', {
+        description: "Encrypts the email pipeline functions' logs",
+        enableKeyRotation: true,
+        removalPolicy,
+      });
+      // CloudWatch Logs may use the key for the pipeline's own log groups only, by name: not for
+      // any other log group of the account, which could otherwise be encrypted (and its reading
+      // tied) to this key.
       this.logsKey.addToResourcePolicy(
         new iam.PolicyStatement({
           sid: 'CloudWatchLogsUseKey',
@@ -227,19 +290,22 @@ export class EmailPipeline extends Construct {
           actions: ['kms:Encrypt*', 'kms:Decrypt*', 'kms:ReEncrypt*', 'kms:GenerateDataKey*', 'kms:Describe*'],
           resources: ['*'],
           conditions: {
-            ArnLike: {
-              'kms:EncryptionContext:aws:logs:arn': stack.formatArn({
-                service: 'logs',
-                resource: 'log-group',
-                resourceName: '*',
-                arnFormat: ArnFormat.COLON_RESOURCE_NAME,
-              }),
+            ArnEquals: {
+              'kms:EncryptionContext:aws:logs:arn': Object.values(this.logGroupNames).map((name) =>
+                stack.formatArn({
+                  service: 'logs',
+                  resource: 'log-group',
+                  resourceName: name,
+                  arnFormat: ArnFormat.COLON_RESOURCE_NAME,
+                }),
+              ),
             },
           },
         }),
       );
     }
     this.logGroup = new logs.LogGroup(this, 'FunctionLogs', {
+      logGroupName: this.logGroupNames.send,
       retention: settings.logRetentionDays as logs.RetentionDays,
       removalPolicy,
       ...(this.logsKey ? { encryptionKey: this.logsKey } : {}),
@@ -296,12 +362,15 @@ export class EmailPipeline extends Construct {
       senderRole: this.role,
       serviceName: this.serviceName,
       subscriberPrincipals: publishers,
+      logGroupNames: { ledger: this.logGroupNames.ledger, status: this.logGroupNames.status },
       ...(this.logsKey ? { logsKey: this.logsKey } : {}),
+      ...(this.tableKey ? { tableKey: this.tableKey } : {}),
     });
     this.ledger.grantSender(this.sendFunction);
 
     this.grantLeastPrivilege(props);
-    this.restrictQueueSenders(props.redrivePrincipals);
+    this.redriveRole = this.createRedriveRole(props.redriveRoleAssumedBy ?? new iam.AccountRootPrincipal());
+    this.restrictQueueSenders([this.redriveRole, ...(props.redrivePrincipals ?? [])]);
     acknowledgeServerlessRules({
       deadLetterQueues: [this.deadLetterQueue, this.subscriptionDeadLetterQueue],
       functions: [this.sendFunction],
@@ -360,6 +429,8 @@ export class EmailPipeline extends Construct {
         resources: [this.queue.queueArn],
       }),
     );
+    // Both tables (its records, the ledger items it reads and marks) with their key, through DynamoDB.
+    if (this.tableKey) fn.addToRolePolicy(tableKeyStatement('UseTableKey', this.tableKey, 'write'));
     // SendMessage to the KMS-encrypted DLQ needs a data key.
     fn.addToRolePolicy(
       new iam.PolicyStatement({
@@ -380,38 +451,94 @@ export class EmailPipeline extends Construct {
   }
 
   /**
+   * Lets `grantee` look keys up as `npm run status -- --stack` does: GetItem on both tables, and
+   * their key (through DynamoDB) when it is customer-managed.
+   */
+  public grantStatusLookup(grantee: iam.IGrantable): iam.Grant {
+    const grant = iam.Grant.addToPrincipal({
+      grantee,
+      actions: ['dynamodb:GetItem'],
+      resourceArns: [this.table.tableArn, this.ledger.table.tableArn],
+    });
+    if (this.tableKey === undefined) return grant;
+    const key = tableKeyStatement('UseTableKey', this.tableKey, 'read');
+    return grant.combine(
+      iam.Grant.addToPrincipal({
+        grantee,
+        actions: key.actions,
+        resourceArns: key.resources,
+        conditions: key.conditions,
+      }),
+    );
+  }
+
+  /**
+   * The redrive role: what `email-pipeline dlq list|redrive|purge --stack` needs on the DLQ, the
+   * work queue and their key, and nothing else. The CLI reads the stack's outputs first.
+   */
+  private createRedriveRole(assumedBy: iam.IPrincipal): iam.Role {
+    const role = new iam.Role(this, 'RedriveRole', {
+      assumedBy,
+      description: "Operators' role for the email pipeline's DLQ: list, redrive and purge it",
+      maxSessionDuration: Duration.hours(1),
+    });
+    role.addToPolicy(
+      new iam.PolicyStatement({
+        sid: 'ReadStackOutputs',
+        actions: ['cloudformation:DescribeStacks'],
+        resources: [Stack.of(this).stackId],
+      }),
+    );
+    role.addToPolicy(
+      new iam.PolicyStatement({
+        sid: 'ListRedrivePurgeDeadLetters',
+        // list: receive and make visible again; redrive: the native move task (which receives and
+        // deletes as the caller) or, with --max, receive, send to the queue, delete; purge.
+        actions: [
+          'sqs:GetQueueAttributes',
+          'sqs:ReceiveMessage',
+          'sqs:ChangeMessageVisibility',
+          'sqs:DeleteMessage',
+          'sqs:StartMessageMoveTask',
+          'sqs:ListMessageMoveTasks',
+          'sqs:CancelMessageMoveTask',
+          'sqs:PurgeQueue',
+        ],
+        resources: [this.deadLetterQueue.queueArn],
+      }),
+    );
+    role.addToPolicy(
+      new iam.PolicyStatement({
+        sid: 'RedriveToTheQueue',
+        actions: ['sqs:GetQueueAttributes', 'sqs:SendMessage'],
+        resources: [this.queue.queueArn],
+      }),
+    );
+    role.addToPolicy(
+      new iam.PolicyStatement({
+        sid: 'ReadAndWriteEncryptedMessages',
+        actions: ['kms:Decrypt', 'kms:GenerateDataKey'],
+        resources: [this.queueKey.keyArn],
+      }),
+    );
+    return role;
+  }
+
+  /**
    * Queue policies: only the topic (and the function, re-enqueueing a retried
    * message) may send to the work queue, only the function (and the queue's own
-   * redrive) to its DLQ, only the topic to the
-   * subscription's DLQ; operators' redrive is exempt. A Deny, so that no IAM
-   * policy (PowerUser, a CI role) can plant a message the function would send.
+   * redrive) to its DLQ, only the topic to the subscription's DLQ; the redrive
+   * principals, named by ARN, are exempt. A Deny, so that no IAM policy
+   * (PowerUser, a CI role) can plant a message the function would send, and no
+   * tag a principal could set on itself opens it.
    */
-  private restrictQueueSenders(redrivePrincipals: readonly iam.IPrincipal[] | undefined): void {
-    const redrivers: Record<string, Record<string, string[]>> = {};
-    if (redrivePrincipals === undefined) {
-      redrivers.StringNotEquals = { [`aws:PrincipalTag/${REDRIVE_PRINCIPAL_TAG}`]: ['true'] };
-    } else {
-      const arns = redrivePrincipals.map((principal) => principalArn(principal, 'redrivePrincipals'));
-      if (arns.length > 0) redrivers.ArnNotEquals = { 'aws:PrincipalArn': arns };
-    }
-    const deny = (queue: sqs.Queue, sid: string, allowed: Record<string, string[]>) => {
-      const conditions: Record<string, Record<string, string[]>> = { ...redrivers };
-      // Conditions of one statement all must hold: deny unless one of the allowed keys matches.
-      for (const [key, values] of Object.entries(allowed)) {
-        const previous = conditions.ArnNotEquals ?? {};
-        conditions.ArnNotEquals = { ...previous, [key]: [...(previous[key] ?? []), ...values] };
-      }
-      queue.addToResourcePolicy(
-        new iam.PolicyStatement({
-          sid,
-          effect: iam.Effect.DENY,
-          principals: [new iam.AnyPrincipal()],
-          actions: ['sqs:SendMessage'],
-          resources: [queue.queueArn],
-          conditions,
-        }),
-      );
-    };
+  private restrictQueueSenders(redrivePrincipals: readonly iam.IPrincipal[]): void {
+    const redrivers = redrivePrincipals.map((principal) => principalArn(principal, 'redrivePrincipals'));
+    const deny = (queue: sqs.Queue, sid: string, allowed: Record<string, string[]>) =>
+      onlyTheseSend(queue, sid, {
+        ...allowed,
+        'aws:PrincipalArn': [...(allowed['aws:PrincipalArn'] ?? []), ...redrivers],
+      });
     // The function sends too: a retried message goes back to the work queue as a delayed copy
     // (the retry budget); it only ever re-enqueues an envelope it received from the topic.
     deny(this.queue, 'OnlyTheTopicSends', {
@@ -489,14 +616,23 @@ function sesArnPattern(resource: string): string {
   return `arn:<AWS::Partition>:ses:<AWS::Region>:<AWS::AccountId>:${resource}`;
 }
 
-/** The ARN a principal is known by in `aws:PrincipalArn`. */
+/**
+ * The ARN a principal is known by in `aws:PrincipalArn`: a role's (which its sessions carry too) or
+ * a user's. Accounts are refused: their ARN names only the root user, and an exemption names principals.
+ */
 function principalArn(principal: iam.IPrincipal, setting: string): string {
-  if (principal instanceof iam.ArnPrincipal) return principal.arn;
+  const refuse = (value: unknown): never => {
+    throw new SettingsError(setting, value, 'each must be a role or a user, by ARN (an IRole or an ArnPrincipal)');
+  };
+  if (principal instanceof iam.AccountPrincipal) return refuse(principal.toString());
   if (isRole(principal)) return principal.roleArn;
-  if (principal instanceof iam.AccountPrincipal) {
-    return `arn:${Aws.PARTITION}:iam::${String(principal.accountId)}:root`;
+  if (principal instanceof iam.ArnPrincipal) {
+    const arn = principal.arn;
+    // A token (a role of another stack) is the app's to get right; a literal must be a role or user ARN.
+    if (!Token.isUnresolved(arn) && !ROLE_OR_USER_ARN.test(arn)) return refuse(arn);
+    return arn;
   }
-  throw new SettingsError(setting, principal.toString(), 'each must be a role, an ArnPrincipal or an account');
+  return refuse(principal.toString());
 }
 
 function isRole(p: iam.IPrincipal): p is iam.IRole {

@@ -94,47 +94,55 @@ export function handlerEnvironment(settings: ResolvedSettings, refs: HandlerReso
   return environment;
 }
 
-/** Names of the resources the ledger function writes to (CDK tokens in a stack, real values locally). */
+/** Where genuine SES events come from: the ledger function takes no event from elsewhere. */
+export interface LedgerEventOrigin {
+  /** The SES events topic (an envelope's `TopicArn`). */
+  readonly eventsTopicArn: string;
+  /** The pipeline's AWS account (an event's `mail.sendingAccountId`). */
+  readonly accountId: string;
+  /** The configuration set every send uses (an event's `ses:configuration-set` tag). */
+  readonly configurationSetName: string;
+  /** The send function's IAM role name (an event's `ses:caller-identity` tag). */
+  readonly senderRoleName: string;
+}
+
+/** Names of the resources the ledger function writes to and reads (CDK tokens in a stack, real values locally). */
 export interface LedgerResourceRefs {
   readonly tableName: string;
   readonly deliveryStatusTopicArn: string;
+  /** Where genuine events come from. @default none given: the origin variables are left out */
+  readonly origin?: LedgerEventOrigin;
+  /**
+   * The send function's idempotency table, which the ledger function reads (GetItem) with the key
+   * prefix of the settings. @default none given: neither variable is set
+   */
+  readonly idempotencyTableName?: string;
 }
 
 /**
- * What the ledger function trusts (lambdas/ledger/binding.ts): where the pipeline's own SES events
- * come from, and the send function's claims, which record every send's attempt id.
- */
-export interface LedgerTrustRefs {
-  /** The SES events topic. */
-  readonly eventsTopicArn: string;
-  /** The account the pipeline sends from. */
-  readonly accountId: string;
-  readonly configurationSetName: string;
-  /** The send function's IAM role name (SES's `ses:caller-identity`). */
-  readonly senderRoleName: string;
-  /** The send function's idempotency table. */
-  readonly claimsTableName: string;
-}
-
-/**
- * The ledger function's own settings: its table, the topic it publishes status changes to, and
- * how long a ledger item lives (the dedupe window). The CDK construct, the local pipeline and the
+ * The ledger function's own settings: its table, the topic it publishes status changes to, how
+ * long a ledger item lives (the dedupe window), where genuine events come from, and the send
+ * function's idempotency table and key prefix. The CDK construct, the local pipeline and the
  * benchmark all build the ledger's environment here.
  */
 export function ledgerEnvironment(
   settings: Pick<ResolvedSettings, 'dedupeWindowSeconds' | 'idempotencyKeyPrefix'>,
   refs: LedgerResourceRefs,
-  trust: LedgerTrustRefs,
 ): Record<string, string> {
-  return {
+  const environment: Record<string, string> = {
     [LEDGER_ENV.tableName]: refs.tableName,
     [LEDGER_ENV.deliveryStatusTopicArn]: refs.deliveryStatusTopicArn,
     [LEDGER_ENV.retentionSeconds]: String(settings.dedupeWindowSeconds),
-    [LEDGER_ENV.eventsTopicArn]: trust.eventsTopicArn,
-    [LEDGER_ENV.accountId]: trust.accountId,
-    [LEDGER_ENV.configurationSetName]: trust.configurationSetName,
-    [LEDGER_ENV.senderRoleName]: trust.senderRoleName,
-    [ENV.tableName]: trust.claimsTableName,
-    [ENV.keyPrefix]: settings.idempotencyKeyPrefix,
   };
+  if (refs.origin !== undefined) {
+    environment[LEDGER_ENV.eventsTopicArn] = refs.origin.eventsTopicArn;
+    environment[LEDGER_ENV.accountId] = refs.origin.accountId;
+    environment[LEDGER_ENV.configurationSetName] = refs.origin.configurationSetName;
+    environment[LEDGER_ENV.senderRoleName] = refs.origin.senderRoleName;
+  }
+  if (refs.idempotencyTableName !== undefined) {
+    environment[ENV.tableName] = refs.idempotencyTableName;
+    environment[ENV.keyPrefix] = settings.idempotencyKeyPrefix;
+  }
+  return environment;
 }

@@ -23,7 +23,12 @@ import { LEDGER_ENV, LEDGER_TABLE } from '../lambdas/ledger/schema';
 import { ledgerEnvironment } from './handler-env';
 import { ENV } from '../lambdas/send-email/settings';
 import { handlerCode, type LambdaName } from './assets';
-import { acknowledgeServerlessRules, protectedTableProps } from './construct-defaults';
+import {
+  acknowledgeServerlessRules,
+  onlyTheseSend,
+  protectedTableProps,
+  tableKeyStatement,
+} from './construct-defaults';
 import { DLQ_RETENTION_SECONDS, type ResolvedSettings } from './config';
 
 /** The SES events the ledger records (all but opens, clicks and subscriptions, which say nothing about delivery). */
@@ -53,6 +58,12 @@ export const LEDGER_FUNCTIONS = {
   ledgerTimeoutSeconds: 30,
   /** Status function: two GetItem at most. */
   statusTimeoutSeconds: 10,
+  /**
+   * Concurrency reserved for (and the most allowed to) the status function: a flood of status
+   * requests, signed by any principal allowed to call the URL, cannot take the account's
+   * concurrency from the send and ledger functions. Two GetItem each: 5 serve hundreds per second.
+   */
+  statusReservedConcurrency: 5,
   memorySizeMb: 256,
   batchSize: 10,
   maxBatchingWindowSeconds: 1,
@@ -65,9 +76,15 @@ export interface SendLedgerProps {
   readonly settings: ResolvedSettings;
   readonly removalPolicy: RemovalPolicy;
   readonly runtime: lambda.Runtime;
-  /** The send function's idempotency table (the status lookup reads it when no event came in yet). */
+  /**
+   * The send function's idempotency table: the status lookup reads it when no event came in yet,
+   * and the ledger function reads a key's claim to bind events to its sends.
+   */
   readonly idempotencyTable: dynamodb.ITable;
-  /** The send function's role: the only caller whose SES events the ledger records (`ses:caller-identity`). */
+  /**
+   * The send function's role: SES names it (by role name) in each event's `ses:caller-identity`
+   * tag, and the ledger function takes only events of its sends.
+   */
   readonly senderRole: iam.IRole;
   /** Powertools service name of the ledger and status functions' logs. */
   readonly serviceName: string;
@@ -75,6 +92,13 @@ export interface SendLedgerProps {
   readonly subscriberPrincipals: readonly iam.IPrincipal[];
   /** Encrypts the ledger and status functions' logs, as the send function's. @default the default encryption */
   readonly logsKey?: kms.IKey;
+  /** The names of the ledger and status functions' log groups (the logs key names them). */
+  readonly logGroupNames: { readonly ledger: string; readonly status: string };
+  /**
+   * Encrypts the ledger table, as the idempotency table; the functions get what they need on it.
+   * @default the AWS-managed key (`aws/dynamodb`)
+   */
+  readonly tableKey?: kms.IKey;
 }
 
 /** See the module comment. */
@@ -130,14 +154,26 @@ export class SendLedger extends Construct {
       enableKeyRotation: true,
       removalPolicy,
     });
-    // SES publishes events to the encrypted topic; the topic policy (added with
-    // the event destination) limits sns:Publish to this account's configuration set.
+    // SES publishes events to the encrypted topic, for this configuration set of this account
+    // only: the same conditions as the topic policy the event destination adds for sns:Publish.
+    // Without them, SES sending for any configuration set of any account could use the key.
+    const stack = Stack.of(this);
     this.topicKey.addToResourcePolicy(
       new iam.PolicyStatement({
         sid: 'SesPublishesEvents',
         principals: [new iam.ServicePrincipal('ses.amazonaws.com')],
         actions: ['kms:Decrypt', 'kms:GenerateDataKey*'],
         resources: ['*'],
+        conditions: {
+          StringEquals: {
+            'aws:SourceAccount': stack.account,
+            'aws:SourceArn': stack.formatArn({
+              service: 'ses',
+              resource: 'configuration-set',
+              resourceName: this.configurationSetName,
+            }),
+          },
+        },
       }),
     );
     this.queueKey = new kms.Key(this, 'QueueKey', {
@@ -186,6 +222,7 @@ export class SendLedger extends Construct {
     this.eventsTopic.addSubscription(
       new SqsSubscription(this.bufferQueue, { rawMessageDelivery: false, deadLetterQueue: this.bufferDeadLetterQueue }),
     );
+    this.restrictBufferSenders();
 
     this.deliveryStatusTopic = new sns.Topic(this, 'DeliveryStatusTopic', {
       masterKey: this.topicKey,
@@ -194,7 +231,7 @@ export class SendLedger extends Construct {
     for (const principal of props.subscriberPrincipals) this.deliveryStatusTopic.grantSubscribe(principal);
 
     // --- ledger table -------------------------------------------------------
-    this.table = new dynamodb.Table(this, 'Table', protectedTableProps(LEDGER_TABLE, removalPolicy));
+    this.table = new dynamodb.Table(this, 'Table', protectedTableProps(LEDGER_TABLE, removalPolicy, props.tableKey));
 
     // --- functions ----------------------------------------------------------
     const common = {
@@ -206,21 +243,22 @@ export class SendLedger extends Construct {
     };
     this.ledgerFunction = this.createFunction('Ledger', props, {
       asset: 'ledger',
+      logGroupName: props.logGroupNames.ledger,
       timeoutSeconds: LEDGER_FUNCTIONS.ledgerTimeoutSeconds,
       description: 'Records SES events per dedupe key in the send ledger and publishes status changes',
       environment: {
         ...common,
-        ...ledgerEnvironment(
-          settings,
-          { tableName: this.table.tableName, deliveryStatusTopicArn: this.deliveryStatusTopic.topicArn },
-          {
+        ...ledgerEnvironment(settings, {
+          tableName: this.table.tableName,
+          deliveryStatusTopicArn: this.deliveryStatusTopic.topicArn,
+          origin: {
             eventsTopicArn: this.eventsTopic.topicArn,
-            accountId: Stack.of(this).account,
+            accountId: stack.account,
             configurationSetName: this.configurationSetName,
             senderRoleName: props.senderRole.roleName,
-            claimsTableName: props.idempotencyTable.tableName,
           },
-        ),
+          idempotencyTableName: props.idempotencyTable.tableName,
+        }),
       },
     });
     this.ledgerFunction.addEventSource(
@@ -238,7 +276,7 @@ export class SendLedger extends Construct {
         resources: [this.table.tableArn],
       }),
     );
-    // An event is recorded only when the send's claim lists its attempt id (lambdas/ledger/binding.ts).
+    // A key's claim holds the attempt ids of its sends: an event binds to a send only through one.
     this.ledgerFunction.addToRolePolicy(
       new iam.PolicyStatement({
         sid: 'ReadSendClaims',
@@ -246,6 +284,7 @@ export class SendLedger extends Construct {
         resources: [props.idempotencyTable.tableArn],
       }),
     );
+    if (props.tableKey) this.ledgerFunction.addToRolePolicy(tableKeyStatement('UseTableKey', props.tableKey, 'write'));
     // Only the ledger function speaks on the status topic: a subscriber can trust what it reads.
     this.deliveryStatusTopic.addToResourcePolicy(
       new iam.PolicyStatement({
@@ -275,7 +314,9 @@ export class SendLedger extends Construct {
 
     this.statusFunction = this.createFunction('Status', props, {
       asset: 'status',
+      logGroupName: props.logGroupNames.status,
       timeoutSeconds: LEDGER_FUNCTIONS.statusTimeoutSeconds,
+      reservedConcurrency: LEDGER_FUNCTIONS.statusReservedConcurrency,
       description: 'GET /deliveries/{key}: the delivery status of a dedupe key',
       environment: {
         ...common,
@@ -290,10 +331,24 @@ export class SendLedger extends Construct {
         resources: [this.table.tableArn, props.idempotencyTable.tableArn],
       }),
     );
+    if (props.tableKey) this.statusFunction.addToRolePolicy(tableKeyStatement('UseTableKey', props.tableKey, 'read'));
     this.statusUrl = this.statusFunction.addFunctionUrl({ authType: lambda.FunctionUrlAuthType.AWS_IAM });
     acknowledgeServerlessRules({
       deadLetterQueues: [this.bufferDeadLetterQueue],
       functions: [this.ledgerFunction, this.statusFunction],
+    });
+  }
+
+  /**
+   * Queue policies of the buffer and its DLQ: only the events topic (SNS delivering SES's events)
+   * may send to the buffer, and only the events topic (what SNS could not deliver) and the buffer's
+   * own redrive to its DLQ. A Deny with no exemption, not even for operators: whatever reaches the
+   * buffer, the ledger records as SES's word, and that decides whether an email is sent again.
+   */
+  private restrictBufferSenders(): void {
+    onlyTheseSend(this.bufferQueue, 'OnlyTheEventsTopicSends', { 'aws:SourceArn': [this.eventsTopic.topicArn] });
+    onlyTheseSend(this.bufferDeadLetterQueue, 'OnlyTheEventsTopicDeadLetters', {
+      'aws:SourceArn': [this.eventsTopic.topicArn, this.bufferQueue.queueArn],
     });
   }
 
@@ -326,12 +381,16 @@ export class SendLedger extends Construct {
     spec: {
       /** The pre-built bundle (lib/assets.ts). */
       readonly asset: LambdaName;
+      readonly logGroupName: string;
       readonly timeoutSeconds: number;
+      /** @default none: the account's unreserved concurrency */
+      readonly reservedConcurrency?: number;
       readonly description: string;
       readonly environment: Record<string, string>;
     },
   ): lambda.Function {
     const logGroup = new logs.LogGroup(this, `${id}Logs`, {
+      logGroupName: spec.logGroupName,
       retention: props.settings.logRetentionDays as logs.RetentionDays,
       removalPolicy: props.removalPolicy,
       ...(props.logsKey ? { encryptionKey: props.logsKey } : {}),
@@ -348,6 +407,7 @@ export class SendLedger extends Construct {
       runtime: props.runtime,
       architecture: lambda.Architecture.ARM_64,
       timeout: Duration.seconds(spec.timeoutSeconds),
+      ...(spec.reservedConcurrency !== undefined ? { reservedConcurrentExecutions: spec.reservedConcurrency } : {}),
       memorySize: LEDGER_FUNCTIONS.memorySizeMb,
       logGroup,
       environment: spec.environment,

@@ -213,6 +213,12 @@ export const SETTINGS = {
     notes: 'account ids and IAM role/user ARNs; `-c` comma-separated',
     contextKey: true,
   },
+  redrivePrincipals: {
+    kind: 'list',
+    default: { described: "none (the stack's redrive role only)" },
+    notes: 'IAM role/user ARNs that may also redrive (the queue policies exempt them by ARN); `-c` comma-separated',
+    contextKey: true,
+  },
   sesTemplateNames: {
     kind: 'list',
     default: { described: 'all (`template/*`)' },

@@ -191,3 +191,15 @@ export function flattenJoin(value: unknown): string {
   if (join === undefined) return '<token>';
   return join[1].map(flattenJoin).join(join[0]);
 }
+
+/**
+ * A CloudFormation string as text, each Ref as `{LogicalId}`, so that two spellings of one ARN
+ * (a formatArn join, a template string) compare equal. Other intrinsics are refused.
+ */
+export function rendered(value: unknown): string {
+  if (typeof value === 'string') return value;
+  const v = value as { Ref?: string; 'Fn::Join'?: [string, unknown[]] };
+  if (v.Ref !== undefined) return `{${v.Ref}}`;
+  if (v['Fn::Join'] !== undefined) return v['Fn::Join'][1].map(rendered).join(v['Fn::Join'][0]);
+  throw new Error(`cannot render ${JSON.stringify(value)}`);
+}

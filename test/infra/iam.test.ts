@@ -1,5 +1,6 @@
 import { CfnResource } from 'aws-cdk-lib';
-import { functionPolicyStatements, statementsFor, synthDefault, synthesize } from './helpers';
+import * as iam from 'aws-cdk-lib/aws-iam';
+import { functionPolicyStatements, statementsFor, synthDefault, synthesize, type Synthesized } from './helpers';
 
 const arnOf = (logicalId: string) => ({ 'Fn::GetAtt': [logicalId, 'Arn'] });
 /** An SES ARN of this stack; `ref`, when given, is the logical id whose Ref ends it (the owned configuration set). */
@@ -96,15 +97,35 @@ describe('function permissions', () => {
     expect(asList(logs[0].Resource)).toEqual([arnOf(ids.logGroup)]);
   });
 
-  test('the send function may use the queue key (read the queue, write the DLQ) and no other key', () => {
-    const { template, ids } = synthDefault();
+  test('the send function may use the queue key (read the queue, write the DLQ), the table key through DynamoDB, and no other key', () => {
+    const { template, ids, stack } = synthDefault();
+    const tableKey = stack.getLogicalId(stack.pipeline.tableKey!.node.defaultChild as CfnResource);
     const kmsStatements = functionPolicyStatements(template).filter((s) =>
       asList<string>(s.Action).some((a) => a.startsWith('kms:')),
     );
-    expect(kmsStatements.length).toBeGreaterThan(0);
+    const on = (keyId: string) => kmsStatements.filter((s) => asSet(s.Resource)[0] === asSet(arnOf(keyId))[0]);
+    expect(on(ids.queueKey).length + on(tableKey).length).toBe(kmsStatements.length);
+    expect(new Set(on(ids.queueKey).flatMap((s) => asList<string>(s.Action)))).toEqual(
+      new Set(['kms:Decrypt', 'kms:GenerateDataKey']),
+    );
+    expect(on(tableKey)).toEqual([
+      expect.objectContaining({
+        Action: ['kms:Decrypt', 'kms:DescribeKey', 'kms:Encrypt', 'kms:GenerateDataKey'],
+        Condition: {
+          StringEquals: {
+            'kms:ViaService': { 'Fn::Join': ['', ['dynamodb.', { Ref: 'AWS::Region' }, '.amazonaws.com']] },
+          },
+        },
+      }),
+    ]);
+  });
+
+  test('with customerManagedTableKey=false, the send function may use the queue key only', () => {
+    const { template, ids } = synthesize({ customerManagedTableKey: false });
+    const kmsStatements = functionPolicyStatements(template).filter((s) =>
+      asList<string>(s.Action).some((a) => a.startsWith('kms:')),
+    );
     for (const s of kmsStatements) expect(asList(s.Resource)).toEqual([arnOf(ids.queueKey)]);
-    const actions = new Set(kmsStatements.flatMap((s) => asList<string>(s.Action)));
-    expect(actions).toEqual(new Set(['kms:Decrypt', 'kms:GenerateDataKey']));
   });
 
   test('no permission of the function uses Resource "*"', () => {
@@ -112,5 +133,80 @@ describe('function permissions', () => {
     const statements = functionPolicyStatements(template);
     expect(statements.length).toBeGreaterThan(0);
     for (const s of statements) expect(asList(s.Resource)).not.toContain('*');
+  });
+});
+
+describe('redrive role', () => {
+  /** The role's logical id and every statement of the IAM policies attached to it. */
+  function redriveRole(s: Synthesized): { id: string; statements: Array<Record<string, any>> } {
+    const id = s.stack.getLogicalId(s.stack.pipeline.redriveRole.node.defaultChild as CfnResource);
+    const statements = Object.values(s.template.findResources('AWS::IAM::Policy'))
+      .filter((p) => (p.Properties.Roles as Array<{ Ref: string }>).some((r) => r.Ref === id))
+      .flatMap((p) => p.Properties.PolicyDocument.Statement as Array<Record<string, any>>);
+    return { id, statements };
+  }
+  const resourcesOf = (statements: Array<Record<string, any>>, action: string) =>
+    asSet(statementsFor(statements, action).flatMap((s) => asList(s.Resource)));
+
+  test('by default the deploying account may assume it (through IAM policies that allow sts:AssumeRole on it)', () => {
+    const s = synthDefault();
+    const role = s.template.toJSON().Resources[redriveRole(s).id].Properties;
+    expect(role.AssumeRolePolicyDocument.Statement).toEqual([
+      {
+        Effect: 'Allow',
+        Action: 'sts:AssumeRole',
+        Principal: {
+          AWS: { 'Fn::Join': ['', ['arn:', { Ref: 'AWS::Partition' }, ':iam::', { Ref: 'AWS::AccountId' }, ':root']] },
+        },
+      },
+    ]);
+    expect(role.ManagedPolicyArns).toBeUndefined();
+    expect(role.MaxSessionDuration).toBe(3600);
+  });
+
+  test('redriveRoleAssumedBy names who may assume it instead', () => {
+    const s = synthesize({ redriveRoleAssumedBy: new iam.ArnPrincipal('arn:aws:iam::123456789012:role/oncall') });
+    const role = s.template.toJSON().Resources[redriveRole(s).id].Properties;
+    expect(role.AssumeRolePolicyDocument.Statement).toEqual([
+      { Effect: 'Allow', Action: 'sts:AssumeRole', Principal: { AWS: 'arn:aws:iam::123456789012:role/oncall' } },
+    ]);
+  });
+
+  test('may list, redrive and purge the DLQ, send to the work queue and use the queue key: nothing else', () => {
+    const s = synthDefault();
+    const { statements } = redriveRole(s);
+    const actions = new Set(statements.flatMap((st) => asList<string>(st.Action)));
+    expect(actions).toEqual(
+      new Set([
+        'cloudformation:DescribeStacks',
+        'sqs:GetQueueAttributes',
+        'sqs:ReceiveMessage',
+        'sqs:ChangeMessageVisibility',
+        'sqs:DeleteMessage',
+        'sqs:StartMessageMoveTask',
+        'sqs:ListMessageMoveTasks',
+        'sqs:CancelMessageMoveTask',
+        'sqs:PurgeQueue',
+        'sqs:SendMessage',
+        'kms:Decrypt',
+        'kms:GenerateDataKey',
+      ]),
+    );
+    for (const action of ['sqs:ReceiveMessage', 'sqs:DeleteMessage', 'sqs:PurgeQueue', 'sqs:StartMessageMoveTask']) {
+      expect(resourcesOf(statements, action)).toEqual(asSet(arnOf(s.ids.deadLetterQueue)));
+    }
+    // It sends to the work queue only (never to a DLQ, never to the ledger's buffer).
+    expect(resourcesOf(statements, 'sqs:SendMessage')).toEqual(asSet(arnOf(s.ids.queue)));
+    expect(resourcesOf(statements, 'kms:Decrypt')).toEqual(asSet(arnOf(s.ids.queueKey)));
+    expect(resourcesOf(statements, 'cloudformation:DescribeStacks')).toEqual(asSet({ Ref: 'AWS::StackId' }));
+    for (const st of statements) {
+      expect(st.Effect).toBe('Allow');
+      expect(asList(st.Resource)).not.toContain('*');
+    }
+  });
+
+  test('its ARN is a stack output', () => {
+    const s = synthDefault();
+    s.template.hasOutput('RedriveRoleArn', { Value: arnOf(redriveRole(s).id) });
   });
 });

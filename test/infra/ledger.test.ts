@@ -5,7 +5,7 @@ import { LEDGER_ENV, LEDGER_TABLE } from '../../lambdas/ledger/schema';
 import { ENV } from '../../lambdas/send-email/settings';
 import type { EmailPipelineStack } from '../../lib/email-pipeline-stack';
 import { LEDGER_FUNCTIONS } from '../../lib/ledger';
-import { functionPolicyStatements, resource, statementsFor, synthDefault, synthesize } from './helpers';
+import { functionPolicyStatements, rendered, resource, statementsFor, synthDefault, synthesize } from './helpers';
 
 const asList = <T>(v: T | T[]): T[] => ([] as T[]).concat(v);
 const ref = (stack: EmailPipelineStack, c: IConstruct) => ({
@@ -15,6 +15,8 @@ const arnOf = (stack: EmailPipelineStack, c: IConstruct) => ({
   'Fn::GetAtt': [stack.getLogicalId(c.node.defaultChild as CfnResource), 'Arn'],
 });
 const idOf = (stack: EmailPipelineStack, c: IConstruct) => stack.getLogicalId(c.node.defaultChild as CfnResource);
+/** kms:ViaService of DynamoDB in the stack's region. */
+const viaDynamoDb = { 'Fn::Join': ['', ['dynamodb.', { Ref: 'AWS::Region' }, '.amazonaws.com']] };
 
 function defaults() {
   const { template, stack } = synthDefault();
@@ -105,6 +107,53 @@ describe('events topic and buffer', () => {
     expect(new Set(asList(ses[0].Action))).toEqual(new Set(['kms:Decrypt', 'kms:GenerateDataKey*']));
   });
 
+  test("SES may use the topic key only for this account's configuration set, as the topic policy lets it publish", () => {
+    const { template, stack, ledger } = defaults();
+    const key = resource(template, idOf(stack, ledger.topicKey)).Properties;
+    const grant = (key.KeyPolicy.Statement as Array<Record<string, any>>).find((s) => s.Sid === 'SesPublishesEvents');
+    const configurationSetArn = `arn:{AWS::Partition}:ses:{AWS::Region}:{AWS::AccountId}:configuration-set/{${idOf(stack, ledger.configurationSet!)}}`;
+    expect(grant?.Principal).toEqual({ Service: 'ses.amazonaws.com' });
+    expect(Object.keys(grant?.Condition ?? {})).toEqual(['StringEquals']);
+    expect(grant?.Condition.StringEquals['aws:SourceAccount']).toEqual({ Ref: 'AWS::AccountId' });
+    expect(rendered(grant?.Condition.StringEquals['aws:SourceArn'])).toBe(configurationSetArn);
+    // Another configuration set (of this or another account) is not the one named.
+    expect(rendered(grant?.Condition.StringEquals['aws:SourceArn'])).not.toBe(
+      'arn:aws:ses:eu-west-1:210987654321:configuration-set/{ConfigurationSet}',
+    );
+
+    // The events topic's own policy for SES has the same two conditions (the event destination adds it).
+    const topicPolicy = Object.values(template.findResources('AWS::SNS::TopicPolicy')).find((p) =>
+      asList(p.Properties.Topics).some((t) => JSON.stringify(t) === JSON.stringify(ref(stack, ledger.eventsTopic))),
+    );
+    const publish = (topicPolicy?.Properties.PolicyDocument.Statement as Array<Record<string, any>>).filter(
+      (s) => s.Principal?.Service === 'ses.amazonaws.com',
+    );
+    expect(publish).toHaveLength(1);
+    expect(publish[0].Condition.StringEquals['AWS:SourceAccount']).toEqual({ Ref: 'AWS::AccountId' });
+    expect(rendered(publish[0].Condition.StringEquals['AWS:SourceArn'])).toBe(configurationSetArn);
+  });
+
+  test('with a given configuration set, SES may use the topic key only for that one', () => {
+    const { template, stack } = synthesize({ configurationSetName: 'transactional' });
+    const key = resource(template, idOf(stack, stack.pipeline.ledger.topicKey)).Properties;
+    const grant = (key.KeyPolicy.Statement as Array<Record<string, any>>).find((s) => s.Sid === 'SesPublishesEvents');
+    expect(rendered(grant?.Condition.StringEquals['aws:SourceArn'])).toBe(
+      'arn:{AWS::Partition}:ses:{AWS::Region}:{AWS::AccountId}:configuration-set/transactional',
+    );
+  });
+
+  test('SNS may use the buffer key only when delivering from the events topic', () => {
+    const { template, stack, ledger } = defaults();
+    const key = resource(template, idOf(stack, ledger.queueKey)).Properties;
+    const services = (key.KeyPolicy.Statement as Array<Record<string, any>>).filter((s) => s.Principal?.Service);
+    expect(services).toEqual([
+      expect.objectContaining({
+        Principal: { Service: 'sns.amazonaws.com' },
+        Condition: { ArnEquals: { 'aws:SourceArn': ref(stack, ledger.eventsTopic) } },
+      }),
+    ]);
+  });
+
   test('the buffer gets the SNS envelope (raw delivery off) from the events topic', () => {
     const { template, stack, ledger } = defaults();
     template.hasResourceProperties('AWS::SNS::Subscription', {
@@ -171,6 +220,38 @@ describe('ledger function', () => {
     });
   });
 
+  test("knows where genuine events come from: the events topic, the account, the configuration set and the send function's role", () => {
+    const { template, stack, ledger } = defaults();
+    const env = resource(template, idOf(stack, ledger.ledgerFunction)).Properties.Environment.Variables;
+    expect(env[LEDGER_ENV.eventsTopicArn]).toEqual(ref(stack, ledger.eventsTopic));
+    expect(env[LEDGER_ENV.accountId]).toEqual({ Ref: 'AWS::AccountId' });
+    expect(env[LEDGER_ENV.configurationSetName]).toEqual(ref(stack, ledger.configurationSet!));
+    // SES names the caller's role (not its ARN) in the ses:caller-identity tag.
+    expect(env[LEDGER_ENV.senderRoleName]).toEqual(ref(stack, stack.pipeline.role));
+  });
+
+  test('a given configuration set is the one the ledger function expects in events', () => {
+    const { template, stack } = synthesize({ configurationSetName: 'transactional' });
+    const env = resource(template, idOf(stack, stack.pipeline.ledger.ledgerFunction)).Properties.Environment.Variables;
+    expect(env[LEDGER_ENV.configurationSetName]).toBe('transactional');
+  });
+
+  test('knows the idempotency table and key prefix, to read the claim an event must match', () => {
+    const { template, stack, ledger } = defaults();
+    const env = resource(template, idOf(stack, ledger.ledgerFunction)).Properties.Environment.Variables;
+    expect(env[ENV.tableName]).toEqual(ref(stack, stack.pipeline.table));
+    expect(env[ENV.keyPrefix]).toBe('email-pipeline');
+  });
+
+  test('may read (GetItem only) the idempotency table', () => {
+    const { template, stack, ledger } = defaults();
+    const statements = functionPolicyStatements(template, idOf(stack, ledger.ledgerFunction));
+    const onIdempotencyTable = statements.filter((s) =>
+      asList(s.Resource).some((r) => JSON.stringify(r) === JSON.stringify(arnOf(stack, stack.pipeline.table))),
+    );
+    expect(onIdempotencyTable.flatMap((s) => asList<string>(s.Action))).toEqual(['dynamodb:GetItem']);
+  });
+
   test('may update ledger items, publish status changes and read its buffer, nothing more', () => {
     const { template, stack, ledger } = defaults();
     const statements = functionPolicyStatements(template, idOf(stack, ledger.ledgerFunction));
@@ -178,9 +259,14 @@ describe('ledger function', () => {
     expect(actions).toEqual(
       [
         'dynamodb:GetItem',
+        'dynamodb:GetItem',
         'dynamodb:UpdateItem',
         'kms:Decrypt',
         'kms:Decrypt',
+        'kms:Decrypt',
+        'kms:DescribeKey',
+        'kms:Encrypt',
+        'kms:GenerateDataKey',
         'kms:GenerateDataKey',
         'logs:CreateLogStream',
         'logs:PutLogEvents',
@@ -194,7 +280,14 @@ describe('ledger function', () => {
     );
     expect(statementsFor(statements, 'dynamodb:UpdateItem')[0].Resource).toEqual(arnOf(stack, ledger.table));
     expect(statementsFor(statements, 'sns:Publish')[0].Resource).toEqual(ref(stack, ledger.deliveryStatusTopic));
-    expect(statementsFor(statements, 'kms:GenerateDataKey')[0].Resource).toEqual(arnOf(stack, ledger.topicKey));
+    const dataKeys = statementsFor(statements, 'kms:GenerateDataKey');
+    expect(new Set(dataKeys.map((s) => JSON.stringify(s.Resource)))).toEqual(
+      new Set([arnOf(stack, ledger.topicKey), arnOf(stack, stack.pipeline.tableKey!)].map((r) => JSON.stringify(r))),
+    );
+    // The table key only through DynamoDB.
+    for (const s of dataKeys.filter((d) => JSON.stringify(d.Resource).includes('TableKey'))) {
+      expect(s.Condition).toEqual({ StringEquals: { 'kms:ViaService': viaDynamoDb } });
+    }
     for (const s of statements) expect(asList(s.Resource)).not.toContain('*');
   });
 });
@@ -238,6 +331,18 @@ describe('delivery-status topic', () => {
 });
 
 describe('status function and endpoint', () => {
+  test("has a small reserved concurrency, so a flood of lookups cannot take the send functions' concurrency", () => {
+    const { template, stack, ledger } = defaults();
+    const status = resource(template, idOf(stack, ledger.statusFunction)).Properties;
+    expect(status.ReservedConcurrentExecutions).toBe(LEDGER_FUNCTIONS.statusReservedConcurrency);
+    expect(LEDGER_FUNCTIONS.statusReservedConcurrency).toBeGreaterThanOrEqual(1);
+    expect(LEDGER_FUNCTIONS.statusReservedConcurrency).toBeLessThanOrEqual(10);
+    // The send and ledger functions keep the account's unreserved pool (their event sources cap them).
+    for (const fn of [stack.pipeline.sendFunction, ledger.ledgerFunction]) {
+      expect(resource(template, idOf(stack, fn)).Properties.ReservedConcurrentExecutions).toBeUndefined();
+    }
+  });
+
   test('is served on a function URL that requires SigV4 (AWS_IAM)', () => {
     const { template, stack, ledger } = defaults();
     template.hasResourceProperties('AWS::Lambda::Url', {
@@ -260,7 +365,16 @@ describe('status function and endpoint', () => {
     const { template, stack, ledger } = defaults();
     const statements = functionPolicyStatements(template, idOf(stack, ledger.statusFunction));
     const actions = statements.flatMap((s) => asList<string>(s.Action)).sort();
-    expect(actions).toEqual(['dynamodb:GetItem', 'logs:CreateLogStream', 'logs:PutLogEvents']);
+    expect(actions).toEqual([
+      'dynamodb:GetItem',
+      'kms:Decrypt',
+      'kms:DescribeKey',
+      'logs:CreateLogStream',
+      'logs:PutLogEvents',
+    ]);
+    const [key] = statementsFor(statements, 'kms:Decrypt');
+    expect(key?.Resource).toEqual(arnOf(stack, stack.pipeline.tableKey!));
+    expect(key?.Condition).toEqual({ StringEquals: { 'kms:ViaService': viaDynamoDb } });
     const reads = statementsFor(statements, 'dynamodb:GetItem').flatMap((s) => asList(s.Resource));
     expect(new Set(reads.map((r) => JSON.stringify(r)))).toEqual(
       new Set([arnOf(stack, ledger.table), arnOf(stack, stack.pipeline.table)].map((r) => JSON.stringify(r))),

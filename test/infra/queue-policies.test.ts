@@ -1,10 +1,11 @@
 import * as iam from 'aws-cdk-lib/aws-iam';
 import { CfnResource, Stack } from 'aws-cdk-lib';
-import { principalsFromStrings, REDRIVE_PRINCIPAL_TAG } from '../../lib/email-pipeline';
-import { SettingsError } from '../../lib/config';
-import { resource, synthDefault, synthesize, Synthesized } from './helpers';
+import { principalsFromStrings } from '../../lib/email-pipeline';
+import { SettingsError, settingsFromContext, splitContextSettings } from '../../lib/config';
+import { rendered, resource, synthDefault, synthesize, Synthesized } from './helpers';
 
 type Statement = Record<string, any>;
+
 const arnOf = (logicalId: string) => ({ 'Fn::GetAtt': [logicalId, 'Arn'] });
 const same = (a: unknown, b: unknown) => JSON.stringify(a) === JSON.stringify(b);
 
@@ -57,11 +58,29 @@ function sendIsDenied(statements: Statement[], request: RequestContext): boolean
 const fromTopic = (s: Synthesized) => ({ 'aws:SourceArn': { Ref: s.ids.topic } });
 /** A principal of the account with sqs:SendMessage (PowerUser, a CI role), no tag. */
 const someRole = { 'aws:PrincipalArn': 'arn:aws:iam::123456789012:role/ci' };
-/** An operator whose role carries the redrive tag. */
+/**
+ * A principal that tagged itself as an operator (iam:TagRole or sts:TagSession): the tag the
+ * queues once trusted. No tag opens them now.
+ */
 const taggedOperator = {
   'aws:PrincipalArn': 'arn:aws:iam::123456789012:role/ops',
-  [`aws:PrincipalTag/${REDRIVE_PRINCIPAL_TAG}`]: 'true',
+  'aws:PrincipalTag/email-pipeline-redrive': 'true',
 };
+/** Another account's role: an outsider. */
+const outsider = {
+  'aws:PrincipalArn': 'arn:aws:iam::210987654321:role/redrive',
+  'aws:PrincipalAccount': '210987654321',
+};
+/** The redrive role the construct creates, as its sessions are known in aws:PrincipalArn (the role's ARN). */
+const redriveRole = (s: Synthesized) => ({
+  'aws:PrincipalArn': arnOf(s.stack.getLogicalId(s.stack.pipeline.redriveRole.node.defaultChild as CfnResource)),
+});
+/** The three queues the pipeline's topic and function feed. */
+const pipelineQueues = (s: Synthesized): string[] => [
+  s.ids.queue,
+  s.ids.deadLetterQueue,
+  s.stack.getLogicalId(s.stack.pipeline.subscriptionDeadLetterQueue.node.defaultChild as CfnResource),
+];
 
 describe('work queue policy: only the topic sends', () => {
   test('SNS delivering from the pipeline topic is not denied', () => {
@@ -86,23 +105,92 @@ describe('work queue policy: only the topic sends', () => {
     expect(sendIsDenied(queuePolicy(s, s.ids.queue), someRole)).toBe(true);
   });
 
-  test(`by default an operator tagged ${REDRIVE_PRINCIPAL_TAG}=true may redrive into it`, () => {
+  test('the redrive role the construct creates may redrive into it', () => {
     const s = synthDefault();
-    expect(sendIsDenied(queuePolicy(s, s.ids.queue), taggedOperator)).toBe(false);
+    expect(sendIsDenied(queuePolicy(s, s.ids.queue), redriveRole(s))).toBe(false);
   });
 
-  test('with redrivePrincipals, only the named role may redrive; the tag no longer suffices', () => {
+  test('a principal that tagged itself email-pipeline-redrive=true is denied: no tag opens it', () => {
+    const s = synthDefault();
+    expect(sendIsDenied(queuePolicy(s, s.ids.queue), taggedOperator)).toBe(true);
+  });
+
+  test("an outsider's principal is denied, even one named like the redrive role", () => {
+    const s = synthDefault();
+    expect(sendIsDenied(queuePolicy(s, s.ids.queue), outsider)).toBe(true);
+  });
+
+  test('with redrivePrincipals, the named role may redrive too; the redrive role still may', () => {
     const s = synthesize({ redrivePrincipals: [new iam.ArnPrincipal('arn:aws:iam::123456789012:role/redrive')] });
     const statements = queuePolicy(s, s.ids.queue);
     expect(sendIsDenied(statements, { 'aws:PrincipalArn': 'arn:aws:iam::123456789012:role/redrive' })).toBe(false);
+    expect(sendIsDenied(statements, redriveRole(s))).toBe(false);
     expect(sendIsDenied(statements, taggedOperator)).toBe(true);
+    expect(sendIsDenied(statements, someRole)).toBe(true);
     expect(sendIsDenied(statements, fromTopic(s))).toBe(false);
   });
 
-  test('a redrive principal that has no ARN is refused', () => {
-    expect(() => synthesize({ redrivePrincipals: [new iam.ServicePrincipal('sqs.amazonaws.com')] })).toThrow(
-      SettingsError,
+  test('a role given as an object is exempt by its ARN (a path included), which its sessions carry', () => {
+    const ops = iam.Role.fromRoleArn(new Stack(), 'Ops', 'arn:aws:iam::123456789012:role/path/ops');
+    const s = synthesize({ redrivePrincipals: [ops] });
+    const statements = queuePolicy(s, s.ids.queue);
+    expect(sendIsDenied(statements, { 'aws:PrincipalArn': 'arn:aws:iam::123456789012:role/path/ops' })).toBe(false);
+    expect(sendIsDenied(statements, { 'aws:PrincipalArn': 'arn:aws:iam::123456789012:role/ops' })).toBe(true);
+  });
+
+  test('a redrive principal that is not a role or user by ARN is refused: services, accounts, sessions', () => {
+    for (const principal of [
+      new iam.ServicePrincipal('sqs.amazonaws.com'),
+      new iam.AccountPrincipal('123456789012'),
+      new iam.AccountRootPrincipal(),
+      new iam.ArnPrincipal('arn:aws:iam::123456789012:root'),
+      new iam.ArnPrincipal('arn:aws:sts::123456789012:assumed-role/ops/alice'),
+    ]) {
+      expect(() => synthesize({ redrivePrincipals: [principal] })).toThrow(SettingsError);
+    }
+  });
+});
+
+describe('no queue of the pipeline yields to a principal tag', () => {
+  test('no queue policy statement has an aws:PrincipalTag condition', () => {
+    const s = synthDefault();
+    const policies = Object.values(s.template.findResources('AWS::SQS::QueuePolicy'));
+    expect(policies.length).toBeGreaterThanOrEqual(5);
+    expect(JSON.stringify(policies)).not.toMatch(/PrincipalTag/i);
+  });
+
+  test('on every queue the topic or function feeds, a self-tagged principal and an outsider are denied; the redrive role is not', () => {
+    const s = synthDefault();
+    for (const queue of pipelineQueues(s)) {
+      const statements = queuePolicy(s, queue);
+      expect(sendIsDenied(statements, taggedOperator)).toBe(true);
+      expect(sendIsDenied(statements, outsider)).toBe(true);
+      expect(sendIsDenied(statements, redriveRole(s))).toBe(false);
+    }
+  });
+});
+
+describe('redrivePrincipals from context strings', () => {
+  const context = (redrivePrincipals: string) => ({
+    'emailPipeline:senderAddress': 'noreply@example.com',
+    'emailPipeline:sesIdentity': 'example.com',
+    'emailPipeline:redrivePrincipals': redrivePrincipals,
+  });
+
+  test('role and user ARNs become exemptions by aws:PrincipalArn', () => {
+    const { app } = splitContextSettings(
+      settingsFromContext(context('arn:aws:iam::123456789012:role/ops, arn:aws:iam::123456789012:user/alice')),
     );
+    const s = synthesize({ redrivePrincipals: principalsFromStrings(app.redrivePrincipals ?? []) });
+    const statements = queuePolicy(s, s.ids.queue);
+    expect(sendIsDenied(statements, { 'aws:PrincipalArn': 'arn:aws:iam::123456789012:role/ops' })).toBe(false);
+    expect(sendIsDenied(statements, { 'aws:PrincipalArn': 'arn:aws:iam::123456789012:user/alice' })).toBe(false);
+    expect(sendIsDenied(statements, someRole)).toBe(true);
+  });
+
+  test('an account id or root ARN is refused, naming the setting', () => {
+    expect(() => settingsFromContext(context('123456789012'))).toThrow(/emailPipeline:redrivePrincipals/);
+    expect(() => settingsFromContext(context('arn:aws:iam::123456789012:root'))).toThrow(SettingsError);
   });
 });
 
@@ -149,6 +237,51 @@ describe('DLQ policy: only the function and the queue redrive send', () => {
   });
 });
 
+describe('ledger buffer policy: only the SES events topic sends, so nobody can plant an event the ledger records', () => {
+  const ledgerIds = (s: Synthesized) => {
+    const { ledger } = s.stack.pipeline;
+    const id = (c: { node: { defaultChild?: unknown } }) => s.stack.getLogicalId(c.node.defaultChild as CfnResource);
+    return {
+      buffer: id(ledger.bufferQueue),
+      bufferDlq: id(ledger.bufferDeadLetterQueue),
+      eventsTopic: id(ledger.eventsTopic),
+    };
+  };
+
+  test('SNS delivering from the events topic is not denied', () => {
+    const s = synthDefault();
+    const { buffer, eventsTopic } = ledgerIds(s);
+    expect(sendIsDenied(queuePolicy(s, buffer), { 'aws:SourceArn': { Ref: eventsTopic } })).toBe(false);
+  });
+
+  test("SNS delivering from any other topic (the pipeline's own included) is denied", () => {
+    const s = synthDefault();
+    const { buffer } = ledgerIds(s);
+    expect(sendIsDenied(queuePolicy(s, buffer), fromTopic(s))).toBe(true);
+    expect(sendIsDenied(queuePolicy(s, buffer), { 'aws:SourceArn': 'arn:aws:sns:eu-west-1:210987654321:forged' })).toBe(
+      true,
+    );
+  });
+
+  test("a principal of the account, the send function's role and a tagged operator are all denied", () => {
+    const s = synthDefault();
+    const statements = queuePolicy(s, ledgerIds(s).buffer);
+    expect(sendIsDenied(statements, someRole)).toBe(true);
+    expect(sendIsDenied(statements, { 'aws:PrincipalArn': arnOf(s.ids.role) })).toBe(true);
+    expect(sendIsDenied(statements, taggedOperator)).toBe(true);
+  });
+
+  test("its DLQ takes only what the events topic could not deliver and the buffer's own redrive", () => {
+    const s = synthDefault();
+    const { buffer, bufferDlq, eventsTopic } = ledgerIds(s);
+    const statements = queuePolicy(s, bufferDlq);
+    expect(sendIsDenied(statements, { 'aws:SourceArn': { Ref: eventsTopic } })).toBe(false);
+    expect(sendIsDenied(statements, { 'aws:SourceArn': arnOf(buffer) })).toBe(false);
+    expect(sendIsDenied(statements, someRole)).toBe(true);
+    expect(sendIsDenied(statements, fromTopic(s))).toBe(true);
+  });
+});
+
 describe('SNS subscription redrive policy', () => {
   function subscriptionDlq(s: Synthesized): string {
     return Stack.of(s.stack).getLogicalId(
@@ -169,12 +302,12 @@ describe('SNS subscription redrive policy', () => {
     expect(props.MessageRetentionPeriod).toBe(14 * 86_400);
   });
 
-  test('only the topic (and a tagged operator) may send to it', () => {
+  test('only the topic (and the redrive role) may send to it', () => {
     const s = synthDefault();
     const statements = queuePolicy(s, subscriptionDlq(s));
     expect(sendIsDenied(statements, fromTopic(s))).toBe(false);
     expect(sendIsDenied(statements, someRole)).toBe(true);
-    expect(sendIsDenied(statements, taggedOperator)).toBe(false);
+    expect(sendIsDenied(statements, redriveRole(s))).toBe(false);
   });
 });
 
@@ -186,7 +319,38 @@ describe('function logs', () => {
     const key = resource(s.template, keyId).Properties;
     expect(key.EnableKeyRotation).toBe(true);
     const grant = (key.KeyPolicy.Statement as Statement[]).find((st) => st.Sid === 'CloudWatchLogsUseKey');
-    expect(grant?.Condition?.ArnLike?.['kms:EncryptionContext:aws:logs:arn']).toBeDefined();
+    expect(grant?.Principal).toEqual({
+      Service: { 'Fn::Join': ['', ['logs.', { Ref: 'AWS::Region' }, '.amazonaws.com']] },
+    });
+    expect(Object.keys(grant?.Condition ?? {})).toEqual(['ArnEquals']);
+  });
+
+  test("CloudWatch Logs may use the key for the pipeline's three log groups only, by their ARNs", () => {
+    const s = synthDefault();
+    const keyId = Stack.of(s.stack).getLogicalId(s.stack.pipeline.logsKey?.node.defaultChild as CfnResource);
+    const grant = (resource(s.template, keyId).Properties.KeyPolicy.Statement as Statement[]).find(
+      (st) => st.Sid === 'CloudWatchLogsUseKey',
+    );
+    const allowed = (grant?.Condition.ArnEquals['kms:EncryptionContext:aws:logs:arn'] as unknown[]).map(rendered);
+    const logGroupArn = (name: string) => `arn:{AWS::Partition}:logs:{AWS::Region}:{AWS::AccountId}:log-group:${name}`;
+    const names = Object.values(s.template.findResources('AWS::Logs::LogGroup')).map(
+      (g) => g.Properties.LogGroupName as string,
+    );
+    expect(names).toHaveLength(3);
+    expect(allowed.sort()).toEqual(names.map(logGroupArn).sort());
+    // Another log group of the account, even one under the same prefix, is not covered.
+    expect(allowed).not.toContain(logGroupArn('/aws/lambda/other'));
+    expect(allowed).not.toContain(logGroupArn(`${s.stack.pipeline.logGroupNames.send}-copy`));
+    expect(allowed.some((arn) => arn.includes('*'))).toBe(false);
+  });
+
+  test('the log groups have fixed names under one prefix per pipeline (the key names them)', () => {
+    const s = synthDefault();
+    const { send, ledger, status } = s.stack.pipeline.logGroupNames;
+    expect(send).toMatch(/^\/email-pipeline\/EmailPipeline-[0-9A-F]{8}\/send-email$/);
+    expect(ledger).toBe(send.replace(/send-email$/, 'ledger'));
+    expect(status).toBe(send.replace(/send-email$/, 'status'));
+    expect(resource(s.template, s.ids.logGroup).Properties.LogGroupName).toBe(send);
   });
 
   test('every log group of the pipeline (send, ledger and status functions) uses that key', () => {

@@ -1,3 +1,4 @@
+import { CfnResource } from 'aws-cdk-lib';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import { SettingsError } from '../../lib/config';
 import { resource, synthDefault, synthesize, Synthesized } from './helpers';
@@ -57,9 +58,60 @@ describe('encryption at rest', () => {
     });
   });
 
-  test('the idempotency table is encrypted', () => {
+  test('both tables are encrypted with one customer-managed key, with rotation', () => {
     const s = synthDefault();
-    expect(resource(s.template, s.ids.table).Properties.SSESpecification).toEqual({ SSEEnabled: true });
+    const tableKey = s.stack.getLogicalId(s.stack.pipeline.tableKey!.node.defaultChild as CfnResource);
+    const ledgerTable = s.stack.getLogicalId(s.stack.pipeline.ledger.table.node.defaultChild as CfnResource);
+    for (const table of [s.ids.table, ledgerTable]) {
+      expect(resource(s.template, table).Properties.SSESpecification).toEqual({
+        SSEEnabled: true,
+        SSEType: 'KMS',
+        KMSMasterKeyId: arnOf(tableKey),
+      });
+    }
+    expect(resource(s.template, tableKey).Properties.EnableKeyRotation).toBe(true);
+  });
+
+  test("the table key's policy grants no service and no other account: its callers are granted through IAM, via DynamoDB", () => {
+    const s = synthDefault();
+    const tableKey = s.stack.getLogicalId(s.stack.pipeline.tableKey!.node.defaultChild as CfnResource);
+    const statements: Statement[] = resource(s.template, tableKey).Properties.KeyPolicy.Statement;
+    expect(statements).toEqual([expect.objectContaining({ Effect: 'Allow', Principal: { AWS: accountRoot } })]);
+  });
+
+  test('customerManagedTableKey=false uses the AWS-managed key for both tables and creates no table key', () => {
+    const s = synthesize({ customerManagedTableKey: false });
+    const ledgerTable = s.stack.getLogicalId(s.stack.pipeline.ledger.table.node.defaultChild as CfnResource);
+    for (const table of [s.ids.table, ledgerTable]) {
+      expect(resource(s.template, table).Properties.SSESpecification).toEqual({ SSEEnabled: true });
+    }
+    expect(s.stack.pipeline.tableKey).toBeUndefined();
+  });
+
+  test('grantStatusLookup gives GetItem on both tables and their key through DynamoDB only', () => {
+    const s = synthesize({}, (stack) => {
+      stack.pipeline.grantStatusLookup(new iam.Role(stack, 'Operator', { assumedBy: new iam.AccountRootPrincipal() }));
+    });
+    const statements = Object.values(s.template.findResources('AWS::IAM::Policy'))
+      .filter((p) => JSON.stringify(p.Properties.Roles).includes('Operator'))
+      .flatMap((p) => p.Properties.PolicyDocument.Statement as Statement[]);
+    const tableKey = s.stack.getLogicalId(s.stack.pipeline.tableKey!.node.defaultChild as CfnResource);
+    const ledgerTable = s.stack.getLogicalId(s.stack.pipeline.ledger.table.node.defaultChild as CfnResource);
+    expect(statements).toEqual([
+      expect.objectContaining({
+        Action: 'dynamodb:GetItem',
+        Resource: expect.arrayContaining([arnOf(s.ids.table), arnOf(ledgerTable)]),
+      }),
+      expect.objectContaining({
+        Action: ['kms:Decrypt', 'kms:DescribeKey'],
+        Resource: arnOf(tableKey),
+        Condition: {
+          StringEquals: {
+            'kms:ViaService': { 'Fn::Join': ['', ['dynamodb.', { Ref: 'AWS::Region' }, '.amazonaws.com']] },
+          },
+        },
+      }),
+    ]);
   });
 });
 

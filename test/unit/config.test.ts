@@ -452,7 +452,7 @@ describe('settingsFromContext', () => {
     const all = Object.keys(resolveSettings({ ...base, configurationSetName: 'set', senderName: 'Shop' }));
 
     expect(Object.keys(SETTINGS).sort()).toEqual(
-      [...all, 'publisherPrincipals', 'sesTemplateNames', 'alarmEmail'].sort(),
+      [...all, 'publisherPrincipals', 'redrivePrincipals', 'sesTemplateNames', 'alarmEmail'].sort(),
     );
   });
 
@@ -470,7 +470,9 @@ describe('settingsFromContext', () => {
   test('the known keys come from the one declaration: every declared key is accepted', () => {
     // Values of the right kind for each key; a key missing from the declaration would be refused as unknown.
     const sample = { string: 'x', integer: '1', boolean: 'true', list: 'a' } as const;
-    const keys = Object.keys(SETTINGS).filter((k) => k !== 'alarmEmail' && k !== 'publisherPrincipals');
+    const keys = Object.keys(SETTINGS).filter(
+      (k) => k !== 'alarmEmail' && k !== 'publisherPrincipals' && k !== 'redrivePrincipals',
+    );
     const values = Object.fromEntries(keys.map((k) => [k, sample[SETTINGS[k as keyof typeof SETTINGS].kind]]));
 
     expect(() => settingsFromContext(context({ ...values, ...required }))).not.toThrow();

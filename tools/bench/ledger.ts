@@ -31,7 +31,7 @@ import { ledgerKey } from '../../lambdas/ledger/schema';
 import { newAttemptId } from '../../lambdas/send-email/confirm';
 import { idempotencyRecordId } from '../../lambdas/status/lookup';
 import { ledgerEnvironment } from '../../lib/handler-env';
-import { ledgerTrustRefs } from '../local/resources';
+import { ledgerRefs } from '../local/resources';
 import { readLedgerItem } from '../../lambdas/ledger/store';
 import { createDynamoDbClient } from '../../lambdas/send-email/clients';
 import { buildSendEmailInput } from '../../lambdas/send-email/email';
@@ -146,13 +146,12 @@ interface LedgerHandler {
 
 /** One ledger handler instance (one container) with counted clients, built as lambdas/ledger/handler.ts does. */
 function newLedgerHandler(stack: InProcessStack, counters: Counters): LedgerHandler {
-  const { ledger } = stack.resources;
   const dynamodb = counters.dynamodb.attach(createDynamoDbClient(emulatorConfig(stack.endpoints.dynamodb)));
   counters.capacity.attach(dynamodb);
   const sns = new SNSClient({ ...emulatorConfig(stack.endpoints.sns), maxAttempts: 3 });
   counters.publishes.attach(sns);
   // The environment lib/ledger.ts gives the function.
-  const settings = readLedgerSettings(ledgerEnvironment(stack.settings, ledger, ledgerTrustRefs(stack.resources)));
+  const settings = readLedgerSettings(ledgerEnvironment(stack.settings, ledgerRefs(stack.resources)));
   const handler = createLedgerHandler({
     settings,
     dynamodb,

@@ -19,7 +19,7 @@ import {
   createResources,
   handlerRefs,
   LEDGER_FUNCTION_TIMEOUT_SECONDS,
-  ledgerTrustRefs,
+  ledgerRefs,
   type LocalResources,
 } from './resources';
 
@@ -178,7 +178,7 @@ export class LocalPipeline {
     return {
       ...inherited,
       ...LOCAL_AWS_ENV,
-      ...ledgerEnvironment(settings, ledger, ledgerTrustRefs(this.resources)),
+      ...ledgerEnvironment(settings, ledgerRefs(this.resources)),
       POWERTOOLS_SERVICE_NAME: 'email-pipeline-ledger',
       POWERTOOLS_LOG_LEVEL: settings.logLevel,
       POWERTOOLS_METRICS_NAMESPACE: settings.metricsNamespace,

@@ -22,7 +22,7 @@ import { CreateQueueCommand, GetQueueAttributesCommand, type SQSClient } from '@
 import { LEDGER_TABLE } from '../../lambdas/ledger/schema';
 import { DLQ_RETENTION_SECONDS, type ResolvedSettings } from '../../lib/config';
 import { LOCAL_ACCOUNT_ID } from '../../lib/cli/target';
-import { IDEMPOTENCY_TABLE, type HandlerResourceRefs, type LedgerTrustRefs } from '../../lib/handler-env';
+import { IDEMPOTENCY_TABLE, type HandlerResourceRefs, type LedgerResourceRefs } from '../../lib/handler-env';
 
 /**
  * The local send ledger table of the pipeline named `name`: the one place the
@@ -85,14 +85,18 @@ export const LEDGER_BUFFER_MAX_RECEIVES = 5;
 /** The local ledger consumer's invocation timeout and the buffer queue's visibility timeout. */
 export const LEDGER_FUNCTION_TIMEOUT_SECONDS = 10;
 
-/** What the ledger trusts of these resources (lambdas/ledger/binding.ts), as lib/ledger.ts gives it in a stack. */
-export function ledgerTrustRefs(resources: LocalResources): LedgerTrustRefs {
+/** The ledger function's resources, and what it trusts of them (lambdas/ledger/binding.ts), as lib/ledger.ts gives them in a stack. */
+export function ledgerRefs(resources: LocalResources): LedgerResourceRefs {
   return {
-    eventsTopicArn: resources.ledger.eventsTopicArn,
-    accountId: LOCAL_ACCOUNT_ID,
-    configurationSetName: resources.ledger.configurationSetName,
-    senderRoleName: resources.senderRoleName,
-    claimsTableName: resources.tableName,
+    tableName: resources.ledger.tableName,
+    deliveryStatusTopicArn: resources.ledger.deliveryStatusTopicArn,
+    origin: {
+      eventsTopicArn: resources.ledger.eventsTopicArn,
+      accountId: LOCAL_ACCOUNT_ID,
+      configurationSetName: resources.ledger.configurationSetName,
+      senderRoleName: resources.senderRoleName,
+    },
+    idempotencyTableName: resources.tableName,
   };
 }
 
