@@ -88,6 +88,13 @@ export interface PipelineAlarmsProps {
    */
   readonly ledgerDeadLetters?: AlarmTuning;
   /**
+   * SES events the ledger refused: not from the pipeline's topic, account,
+   * configuration set or send function, or not bound to an attempt of the key's
+   * claim. Someone may be planting evidence to stop sends or rewrite statuses.
+   * @default threshold 0 (any), 1 period of 300 s, statistic Sum
+   */
+  readonly ledgerUntrustedEvents?: AlarmTuning;
+  /**
    * A message is still being retried long after it first reached the queue (an
    * outage of the store or SES, or sending held back for the account).
    * @default threshold the pipeline's retryingTooLongSeconds (900), 1 period of 300 s, statistic Maximum
@@ -111,6 +118,7 @@ const ALARM_DEFAULTS: Readonly<Record<keyof PipelineAlarmsProps, AlarmDefaults>>
   snsDeliveryFailures: { threshold: 0, evaluationPeriods: 1, periodSeconds: 300 },
   sesBounceRate: { threshold: 0.05, evaluationPeriods: 1, periodSeconds: 900 },
   unconfirmedResends: { threshold: 0, evaluationPeriods: 1, periodSeconds: 300 },
+  ledgerUntrustedEvents: { threshold: 0, evaluationPeriods: 1, periodSeconds: 300 },
   ledgerDeadLetters: { threshold: 0, evaluationPeriods: 1, periodSeconds: 300 },
   retryingTooLong: { threshold: DEFAULTS.retryingTooLongSeconds, evaluationPeriods: 1, periodSeconds: 300 },
 };
@@ -261,6 +269,12 @@ export function createAlarms(
         statistic: cw.Stats.MAXIMUM,
       }),
     'SES events the ledger function could not record are in the ledger DLQ: delivery statuses lag and unknown-fate sends of those keys cannot be confirmed. Check the ledger function logs.',
+  );
+
+  make(
+    'ledgerUntrustedEvents',
+    (period) => handlerMetric(p, LEDGER_METRICS.untrustedEvents, { period }),
+    'The send ledger refused SES events that are not bound to a send of the pipeline (another origin, or an attempt id the key never sent with): someone may be planting evidence. The ledger function logs each at WARN with the key and the reason; find who publishes to the SES events topic.',
   );
 
   // --- brown-outs: send pacing, the circuit breaker, the retry budget ---

@@ -198,6 +198,7 @@ function addDeliveriesSection(dashboard: cw.Dashboard, pipeline: EmailPipeline):
     graph('Unknown-fate sends', 'Count', 8, [
       m(LEDGER_METRICS.confirmedBySesEvent, 'Confirmed by SES event (not resent)'),
       m(LEDGER_METRICS.unconfirmedResends, 'Unconfirmed resends'),
+      m(LEDGER_METRICS.untrustedEvents, 'SES events refused (not bound to a send)'),
     ]),
     graph('Ledger: events waiting and dead-lettered', 'Messages', 8, [
       ledger.bufferQueue.metricApproximateNumberOfMessagesVisible({

@@ -14,6 +14,8 @@ export const HANDLER_METRICS = METRIC;
 export const LEDGER_METRICS = {
   confirmedBySesEvent: 'ConfirmedBySesEvent',
   unconfirmedResends: 'UnconfirmedResends',
+  /** Published by the ledger function (same namespace and service): events it refused as not the pipeline's own. */
+  untrustedEvents: 'LedgerUntrustedEvents',
 } as const;
 
 /** The default period of the alarms' and the dashboard's metrics. */

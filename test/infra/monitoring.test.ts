@@ -96,6 +96,13 @@ const cases: Array<{
     dimensions: () => [{ Name: 'service', Value: 'email-pipeline' }],
   },
   {
+    name: 'ledgerUntrustedEvents',
+    namespace: 'EmailPipeline',
+    metric: 'LedgerUntrustedEvents',
+    statistic: 'Sum',
+    dimensions: () => [{ Name: 'service', Value: 'email-pipeline' }],
+  },
+  {
     name: 'ledgerDeadLetters',
     namespace: 'AWS/SQS',
     metric: 'ApproximateNumberOfMessagesVisible',
