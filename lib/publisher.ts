@@ -12,10 +12,13 @@ import {
   type PublishBatchResponse,
   type SNSClientConfig,
 } from '@aws-sdk/client-sns';
+import { valueTooDeep } from '../lambdas/send-email/json-depth';
 import {
+  CONTRACT,
   idempotencyKeyIssues,
   IDEMPOTENCY_KEY_ATTRIBUTE,
   InvalidMessageError,
+  tooDeepIssue,
   validateEmail,
   type EmailMessage,
   type EmailMessageInput,
@@ -106,18 +109,42 @@ interface Prepared {
 /** The field an idempotency key's issues name. */
 const KEY_FIELD = `attribute ${IDEMPOTENCY_KEY_ATTRIBUTE}`;
 
+/**
+ * The message as the JSON text the pipeline will parse, or undefined with the issue: nested deeper
+ * than the contract allows (checked first: JSON.stringify recurses once per level), a cycle, a BigInt,
+ * a getter or toJSON that throws.
+ */
+function serialize(message: unknown, issues: ValidationIssue[]): { text: string | undefined } | undefined {
+  try {
+    const deep = valueTooDeep(message, CONTRACT.maxDepth);
+    if (deep) {
+      issues.push(tooDeepIssue(deep));
+      return undefined;
+    }
+    return { text: JSON.stringify(message) as string | undefined };
+  } catch (error) {
+    const name = error instanceof Error ? error.name : 'Error';
+    const reason = error instanceof Error ? error.message : String(error);
+    issues.push({ field: 'message', reason: `cannot be serialized as JSON (${name}: ${reason})` });
+    return undefined;
+  }
+}
+
 function prepare(message: unknown, options: PublishOptions): Prepared {
   const issues: ValidationIssue[] = [];
   const key = options.idempotencyKey;
   if (key !== undefined) issues.push(...idempotencyKeyIssues(key).slice(0, 1));
   // What the pipeline will parse is the JSON text, so that is what is checked.
-  const body = JSON.stringify(message) as string | undefined;
+  const serialized = serialize(message, issues);
+  const body = serialized?.text;
   let email: EmailMessage | undefined;
-  try {
-    email = validateEmail(body === undefined ? undefined : JSON.parse(body));
-  } catch (error) {
-    if (!(error instanceof InvalidMessageError)) throw error;
-    issues.push(...error.issues);
+  if (serialized !== undefined) {
+    try {
+      email = validateEmail(body === undefined ? undefined : JSON.parse(body));
+    } catch (error) {
+      if (!(error instanceof InvalidMessageError)) throw error;
+      issues.push(...error.issues);
+    }
   }
   const attributes =
     key !== undefined ? { [IDEMPOTENCY_KEY_ATTRIBUTE]: { DataType: 'String', StringValue: key } } : undefined;

@@ -1,15 +1,20 @@
 /**
  * Pure parsing of one queue record: the SNS envelope, the topic check and the
  * dedupe key; the message inside is validated against the contract (message.ts).
- * No I/O, no clients.
+ * No I/O, no clients. Whatever a body holds, the outcome is the parsed record or
+ * an InvalidMessageError (permanent): a body that cannot be read now cannot be
+ * read on a retry either.
  */
+import { textTooDeep, type TooDeep } from './json-depth';
 import {
   checkIdempotencyKey,
+  CONTRACT,
   describe,
   fail,
   IDEMPOTENCY_KEY_ATTRIBUTE,
   InvalidMessageError,
   isObject,
+  tooDeepIssue,
   validateEmail,
   type EmailMessage,
 } from './message';
@@ -94,12 +99,32 @@ function readEnvelope(body: Json, topicArn: string): Envelope {
   return { messageId: body.MessageId, message: body.Message, ...(attributeKey !== undefined ? { attributeKey } : {}) };
 }
 
-function parseJson(text: string, field: string): unknown {
+/**
+ * Parses JSON text whose nesting was checked first (json-depth.ts): nothing downstream
+ * (validation, JSON.stringify, Powertools' payload hash) meets more than the contract's depth.
+ */
+function parseJson(text: string, field: string, tooDeep: (found: TooDeep) => never): unknown {
+  const found = textTooDeep(text, CONTRACT.maxDepth);
+  if (found) tooDeep(found);
   try {
     return JSON.parse(text);
   } catch (error) {
     fail('InvalidJson', field, `is not valid JSON (${(error as Error).message})`);
   }
+}
+
+/** The body of the queue record: an SNS envelope nests 3 levels, so the contract's depth is plenty. */
+function parseBody(text: string): unknown {
+  return parseJson(text, 'body', () =>
+    fail('InvalidJson', 'body', `is nested too deep: at most ${CONTRACT.maxDepth} levels of objects and arrays`),
+  );
+}
+
+/** The message inside the envelope, reported on the field that nests too deep (`template.data`, ...). */
+function parseMessage(text: string): unknown {
+  return parseJson(text, 'envelope.Message', (found) => {
+    throw new InvalidMessageError('InvalidMessage', [tooDeepIssue(found)]);
+  });
 }
 
 /**
@@ -109,7 +134,21 @@ function parseJson(text: string, field: string): unknown {
  * attribute (String or Number), else the SNS MessageId.
  */
 export function parseRecord(record: QueueRecordLike, topicArn: string): ParsedRecord {
-  const body = parseJson(record.body, 'body');
+  try {
+    return readRecord(record, topicArn);
+  } catch (error) {
+    if (error instanceof InvalidMessageError) throw error;
+    // No rule foresaw it, yet it comes from the body alone (this is pure): a retry reads the same body.
+    const name = error instanceof Error ? error.name : 'Error';
+    const message = error instanceof Error ? error.message : String(error);
+    throw new InvalidMessageError('UnreadableBody', [
+      { field: 'body', reason: `could not be read (${name}: ${message})` },
+    ]);
+  }
+}
+
+function readRecord(record: QueueRecordLike, topicArn: string): ParsedRecord {
+  const body = parseBody(record.body);
   if (!isObject(body)) {
     fail('InvalidJson', 'body', `must be a JSON object, got ${describe(body)}`);
   }
@@ -125,11 +164,9 @@ export function parseRecord(record: QueueRecordLike, topicArn: string): ParsedRe
   const snsMessageId = envelope.messageId;
   if (envelope.attributeKey !== undefined) {
     const key = tagged({ snsMessageId }, () => checkIdempotencyKey(envelope.attributeKey ?? ''));
-    const email = tagged({ key, snsMessageId }, () => validateEmail(parseJson(envelope.message, 'envelope.Message')));
+    const email = tagged({ key, snsMessageId }, () => validateEmail(parseMessage(envelope.message)));
     return { key, keySource: 'attribute', snsMessageId, email };
   }
-  const email = tagged({ key: snsMessageId, snsMessageId }, () =>
-    validateEmail(parseJson(envelope.message, 'envelope.Message')),
-  );
+  const email = tagged({ key: snsMessageId, snsMessageId }, () => validateEmail(parseMessage(envelope.message)));
   return { key: snsMessageId, keySource: 'sns-message-id', snsMessageId, email };
 }

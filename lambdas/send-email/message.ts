@@ -4,6 +4,7 @@
  */
 import { ADDRESS_LIMITS, BIDI_OR_INVISIBLE, maskAddress, parseAddress } from './address';
 import { PermanentError } from './errors';
+import { valueTooDeep, type TooDeep } from './json-depth';
 
 export { maskAddress };
 
@@ -23,6 +24,12 @@ export const LIMITS = {
   maxTagLength: 256,
   maxKeyLength: 256,
   maxTemplateNameLength: 64,
+  /**
+   * Levels of objects and arrays in a message body, the body's own object counting as one (so
+   * `template.data` holds 29 more). Checked before anything walks the body: JSON.stringify and
+   * Powertools' payload hash recurse once per level, and a few thousand levels overflow their stack.
+   */
+  maxDepth: 32,
 } as const;
 
 /**
@@ -172,6 +179,8 @@ export const CONTRACT = {
   recipients: { fields: ['to', 'cc', 'bcc'], max: LIMITS.maxRecipients },
   /** Text + HTML + template data + subject, in UTF-8 bytes. */
   maxContentBytes: LIMITS.maxContentBytes,
+  /** Levels of objects and arrays, the body counting as one; checked on the JSON text before it is parsed. */
+  maxDepth: LIMITS.maxDepth,
   template: {
     fields: ['name', 'data'],
     name: {
@@ -282,6 +291,26 @@ export function checkIdempotencyKey(key: string): string {
   return key;
 }
 
+// ---------------------------------------------------------------- depth
+
+/** The contract field a body nested too deep is reported on: the field that holds the deepest part. */
+function depthField(found: TooDeep): string {
+  const [top, inner] = found.path;
+  if (top === 'template' && inner === 'data') return 'template.data';
+  return top !== undefined && (KNOWN_FIELDS as readonly string[]).includes(top) ? top : 'message';
+}
+
+/**
+ * The issue of a message body nested deeper than {@link CONTRACT.maxDepth} (found by textTooDeep on
+ * its JSON text or valueTooDeep on its value, json-depth.ts), on the field that holds the deepest part.
+ */
+export function tooDeepIssue(found: TooDeep): ValidationIssue {
+  return {
+    field: depthField(found),
+    reason: `is nested too deep: at most ${CONTRACT.maxDepth} levels of objects and arrays, the message counting as one`,
+  };
+}
+
 function addressList(c: Collector, field: ContractFieldName, value: unknown): string[] {
   const declared: ContractField = CONTRACT.fields[field];
   const required = declared.kind === 'addresses' && (declared.minItems ?? 0) > 0;
@@ -374,11 +403,25 @@ function utf8Bytes(value: string | undefined): number {
   return value === undefined ? 0 : Buffer.byteLength(value, 'utf8');
 }
 
+/** The template data's size as JSON, or undefined (with the issue) when it cannot be serialized. */
+function templateDataBytes(c: Collector, data: Readonly<Record<string, unknown>>): number | undefined {
+  try {
+    return utf8Bytes(JSON.stringify(data));
+  } catch (error) {
+    const name = error instanceof Error ? error.name : 'Error';
+    c.add('template.data', `cannot be serialized as JSON (${name})`);
+    return undefined;
+  }
+}
+
 /**
  * Validates the message contract v1.1 and returns the normalised email.
  * Throws {@link InvalidMessageError} listing every field at fault.
  */
 export function validateEmail(message: unknown): EmailMessage {
+  // Before anything walks it (measuring the template data below is JSON.stringify, which recurses).
+  const deep = valueTooDeep(message, CONTRACT.maxDepth);
+  if (deep) throw new InvalidMessageError('InvalidMessage', [tooDeepIssue(deep)]);
   if (!isObject(message)) {
     fail('InvalidMessage', 'message', `must be a JSON object, got ${describe(message)}`);
   }
@@ -423,9 +466,9 @@ export function validateEmail(message: unknown): EmailMessage {
     if (value !== undefined) checkText(c, field, value, CONTRACT.fields[field].rules);
   }
 
-  const contentBytes =
-    utf8Bytes(text) + utf8Bytes(html) + (template ? utf8Bytes(JSON.stringify(template.data)) : 0) + utf8Bytes(subject);
-  if (contentBytes > CONTRACT.maxContentBytes) {
+  const dataBytes = template ? templateDataBytes(c, template.data) : 0;
+  const contentBytes = utf8Bytes(text) + utf8Bytes(html) + (dataBytes ?? 0) + utf8Bytes(subject);
+  if (dataBytes !== undefined && contentBytes > CONTRACT.maxContentBytes) {
     c.add(
       text !== undefined || html !== undefined ? 'text' : 'template.data',
       `content is ${contentBytes} bytes, over the limit of ${CONTRACT.maxContentBytes}`,

@@ -312,6 +312,106 @@ describe('parseRecord: body and envelope', () => {
   });
 });
 
+// ---------------------------------------------------------------- hostile bodies fail at once
+
+/** `{"k":{"k":...}}` with `levels` objects: as template data, the message nests levels + 2 deep. */
+function nested(levels: number): Record<string, unknown> {
+  let value: Record<string, unknown> = {};
+  for (let i = 1; i < levels; i += 1) value = { k: value };
+  return value;
+}
+
+/** A template message whose JSON text nests `levels` arrays inside template.data (2 bytes a level). */
+function deepTemplateText(levels: number): string {
+  return `{"to":["ada@example.com"],"template":{"name":"welcome","data":{"k":${'['.repeat(levels)}${']'.repeat(levels)}}}}`;
+}
+
+describe('parseRecord: hostile bodies fail at once', () => {
+  test(`a message nested exactly LIMITS.maxDepth (${LIMITS.maxDepth}) levels deep, the message counting as one, is accepted`, () => {
+    const message = { to: ['ada@example.com'], template: { name: 'welcome', data: nested(LIMITS.maxDepth - 2) } };
+
+    expect(parse(envelope(message)).email.template?.name).toBe('welcome');
+  });
+
+  test('a message nested one level deeper is refused as InvalidMessage on template.data, naming the limit', () => {
+    const message = { to: ['ada@example.com'], template: { name: 'welcome', data: nested(LIMITS.maxDepth - 1) } };
+
+    const error = rejection(() => parse(envelope(message)));
+
+    expect(error.code).toBe('InvalidMessage');
+    expect(error.failureClass).toBe('permanent');
+    expect(error.issues).toEqual([issue('template.data', `at most ${LIMITS.maxDepth} levels of objects and arrays`)]);
+  });
+
+  test("template data nested 100,000 levels deep (200 KB, under SNS's 256 KiB) is refused on template.data, not a stack overflow", () => {
+    const error = rejection(() => parse(envelope(deepTemplateText(100_000), { key: 'deep-1' })));
+
+    expect(error.code).toBe('InvalidMessage');
+    expect(error.issues).toEqual([issue('template.data', 'is nested too deep')]);
+    expect(error.dedupeKey).toBe('deep-1');
+    expect(error.snsMessageId).toBe(SNS_MESSAGE_ID);
+  });
+
+  test('a field other than template.data nested too deep is reported on that field', () => {
+    const error = rejection(() => parse(envelope({ ...validMessage, tags: nested(LIMITS.maxDepth) })));
+
+    expect(error.issues).toEqual([issue('tags', 'is nested too deep')]);
+  });
+
+  test('a message that is nothing but nested arrays is reported on message', () => {
+    const error = rejection(() => parse(envelope('['.repeat(50_000) + ']'.repeat(50_000))));
+
+    expect(error.issues).toEqual([issue('message', 'is nested too deep')]);
+  });
+
+  test('a queue record body nested too deep is refused as InvalidJson on body, before it is parsed', () => {
+    const text = `{"Type":"Notification","x":${'['.repeat(100_000)}${']'.repeat(100_000)}}`;
+    const parseJson = jest.spyOn(JSON, 'parse');
+    try {
+      const error = rejection(() => parse(body(text)));
+
+      expect(error.code).toBe('InvalidJson');
+      expect(error.issues).toEqual([issue('body', `at most ${LIMITS.maxDepth} levels`)]);
+      expect(parseJson.mock.calls.map(([parsed]) => parsed)).not.toContain(text);
+    } finally {
+      parseJson.mockRestore();
+    }
+  });
+
+  test('an error no rule foresaw while reading a body is permanent (UnreadableBody on body), not retryable', () => {
+    // Measuring the content is what fails here; whatever it is, the same body fails the same way on a retry.
+    const measure = jest.spyOn(Buffer, 'byteLength').mockImplementation(() => {
+      throw new RangeError('Maximum call stack size exceeded');
+    });
+    try {
+      const error = rejection(() => parse(envelope(validMessage)));
+
+      expect(error.code).toBe('UnreadableBody');
+      expect(error.failureClass).toBe('permanent');
+      expect(error.issues).toEqual([issue('body', 'could not be read (RangeError: Maximum call stack size exceeded)')]);
+    } finally {
+      measure.mockRestore();
+    }
+  });
+
+  test('validateEmail refuses template data that cannot be serialized (a BigInt) on template.data', () => {
+    const error = rejection(() =>
+      validateEmail({ to: ['ada@example.com'], template: { name: 'welcome', data: { total: 10n } } }),
+    );
+
+    expect(error.issues).toEqual([issue('template.data', 'cannot be serialized as JSON (TypeError)')]);
+  });
+
+  test('validateEmail refuses template data with a cycle as nested too deep, before measuring it', () => {
+    const data: Record<string, unknown> = {};
+    data.self = data;
+
+    const error = rejection(() => validateEmail({ to: ['ada@example.com'], template: { name: 'welcome', data } }));
+
+    expect(error.issues).toEqual([issue('template.data', 'is nested too deep')]);
+  });
+});
+
 // ---------------------------------------------------------------- addresses as people write them (v1.1)
 
 describe('validation: addresses with display names and international domains', () => {
