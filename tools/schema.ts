@@ -142,8 +142,11 @@ export function emailMessageSchema(): JsonSchema {
       address: ADDRESS,
       idempotencyKey: text(
         idempotencyKey.rules,
-        `The optional SNS message attribute "${idempotencyKey.attribute}" (DataType String or Number), not part ` +
-          'of the body: messages published with the same key are sent once.',
+        `The optional SNS message attribute "${idempotencyKey.attribute}" (DataType ${idempotencyKey.types.join(' or ')}), ` +
+          'not part of the body: messages published with the same key are sent once. A String key is compared in ' +
+          'Unicode NFC; a Number key by its value (1e3, 1000 and 1000.0 are the key 1000), as SNS takes Numbers: ' +
+          `at most ${idempotencyKey.number.maxDigits} significant digits, between 10^${idempotencyKey.number.minExponent} ` +
+          `and 10^${idempotencyKey.number.maxExponent} in magnitude.`,
       ),
     },
   };

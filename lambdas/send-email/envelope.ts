@@ -17,6 +17,7 @@ import {
   tooDeepIssue,
   validateEmail,
   type EmailMessage,
+  type KeyType,
 } from './message';
 
 /** What a queue record means once parsed. */
@@ -54,7 +55,7 @@ type Json = Record<string, unknown>;
 interface Envelope {
   readonly messageId: string;
   readonly message: string;
-  readonly attributeKey?: string;
+  readonly attributeKey?: { readonly value: string; readonly type: KeyType };
 }
 
 /** True when a parsed body looks like an SNS notification rather than a raw message. */
@@ -62,8 +63,8 @@ function looksLikeEnvelope(body: Json): boolean {
   return body.Type === 'Notification' || ('TopicArn' in body && 'Message' in body);
 }
 
-/** SNS message attribute types a key may have; the key is the Value either way. */
-const KEY_TYPES: ReadonlySet<unknown> = new Set(['String', 'Number']);
+/** SNS message attribute types a key may have. */
+const KEY_TYPES: ReadonlySet<unknown> = new Set(CONTRACT.idempotencyKey.types);
 
 function readEnvelope(body: Json, topicArn: string): Envelope {
   if (body.Type !== 'Notification') {
@@ -82,7 +83,7 @@ function readEnvelope(body: Json, topicArn: string): Envelope {
   if (typeof body.Message !== 'string') {
     fail('InvalidEnvelope', 'envelope.Message', `must be a string, got ${describe(body.Message)}`);
   }
-  let attributeKey: string | undefined;
+  let attributeKey: Envelope['attributeKey'];
   const attributes = body.MessageAttributes;
   if (attributes !== undefined) {
     if (!isObject(attributes)) {
@@ -93,7 +94,7 @@ function readEnvelope(body: Json, topicArn: string): Envelope {
       if (!isObject(attribute) || !KEY_TYPES.has(attribute.Type) || typeof attribute.Value !== 'string') {
         fail('InvalidKey', `attribute ${IDEMPOTENCY_KEY_ATTRIBUTE}`, 'must be a String or Number message attribute');
       }
-      attributeKey = attribute.Value;
+      attributeKey = { value: attribute.Value, type: attribute.Type as KeyType };
     }
   }
   return { messageId: body.MessageId, message: body.Message, ...(attributeKey !== undefined ? { attributeKey } : {}) };
@@ -161,9 +162,11 @@ function readRecord(record: QueueRecordLike, topicArn: string): ParsedRecord {
     );
   }
   const envelope = readEnvelope(body, topicArn);
-  const snsMessageId = envelope.messageId;
-  if (envelope.attributeKey !== undefined) {
-    const key = tagged({ snsMessageId }, () => checkIdempotencyKey(envelope.attributeKey ?? ''));
+  const { attributeKey } = envelope;
+  // The MessageId is written into DLQ attributes and logs whether or not it is the key: the key's rules hold for it.
+  const snsMessageId = checkIdempotencyKey(envelope.messageId, 'String', 'envelope.MessageId');
+  if (attributeKey !== undefined) {
+    const key = tagged({ snsMessageId }, () => checkIdempotencyKey(attributeKey.value, attributeKey.type));
     const email = tagged({ key, snsMessageId }, () => validateEmail(parseMessage(envelope.message)));
     return { key, keySource: 'attribute', snsMessageId, email };
   }

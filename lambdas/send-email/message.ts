@@ -5,6 +5,7 @@
 import { ADDRESS_LIMITS, BIDI_OR_INVISIBLE, maskAddress, parseAddress } from './address';
 import { PermanentError } from './errors';
 import { valueTooDeep, type TooDeep } from './json-depth';
+import { canonicalNumber, SNS_NUMBER } from './sns-number';
 
 export { maskAddress };
 
@@ -210,9 +211,14 @@ export const CONTRACT = {
       },
     } satisfies TextRules,
   },
-  /** The optional SNS message attribute (String or Number) that makes the dedupe key. */
+  /**
+   * The optional SNS message attribute (String or Number) that makes the dedupe key: a String in
+   * Unicode NFC, a Number by its value (1e3, 1000 and 1000.0 are the key 1000), then these rules.
+   */
   idempotencyKey: {
     attribute: IDEMPOTENCY_KEY_ATTRIBUTE,
+    types: ['String', 'Number'],
+    number: SNS_NUMBER,
     rules: {
       maxLength: LIMITS.maxKeyLength,
       forbids: [{ pattern: /^$|^\s|\s$/, reason: 'must not be empty or start or end with spaces' }, CONTROL_RULE],
@@ -274,21 +280,60 @@ function checkText(c: Collector, field: string, value: string, rules: TextRules)
   }
 }
 
-/** What is wrong with an idempotency key (the first issue first), or nothing when the pipeline takes it. */
-export function idempotencyKeyIssues(key: string): readonly ValidationIssue[] {
+/** The SNS message attribute data types a key may have. */
+export type KeyType = (typeof CONTRACT.idempotencyKey.types)[number];
+
+/** The field an idempotency key's issues name. */
+export const KEY_FIELD = `attribute ${IDEMPOTENCY_KEY_ATTRIBUTE}`;
+
+/** A key as received, and the dedupe key it makes (or why it makes none). */
+interface ReadKey {
+  readonly key: string;
+  readonly issues: readonly ValidationIssue[];
+}
+
+function readKey(value: string, type: KeyType, field: string): ReadKey {
+  let key: string;
+  if (type === 'Number') {
+    const number = canonicalNumber(value);
+    if (!number.ok) return { key: value, issues: [{ field, reason: number.reason }] };
+    key = number.value;
+  } else {
+    // One key however its characters are composed (é as one code point or as e + a combining accent).
+    key = value.normalize('NFC');
+  }
   const c = new Collector();
-  checkText(c, `attribute ${IDEMPOTENCY_KEY_ATTRIBUTE}`, key, CONTRACT.idempotencyKey.rules);
-  return c.issues;
+  checkText(c, field, key, CONTRACT.idempotencyKey.rules);
+  return { key, issues: c.issues };
 }
 
 /**
- * Checks an idempotency key (the `idempotency-key` message attribute) as the pipeline does, and
- * returns it. Throws {@link InvalidMessageError} (code InvalidKey) naming the attribute and the reason.
+ * The dedupe key an idempotency key makes: a String in Unicode NFC, a Number by its value in plain
+ * decimal notation (`1e3`, `1000.0` -> `1000`). The rules are checked after that; see {@link checkIdempotencyKey}.
  */
-export function checkIdempotencyKey(key: string): string {
-  const [first] = idempotencyKeyIssues(key);
+export function normalizeIdempotencyKey(value: string, type: KeyType = 'String'): string {
+  return readKey(value, type, KEY_FIELD).key;
+}
+
+/** What is wrong with an idempotency key (the first issue first), or nothing when the pipeline takes it. */
+export function idempotencyKeyIssues(
+  key: string,
+  type: KeyType = 'String',
+  field: string = KEY_FIELD,
+): readonly ValidationIssue[] {
+  return readKey(key, type, field).issues;
+}
+
+/**
+ * Checks an idempotency key (the `idempotency-key` message attribute, of SNS data type `type`) as the
+ * pipeline does, and returns the dedupe key it makes ({@link normalizeIdempotencyKey}). Throws
+ * {@link InvalidMessageError} (code InvalidKey) naming `field` (the attribute) and the reason.
+ */
+export function checkIdempotencyKey(key: string, type: KeyType = 'String', field: string = KEY_FIELD): string {
+  const read = readKey(key, type, field);
+  const [first] = read.issues;
   if (first) throw new InvalidMessageError('InvalidKey', [first]);
-  return key;
+  return read.key;
 }
 
 // ---------------------------------------------------------------- depth

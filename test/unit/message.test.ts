@@ -42,6 +42,13 @@ function withField(field: string, value: unknown): Record<string, unknown> {
   return message;
 }
 
+/** The valid message in an envelope whose idempotency-key attribute is a Number with this Value. */
+function numberKeyed(value: string): QueueRecordLike {
+  return envelope(validMessage, {
+    fields: { MessageAttributes: { 'idempotency-key': { Type: 'Number', Value: value } } },
+  });
+}
+
 // ---------------------------------------------------------------- dedupe key
 
 describe('parseRecord: the dedupe key', () => {
@@ -131,6 +138,41 @@ describe('parseRecord: the dedupe key', () => {
     expect(parse(asNumber).key).toBe('4200001');
     expect(parse(asNumber).key).toBe(parse(envelope(validMessage, { key: '4200001' })).key);
     expect(parse(asNumber).keySource).toBe('attribute');
+  });
+
+  test('a String idempotency-key is the same key however its accents are composed (Unicode NFC)', () => {
+    const decomposed = parse(envelope(validMessage, { key: 'cafe\u0301-42' })).key;
+    const composed = parse(envelope(validMessage, { key: 'caf\u00e9-42' })).key;
+
+    expect(decomposed).toBe('caf\u00e9-42');
+    expect(decomposed).toBe(composed);
+  });
+
+  test.each(['1e3', '1000', '1000.0', '+1000', '01000', '10E2', '1000e0'])(
+    'a Number idempotency-key %s is the key 1000',
+    (value) => {
+      expect(parse(numberKeyed(value)).key).toBe('1000');
+    },
+  );
+
+  test('Number idempotency-keys that differ in the 20th digit stay two keys (no float rounding)', () => {
+    expect(parse(numberKeyed('12345678901234567890')).key).toBe('12345678901234567890');
+    expect(parse(numberKeyed('12345678901234567891')).key).toBe('12345678901234567891');
+  });
+
+  test('a String idempotency-key that reads as a number stays as written (only Number keys are numbers)', () => {
+    expect(parse(envelope(validMessage, { key: '1e3' })).key).toBe('1e3');
+  });
+
+  test.each([
+    ['not a number', '12abc', 'must be a decimal number'],
+    ['39 significant digits', '1'.repeat(39), 'at most 38 significant digits'],
+    ['over 10^126', '1e127', 'between 10^-128 and 10^126'],
+  ])('a Number idempotency-key that is %s is rejected as InvalidKey', (_, value, reason) => {
+    const error = rejection(() => parse(numberKeyed(value)));
+
+    expect(error.code).toBe('InvalidKey');
+    expect(error.issues).toEqual([issue('attribute idempotency-key', reason)]);
   });
 
   test.each(['Binary', 'String.Array'])('an idempotency-key SNS attribute of Type %s is rejected', (type) => {
@@ -282,6 +324,26 @@ describe('parseRecord: body and envelope', () => {
     const error = rejection(() => parse(envelope(validMessage, { fields: { MessageId: '  ' } })));
 
     expect(error.issues).toEqual([issue('envelope.MessageId', 'is missing')]);
+  });
+
+  test.each([
+    ['a control character', 'msg\u001b[2J-1', 'must not contain control characters'],
+    ['surrounding spaces', ' 5f3c2b1a ', 'must not be empty or start or end with spaces'],
+    [`more than ${LIMITS.maxKeyLength} characters`, 'm'.repeat(LIMITS.maxKeyLength + 1), 'at most 256 characters'],
+  ])('an envelope MessageId with %s is rejected as InvalidKey on envelope.MessageId, like a key', (_, id, reason) => {
+    const error = rejection(() => parse(envelope(validMessage, { fields: { MessageId: id } })));
+
+    expect(error.code).toBe('InvalidKey');
+    expect(error.failureClass).toBe('permanent');
+    expect(error.issues).toEqual([issue('envelope.MessageId', reason)]);
+  });
+
+  test('an envelope MessageId is refused by the key rules even when an idempotency-key attribute is the key', () => {
+    const error = rejection(() =>
+      parse(envelope(validMessage, { key: 'order-42', fields: { MessageId: 'msg\u0000' } })),
+    );
+
+    expect(error.issues).toEqual([issue('envelope.MessageId', 'must not contain control characters')]);
   });
 
   test('an envelope whose Message is not a string is rejected', () => {

@@ -154,6 +154,17 @@ describe('publish', () => {
     ]);
   });
 
+  test('a key is sent and reported as the pipeline compares keys (Unicode NFC)', async () => {
+    const { client, calls } = publisher();
+
+    const published = await client.publish(message, { idempotencyKey: 'cafe\u0301-42' });
+
+    expect(calls[0]?.input.MessageAttributes).toEqual({
+      'idempotency-key': { DataType: 'String', StringValue: 'caf\u00e9-42' },
+    });
+    expect(published.dedupeKey).toBe('caf\u00e9-42');
+  });
+
   test('checkEmail returns the email as the pipeline will send it', () => {
     expect(checkEmail({ to: 'José <jose@bücher.example>', template: { name: 'welcome' } })).toMatchObject({
       to: ['=?UTF-8?B?Sm9zw6k=?= <jose@xn--bcher-kva.example>'],

@@ -60,6 +60,26 @@ describe('lookupDelivery request shapes', () => {
   });
 });
 
+describe('lookupDelivery: the key as the send function makes it', () => {
+  function recordingDb() {
+    const inputs: unknown[] = [];
+    return { inputs, db: { send: async (command: { input: unknown }) => (inputs.push(command.input), {}) } };
+  }
+  const target = { ledgerTableName: 'Ledger', idempotencyTableName: 'Idem', keyPrefix: 'email-pipeline' };
+
+  test('a key asked in decomposed Unicode reads the items of its NFC form and reports that key', async () => {
+    const { inputs, db } = recordingDb();
+
+    const report = await lookupDelivery({ ...target, db: db as never }, 'cafe\u0301-42');
+
+    expect(report.key).toBe('caf\u00e9-42');
+    expect(inputs).toEqual([
+      { TableName: 'Ledger', Key: { key: dedupeTagValue('caf\u00e9-42') } },
+      { TableName: 'Idem', Key: { id: idempotencyRecordId('email-pipeline', 'caf\u00e9-42') } },
+    ]);
+  });
+});
+
 describe('idempotencyRecordId', () => {
   test.each(['order-42', 'order/42', 'Grüße 👋', '"quoted"'])(
     "is the id Powertools gives the send function's record of %j",
