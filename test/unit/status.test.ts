@@ -58,14 +58,6 @@ describe('lookupDelivery request shapes', () => {
     expect(inputs[0]).toEqual({ TableName: 'Ledger', Key: { key: dedupeTagValue('order:42') } });
     expect(dedupeTagValue('order:42')).toMatch(/^sha256-[0-9a-f]{64}$/);
   });
-});
-
-describe('lookupDelivery: the key as the send function makes it', () => {
-  function recordingDb() {
-    const inputs: unknown[] = [];
-    return { inputs, db: { send: async (command: { input: unknown }) => (inputs.push(command.input), {}) } };
-  }
-  const target = { ledgerTableName: 'Ledger', idempotencyTableName: 'Idem', keyPrefix: 'email-pipeline' };
 
   test('a key asked in decomposed Unicode reads the items of its NFC form and reports that key', async () => {
     const { inputs, db } = recordingDb();
