@@ -17,6 +17,7 @@ import {
 import { DLQ_ATTRIBUTE } from '../lambdas/send-email/dlq-attributes';
 import { RETRY_ATTRIBUTE } from '../lambdas/send-email/retry-budget';
 import { IDEMPOTENCY_KEY_ATTRIBUTE, maskAddress } from '../lambdas/send-email/message';
+import { printable } from './cli/printable';
 
 /** One DLQ message as an operator sees it. */
 export interface DeadLetter {
@@ -83,14 +84,17 @@ function formatAge(seconds: number): string {
   return `${Math.round(seconds / 86400)}d`;
 }
 
-/** One line per message: age, class/code, key, masked recipient, reason. */
+/**
+ * One line per message: age, class/code, key, masked recipient, reason. Every part that came with the
+ * message (all but the age) is {@link printable}: a key or reason cannot break the line or reach the terminal raw.
+ */
 export function formatDeadLetter(letter: DeadLetter): string {
   return [
     formatAge(letter.ageSeconds).padStart(4),
-    `${letter.errorCode}`.padEnd(28),
-    `key=${letter.dedupeKey ?? '-'}`,
-    `to=${letter.recipient ?? '-'}`,
-    letter.reason,
+    printable(letter.errorCode).padEnd(28),
+    `key=${printable(letter.dedupeKey ?? '-')}`,
+    `to=${printable(letter.recipient ?? '-')}`,
+    printable(letter.reason),
   ].join('  ');
 }
 

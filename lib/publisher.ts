@@ -12,10 +12,15 @@ import {
   type PublishBatchResponse,
   type SNSClientConfig,
 } from '@aws-sdk/client-sns';
+import { valueTooDeep } from '../lambdas/send-email/json-depth';
 import {
+  CONTRACT,
   idempotencyKeyIssues,
   IDEMPOTENCY_KEY_ATTRIBUTE,
   InvalidMessageError,
+  KEY_FIELD,
+  normalizeIdempotencyKey,
+  tooDeepIssue,
   validateEmail,
   type EmailMessage,
   type EmailMessageInput,
@@ -47,9 +52,10 @@ export interface EmailPublisherProps {
 
 export interface PublishOptions {
   /**
-   * The dedupe key, sent as the SNS message attribute `idempotency-key` (String): messages published
-   * with the same key send one email, so a publish may be retried safely. Checked as the pipeline does
-   * (1 to 256 characters, no control characters, no surrounding spaces).
+   * The dedupe key, sent as the SNS message attribute `idempotency-key` (String, in Unicode NFC as the
+   * pipeline compares keys): messages published with the same key send one email, so a publish may be
+   * retried safely. Checked as the pipeline does (1 to 256 characters, no control characters, no
+   * surrounding spaces).
    * @default none: the SNS MessageId is the key, and a publish retried after a lost answer may send twice
    */
   readonly idempotencyKey?: string;
@@ -58,7 +64,7 @@ export interface PublishOptions {
 export interface Published {
   /** The SNS MessageId. */
   readonly messageId: string;
-  /** The dedupe key the pipeline will use: the idempotency key, else the MessageId. */
+  /** The dedupe key the pipeline will use: the idempotency key (in Unicode NFC), else the MessageId. */
   readonly dedupeKey: string;
 }
 
@@ -97,27 +103,51 @@ export interface BatchPublished {
 /** A message checked and ready to publish. */
 interface Prepared {
   readonly email: EmailMessage;
+  /** The dedupe key the pipeline will make of the idempotency key, if one was given. */
+  readonly key?: string;
   readonly body: string;
   readonly attributes?: Record<string, MessageAttributeValue>;
   /** Body and attributes, as SNS counts a message's size. */
   readonly bytes: number;
 }
 
-/** The field an idempotency key's issues name. */
-const KEY_FIELD = `attribute ${IDEMPOTENCY_KEY_ATTRIBUTE}`;
+/**
+ * The message as the JSON text the pipeline will parse, or undefined with the issue: nested deeper
+ * than the contract allows (checked first: JSON.stringify recurses once per level), a cycle, a BigInt,
+ * a getter or toJSON that throws.
+ */
+function serialize(message: unknown, issues: ValidationIssue[]): { text: string | undefined } | undefined {
+  try {
+    const deep = valueTooDeep(message, CONTRACT.maxDepth);
+    if (deep) {
+      issues.push(tooDeepIssue(deep));
+      return undefined;
+    }
+    return { text: JSON.stringify(message) as string | undefined };
+  } catch (error) {
+    const name = error instanceof Error ? error.name : 'Error';
+    const reason = error instanceof Error ? error.message : String(error);
+    issues.push({ field: 'message', reason: `cannot be serialized as JSON (${name}: ${reason})` });
+    return undefined;
+  }
+}
 
 function prepare(message: unknown, options: PublishOptions): Prepared {
   const issues: ValidationIssue[] = [];
-  const key = options.idempotencyKey;
-  if (key !== undefined) issues.push(...idempotencyKeyIssues(key).slice(0, 1));
+  const given = options.idempotencyKey;
+  if (given !== undefined) issues.push(...idempotencyKeyIssues(given).slice(0, 1));
+  const key = given !== undefined ? normalizeIdempotencyKey(given) : undefined;
   // What the pipeline will parse is the JSON text, so that is what is checked.
-  const body = JSON.stringify(message) as string | undefined;
+  const serialized = serialize(message, issues);
+  const body = serialized?.text;
   let email: EmailMessage | undefined;
-  try {
-    email = validateEmail(body === undefined ? undefined : JSON.parse(body));
-  } catch (error) {
-    if (!(error instanceof InvalidMessageError)) throw error;
-    issues.push(...error.issues);
+  if (serialized !== undefined) {
+    try {
+      email = validateEmail(body === undefined ? undefined : JSON.parse(body));
+    } catch (error) {
+      if (!(error instanceof InvalidMessageError)) throw error;
+      issues.push(...error.issues);
+    }
   }
   const attributes =
     key !== undefined ? { [IDEMPOTENCY_KEY_ATTRIBUTE]: { DataType: 'String', StringValue: key } } : undefined;
@@ -134,7 +164,7 @@ function prepare(message: unknown, options: PublishOptions): Prepared {
     const code = issues.every((i) => i.field === KEY_FIELD) ? 'InvalidKey' : 'InvalidMessage';
     throw new InvalidMessageError(code, issues);
   }
-  return { email, body, ...(attributes ? { attributes } : {}), bytes };
+  return { email, ...(key !== undefined ? { key } : {}), body, ...(attributes ? { attributes } : {}), bytes };
 }
 
 /**
@@ -206,7 +236,7 @@ export class EmailPublisher {
       }),
     );
     if (!MessageId) throw new Error(`SNS answered the publish to ${this.topicArn} without a MessageId`);
-    return { messageId: MessageId, dedupeKey: options.idempotencyKey ?? MessageId };
+    return { messageId: MessageId, dedupeKey: prepared.key ?? MessageId };
   }
 
   /**
@@ -218,14 +248,10 @@ export class EmailPublisher {
    */
   async publishBatch(entries: readonly BatchEntry[]): Promise<BatchPublished> {
     const results: BatchEntryResult[] = [];
-    const ready: (Prepared & { readonly index: number; readonly key?: string })[] = [];
+    const ready: (Prepared & { readonly index: number })[] = [];
     entries.forEach((entry, index) => {
       try {
-        ready.push({
-          ...prepare(entry.message, entry),
-          index,
-          ...(entry.idempotencyKey !== undefined ? { key: entry.idempotencyKey } : {}),
-        });
+        ready.push({ ...prepare(entry.message, entry), index });
       } catch (error) {
         if (!(error instanceof InvalidMessageError)) throw error;
         results[index] = {

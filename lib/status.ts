@@ -5,6 +5,7 @@
  */
 import type { DeliveryReport } from '../lambdas/ledger/schema';
 import type { LookupTarget } from '../lambdas/status/lookup';
+import { printable } from './cli/printable';
 
 /** The outputs a lookup needs (same keys in a stack's outputs and in the local outputs.json). */
 export const STATUS_OUTPUTS = ['LedgerTableName', 'TableName', 'IdempotencyKeyPrefix'] as const;
@@ -42,18 +43,23 @@ const EXPLANATIONS: Readonly<Record<DeliveryReport['status'], string>> = {
   rejected: 'SES did not send the email (rejected or rendering failure)',
 };
 
-/** A report as lines for a person: status, SES MessageId, then the timeline oldest first. */
+/**
+ * A report as lines for a person: status, SES MessageId, then the timeline oldest first. Every value
+ * from the tables (the key, SES's ids, event types and details, which SES events carry) is
+ * {@link printable}: it cannot break a line or reach the terminal raw.
+ */
 export function formatReport(report: DeliveryReport): string {
-  const lines = [`${report.key}: ${report.status} (${EXPLANATIONS[report.status]})`];
-  if (report.sesMessageId !== undefined) lines.push(`  SES message  ${report.sesMessageId}`);
-  if (report.updatedAt !== undefined) lines.push(`  updated      ${report.updatedAt}`);
+  const lines = [`${printable(report.key)}: ${report.status} (${EXPLANATIONS[report.status]})`];
+  if (report.sesMessageId !== undefined) lines.push(`  SES message  ${printable(report.sesMessageId)}`);
+  if (report.updatedAt !== undefined) lines.push(`  updated      ${printable(report.updatedAt)}`);
   if (report.events.length > 0) {
     lines.push('  events');
-    const width = Math.max(...report.events.map((e) => e.type.length));
-    for (const event of report.events) {
-      const detail = event.detail !== undefined ? `  ${event.detail}` : '';
-      lines.push(`    ${event.at}  ${event.type.padEnd(width)}${detail}`.trimEnd());
-    }
+    const types = report.events.map((e) => printable(e.type));
+    const width = Math.max(...types.map((type) => type.length));
+    report.events.forEach((event, i) => {
+      const detail = event.detail !== undefined ? `  ${printable(event.detail)}` : '';
+      lines.push(`    ${printable(event.at)}  ${(types[i] ?? '').padEnd(width)}${detail}`.trimEnd());
+    });
   }
   return lines.join('\n');
 }

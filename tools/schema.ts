@@ -121,7 +121,7 @@ const CONTENT: readonly JsonSchema[] = [
 /** The JSON Schema of a message body, from the contract's declaration. */
 export function emailMessageSchema(): JsonSchema {
   const fields = Object.entries(CONTRACT.fields) as [string, ContractField][];
-  const { recipients, maxContentBytes, idempotencyKey } = CONTRACT;
+  const { recipients, maxContentBytes, maxDepth, idempotencyKey } = CONTRACT;
   return {
     $schema: 'http://json-schema.org/draft-07/schema#',
     $id: `urn:exactly-once-email:email-message:${CONTRACT.version}`,
@@ -130,7 +130,8 @@ export function emailMessageSchema(): JsonSchema {
       'The JSON body of an SNS message to the email pipeline. Generated from the contract declaration ' +
       '(lambdas/send-email/message.ts) by npm run schema: do not edit. The pipeline also checks what a ' +
       `schema cannot say: ${recipients.fields.join(' + ')} at most ${recipients.max} recipients together; ` +
-      `subject + text + html + template data at most ${maxContentBytes} bytes of UTF-8; every address in full; ` +
+      `subject + text + html + template data at most ${maxContentBytes} bytes of UTF-8; objects and arrays ` +
+      `nested at most ${maxDepth} levels deep, the message counting as one; every address in full; ` +
       'no lone surrogates. The pipeline counts lengths in UTF-16 code units.',
     type: 'object',
     additionalProperties: false,
@@ -141,8 +142,11 @@ export function emailMessageSchema(): JsonSchema {
       address: ADDRESS,
       idempotencyKey: text(
         idempotencyKey.rules,
-        `The optional SNS message attribute "${idempotencyKey.attribute}" (DataType String or Number), not part ` +
-          'of the body: messages published with the same key are sent once.',
+        `The optional SNS message attribute "${idempotencyKey.attribute}" (DataType ${idempotencyKey.types.join(' or ')}), ` +
+          'not part of the body: messages published with the same key are sent once. A String key is compared in ' +
+          'Unicode NFC; a Number key by its value (1e3, 1000 and 1000.0 are the key 1000), as SNS takes Numbers: ' +
+          `at most ${idempotencyKey.number.maxDigits} significant digits, between 10^${idempotencyKey.number.minExponent} ` +
+          `and 10^${idempotencyKey.number.maxExponent} in magnitude.`,
       ),
     },
   };

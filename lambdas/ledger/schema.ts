@@ -15,13 +15,18 @@ import { createHash } from 'node:crypto';
 /** The message tag every SES send carries; its value is the dedupe key (see {@link ledgerKey}). */
 export const DEDUPE_KEY_TAG = 'dedupe-key';
 
+/** What every hashed {@link ledgerKey} starts with; a key that starts with it is hashed too. */
+export const HASHED_KEY_PREFIX = 'sha256-';
+
 /**
  * The `dedupe-key` tag value of a key, which is also its ledger item's key: the key itself when
- * SES accepts it as a tag value (letters, digits, _ and -, at most 256), else `sha256-<hex>` of it.
+ * SES accepts it as a tag value (letters, digits, _ and -, at most 256) and it does not start with
+ * `sha256-`, else `sha256-<hex>` of it. One to one: a key never stands for itself when it could be
+ * another key's hash (`order.1` and `sha256-<hex of order.1>` used to share an item).
  */
 export function ledgerKey(dedupeKey: string): string {
-  if (/^[A-Za-z0-9_-]{1,256}$/.test(dedupeKey)) return dedupeKey;
-  return `sha256-${createHash('sha256').update(dedupeKey, 'utf8').digest('hex')}`;
+  if (/^[A-Za-z0-9_-]{1,256}$/.test(dedupeKey) && !dedupeKey.startsWith(HASHED_KEY_PREFIX)) return dedupeKey;
+  return `${HASHED_KEY_PREFIX}${createHash('sha256').update(dedupeKey, 'utf8').digest('hex')}`;
 }
 
 /** Environment variables of the ledger-related functions. */

@@ -23,7 +23,8 @@ export interface SenderSettings {
 
 /**
  * SES tag values allow only letters, digits, `_` and `-` (256 at most). A key
- * outside that alphabet is tagged by its SHA-256 instead, prefixed `sha256-`.
+ * outside that alphabet, or one that starts with `sha256-` itself, is tagged by
+ * its SHA-256 instead, prefixed `sha256-` (ledgerKey: one tag value per key).
  */
 export function dedupeTagValue(key: string): string {
   return ledgerKey(key);

@@ -1,17 +1,23 @@
 /**
  * Pure parsing of one queue record: the SNS envelope, the topic check and the
  * dedupe key; the message inside is validated against the contract (message.ts).
- * No I/O, no clients.
+ * No I/O, no clients. Whatever a body holds, the outcome is the parsed record or
+ * an InvalidMessageError (permanent): a body that cannot be read now cannot be
+ * read on a retry either.
  */
+import { textTooDeep, type TooDeep } from './json-depth';
 import {
   checkIdempotencyKey,
+  CONTRACT,
   describe,
   fail,
   IDEMPOTENCY_KEY_ATTRIBUTE,
   InvalidMessageError,
   isObject,
+  tooDeepIssue,
   validateEmail,
   type EmailMessage,
+  type KeyType,
 } from './message';
 
 /** What a queue record means once parsed. */
@@ -49,7 +55,7 @@ type Json = Record<string, unknown>;
 interface Envelope {
   readonly messageId: string;
   readonly message: string;
-  readonly attributeKey?: string;
+  readonly attributeKey?: { readonly value: string; readonly type: KeyType };
 }
 
 /** True when a parsed body looks like an SNS notification rather than a raw message. */
@@ -57,8 +63,8 @@ function looksLikeEnvelope(body: Json): boolean {
   return body.Type === 'Notification' || ('TopicArn' in body && 'Message' in body);
 }
 
-/** SNS message attribute types a key may have; the key is the Value either way. */
-const KEY_TYPES: ReadonlySet<unknown> = new Set(['String', 'Number']);
+/** SNS message attribute types a key may have. */
+const KEY_TYPES: ReadonlySet<unknown> = new Set(CONTRACT.idempotencyKey.types);
 
 function readEnvelope(body: Json, topicArn: string): Envelope {
   if (body.Type !== 'Notification') {
@@ -77,7 +83,7 @@ function readEnvelope(body: Json, topicArn: string): Envelope {
   if (typeof body.Message !== 'string') {
     fail('InvalidEnvelope', 'envelope.Message', `must be a string, got ${describe(body.Message)}`);
   }
-  let attributeKey: string | undefined;
+  let attributeKey: Envelope['attributeKey'];
   const attributes = body.MessageAttributes;
   if (attributes !== undefined) {
     if (!isObject(attributes)) {
@@ -88,18 +94,38 @@ function readEnvelope(body: Json, topicArn: string): Envelope {
       if (!isObject(attribute) || !KEY_TYPES.has(attribute.Type) || typeof attribute.Value !== 'string') {
         fail('InvalidKey', `attribute ${IDEMPOTENCY_KEY_ATTRIBUTE}`, 'must be a String or Number message attribute');
       }
-      attributeKey = attribute.Value;
+      attributeKey = { value: attribute.Value, type: attribute.Type as KeyType };
     }
   }
   return { messageId: body.MessageId, message: body.Message, ...(attributeKey !== undefined ? { attributeKey } : {}) };
 }
 
-function parseJson(text: string, field: string): unknown {
+/**
+ * Parses JSON text whose nesting was checked first (json-depth.ts): nothing downstream
+ * (validation, JSON.stringify, Powertools' payload hash) meets more than the contract's depth.
+ */
+function parseJson(text: string, field: string, tooDeep: (found: TooDeep) => never): unknown {
+  const found = textTooDeep(text, CONTRACT.maxDepth);
+  if (found) tooDeep(found);
   try {
     return JSON.parse(text);
   } catch (error) {
     fail('InvalidJson', field, `is not valid JSON (${(error as Error).message})`);
   }
+}
+
+/** The body of the queue record: an SNS envelope nests 3 levels, so the contract's depth is plenty. */
+function parseBody(text: string): unknown {
+  return parseJson(text, 'body', () =>
+    fail('InvalidJson', 'body', `is nested too deep: at most ${CONTRACT.maxDepth} levels of objects and arrays`),
+  );
+}
+
+/** The message inside the envelope, reported on the field that nests too deep (`template.data`, ...). */
+function parseMessage(text: string): unknown {
+  return parseJson(text, 'envelope.Message', (found) => {
+    throw new InvalidMessageError('InvalidMessage', [tooDeepIssue(found)]);
+  });
 }
 
 /**
@@ -109,7 +135,21 @@ function parseJson(text: string, field: string): unknown {
  * attribute (String or Number), else the SNS MessageId.
  */
 export function parseRecord(record: QueueRecordLike, topicArn: string): ParsedRecord {
-  const body = parseJson(record.body, 'body');
+  try {
+    return readRecord(record, topicArn);
+  } catch (error) {
+    if (error instanceof InvalidMessageError) throw error;
+    // No rule foresaw it, yet it comes from the body alone (this is pure): a retry reads the same body.
+    const name = error instanceof Error ? error.name : 'Error';
+    const message = error instanceof Error ? error.message : String(error);
+    throw new InvalidMessageError('UnreadableBody', [
+      { field: 'body', reason: `could not be read (${name}: ${message})` },
+    ]);
+  }
+}
+
+function readRecord(record: QueueRecordLike, topicArn: string): ParsedRecord {
+  const body = parseBody(record.body);
   if (!isObject(body)) {
     fail('InvalidJson', 'body', `must be a JSON object, got ${describe(body)}`);
   }
@@ -122,14 +162,14 @@ export function parseRecord(record: QueueRecordLike, topicArn: string): ParsedRe
     );
   }
   const envelope = readEnvelope(body, topicArn);
-  const snsMessageId = envelope.messageId;
-  if (envelope.attributeKey !== undefined) {
-    const key = tagged({ snsMessageId }, () => checkIdempotencyKey(envelope.attributeKey ?? ''));
-    const email = tagged({ key, snsMessageId }, () => validateEmail(parseJson(envelope.message, 'envelope.Message')));
+  const { attributeKey } = envelope;
+  // The MessageId is written into DLQ attributes and logs whether or not it is the key: the key's rules hold for it.
+  const snsMessageId = checkIdempotencyKey(envelope.messageId, 'String', 'envelope.MessageId');
+  if (attributeKey !== undefined) {
+    const key = tagged({ snsMessageId }, () => checkIdempotencyKey(attributeKey.value, attributeKey.type));
+    const email = tagged({ key, snsMessageId }, () => validateEmail(parseMessage(envelope.message)));
     return { key, keySource: 'attribute', snsMessageId, email };
   }
-  const email = tagged({ key: snsMessageId, snsMessageId }, () =>
-    validateEmail(parseJson(envelope.message, 'envelope.Message')),
-  );
+  const email = tagged({ key: snsMessageId, snsMessageId }, () => validateEmail(parseMessage(envelope.message)));
   return { key: snsMessageId, keySource: 'sns-message-id', snsMessageId, email };
 }

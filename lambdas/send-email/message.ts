@@ -4,6 +4,8 @@
  */
 import { ADDRESS_LIMITS, BIDI_OR_INVISIBLE, maskAddress, parseAddress } from './address';
 import { PermanentError } from './errors';
+import { valueTooDeep, type TooDeep } from './json-depth';
+import { canonicalNumber, SNS_NUMBER } from './sns-number';
 
 export { maskAddress };
 
@@ -23,6 +25,12 @@ export const LIMITS = {
   maxTagLength: 256,
   maxKeyLength: 256,
   maxTemplateNameLength: 64,
+  /**
+   * Levels of objects and arrays in a message body, the body's own object counting as one (so
+   * `template.data` holds 29 more). Checked before anything walks the body: JSON.stringify and
+   * Powertools' payload hash recurse once per level, and a few thousand levels overflow their stack.
+   */
+  maxDepth: 32,
 } as const;
 
 /**
@@ -172,6 +180,8 @@ export const CONTRACT = {
   recipients: { fields: ['to', 'cc', 'bcc'], max: LIMITS.maxRecipients },
   /** Text + HTML + template data + subject, in UTF-8 bytes. */
   maxContentBytes: LIMITS.maxContentBytes,
+  /** Levels of objects and arrays, the body counting as one; checked on the JSON text before it is parsed. */
+  maxDepth: LIMITS.maxDepth,
   template: {
     fields: ['name', 'data'],
     name: {
@@ -201,9 +211,14 @@ export const CONTRACT = {
       },
     } satisfies TextRules,
   },
-  /** The optional SNS message attribute (String or Number) that makes the dedupe key. */
+  /**
+   * The optional SNS message attribute (String or Number) that makes the dedupe key: a String in
+   * Unicode NFC, a Number by its value (1e3, 1000 and 1000.0 are the key 1000), then these rules.
+   */
   idempotencyKey: {
     attribute: IDEMPOTENCY_KEY_ATTRIBUTE,
+    types: ['String', 'Number'],
+    number: SNS_NUMBER,
     rules: {
       maxLength: LIMITS.maxKeyLength,
       forbids: [{ pattern: /^$|^\s|\s$/, reason: 'must not be empty or start or end with spaces' }, CONTROL_RULE],
@@ -265,21 +280,80 @@ function checkText(c: Collector, field: string, value: string, rules: TextRules)
   }
 }
 
-/** What is wrong with an idempotency key (the first issue first), or nothing when the pipeline takes it. */
-export function idempotencyKeyIssues(key: string): readonly ValidationIssue[] {
+/** The SNS message attribute data types a key may have. */
+export type KeyType = (typeof CONTRACT.idempotencyKey.types)[number];
+
+/** The field an idempotency key's issues name. */
+export const KEY_FIELD = `attribute ${IDEMPOTENCY_KEY_ATTRIBUTE}`;
+
+/** A key as received, and the dedupe key it makes (or why it makes none). */
+interface ReadKey {
+  readonly key: string;
+  readonly issues: readonly ValidationIssue[];
+}
+
+function readKey(value: string, type: KeyType, field: string): ReadKey {
+  let key: string;
+  if (type === 'Number') {
+    const number = canonicalNumber(value);
+    if (!number.ok) return { key: value, issues: [{ field, reason: number.reason }] };
+    key = number.value;
+  } else {
+    // One key however its characters are composed (é as one code point or as e + a combining accent).
+    key = value.normalize('NFC');
+  }
   const c = new Collector();
-  checkText(c, `attribute ${IDEMPOTENCY_KEY_ATTRIBUTE}`, key, CONTRACT.idempotencyKey.rules);
-  return c.issues;
+  checkText(c, field, key, CONTRACT.idempotencyKey.rules);
+  return { key, issues: c.issues };
 }
 
 /**
- * Checks an idempotency key (the `idempotency-key` message attribute) as the pipeline does, and
- * returns it. Throws {@link InvalidMessageError} (code InvalidKey) naming the attribute and the reason.
+ * The dedupe key an idempotency key makes: a String in Unicode NFC, a Number by its value in plain
+ * decimal notation (`1e3`, `1000.0` -> `1000`). The rules are checked after that; see {@link checkIdempotencyKey}.
  */
-export function checkIdempotencyKey(key: string): string {
-  const [first] = idempotencyKeyIssues(key);
+export function normalizeIdempotencyKey(value: string, type: KeyType = 'String'): string {
+  return readKey(value, type, KEY_FIELD).key;
+}
+
+/** What is wrong with an idempotency key (the first issue first), or nothing when the pipeline takes it. */
+export function idempotencyKeyIssues(
+  key: string,
+  type: KeyType = 'String',
+  field: string = KEY_FIELD,
+): readonly ValidationIssue[] {
+  return readKey(key, type, field).issues;
+}
+
+/**
+ * Checks an idempotency key (the `idempotency-key` message attribute, of SNS data type `type`) as the
+ * pipeline does, and returns the dedupe key it makes ({@link normalizeIdempotencyKey}). Throws
+ * {@link InvalidMessageError} (code InvalidKey) naming `field` (the attribute) and the reason.
+ */
+export function checkIdempotencyKey(key: string, type: KeyType = 'String', field: string = KEY_FIELD): string {
+  const read = readKey(key, type, field);
+  const [first] = read.issues;
   if (first) throw new InvalidMessageError('InvalidKey', [first]);
-  return key;
+  return read.key;
+}
+
+// ---------------------------------------------------------------- depth
+
+/** The contract field a body nested too deep is reported on: the field that holds the deepest part. */
+function depthField(found: TooDeep): string {
+  const [top, inner] = found.path;
+  if (top === 'template' && inner === 'data') return 'template.data';
+  return top !== undefined && (KNOWN_FIELDS as readonly string[]).includes(top) ? top : 'message';
+}
+
+/**
+ * The issue of a message body nested deeper than {@link CONTRACT.maxDepth} (found by textTooDeep on
+ * its JSON text or valueTooDeep on its value, json-depth.ts), on the field that holds the deepest part.
+ */
+export function tooDeepIssue(found: TooDeep): ValidationIssue {
+  return {
+    field: depthField(found),
+    reason: `is nested too deep: at most ${CONTRACT.maxDepth} levels of objects and arrays, the message counting as one`,
+  };
 }
 
 function addressList(c: Collector, field: ContractFieldName, value: unknown): string[] {
@@ -374,11 +448,25 @@ function utf8Bytes(value: string | undefined): number {
   return value === undefined ? 0 : Buffer.byteLength(value, 'utf8');
 }
 
+/** The template data's size as JSON, or undefined (with the issue) when it cannot be serialized. */
+function templateDataBytes(c: Collector, data: Readonly<Record<string, unknown>>): number | undefined {
+  try {
+    return utf8Bytes(JSON.stringify(data));
+  } catch (error) {
+    const name = error instanceof Error ? error.name : 'Error';
+    c.add('template.data', `cannot be serialized as JSON (${name})`);
+    return undefined;
+  }
+}
+
 /**
  * Validates the message contract v1.1 and returns the normalised email.
  * Throws {@link InvalidMessageError} listing every field at fault.
  */
 export function validateEmail(message: unknown): EmailMessage {
+  // Before anything walks it (measuring the template data below is JSON.stringify, which recurses).
+  const deep = valueTooDeep(message, CONTRACT.maxDepth);
+  if (deep) throw new InvalidMessageError('InvalidMessage', [tooDeepIssue(deep)]);
   if (!isObject(message)) {
     fail('InvalidMessage', 'message', `must be a JSON object, got ${describe(message)}`);
   }
@@ -423,9 +511,9 @@ export function validateEmail(message: unknown): EmailMessage {
     if (value !== undefined) checkText(c, field, value, CONTRACT.fields[field].rules);
   }
 
-  const contentBytes =
-    utf8Bytes(text) + utf8Bytes(html) + (template ? utf8Bytes(JSON.stringify(template.data)) : 0) + utf8Bytes(subject);
-  if (contentBytes > CONTRACT.maxContentBytes) {
+  const dataBytes = template ? templateDataBytes(c, template.data) : 0;
+  const contentBytes = utf8Bytes(text) + utf8Bytes(html) + (dataBytes ?? 0) + utf8Bytes(subject);
+  if (dataBytes !== undefined && contentBytes > CONTRACT.maxContentBytes) {
     c.add(
       text !== undefined || html !== undefined ? 'text' : 'template.data',
       `content is ${contentBytes} bytes, over the limit of ${CONTRACT.maxContentBytes}`,

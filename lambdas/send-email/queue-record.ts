@@ -17,8 +17,20 @@ export function receiveCount(record: SQSRecord): number {
   return Number(record.attributes?.ApproximateReceiveCount ?? '1');
 }
 
+/**
+ * Characters SQS refuses in a message (its body and String attributes): C0 controls but tab, LF and
+ * CR, U+FFFE, U+FFFF and lone surrogates. A reason can quote a field name from a hostile body.
+ */
+// eslint-disable-next-line no-control-regex -- finding control characters is the point
+const NOT_FOR_SQS = /[\u0000-\u0008\u000b\u000c\u000e-\u001f\ufffe\uffff]|[\ud800-\udfff]/gu;
+
+/**
+ * A String message attribute. Characters SQS would refuse (and with them the whole SendMessage, so
+ * a dead letter could never be written) are written as `\uXXXX` instead.
+ */
 export function attr(value: string): MessageAttributeValue {
-  return { DataType: 'String', StringValue: value };
+  const text = value.replace(NOT_FOR_SQS, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+  return { DataType: 'String', StringValue: text };
 }
 
 /** Copies the record's own message attributes (e.g. a raw message's key) so a redrive keeps them. */

@@ -6,7 +6,7 @@
  */
 import { createHash } from 'node:crypto';
 import { GetCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { idempotencyKeyIssues } from '../send-email/message';
+import { idempotencyKeyIssues, normalizeIdempotencyKey } from '../send-email/message';
 import {
   LEDGER_TABLE,
   ledgerKey,
@@ -37,10 +37,16 @@ export interface LookupDeps extends LookupTarget {
 
 /**
  * Why a key cannot be a dedupe key, or undefined when it can: the same rules
- * the send function applies to the `idempotency-key` attribute.
+ * the send function applies to the `idempotency-key` attribute (a String one:
+ * a Number key is looked up by its plain decimal form, `1000` for `1e3`).
  */
 export function keyProblem(key: string): string | undefined {
   return idempotencyKeyIssues(key)[0]?.reason;
+}
+
+/** The dedupe key a lookup of `key` reads: the key as the send function makes it (Unicode NFC). */
+export function lookupKey(key: string): string {
+  return normalizeIdempotencyKey(key);
 }
 
 /** A key that {@link keyProblem} refuses. */
@@ -95,10 +101,13 @@ function live(expiration: unknown, nowMs: number): boolean {
  * deletes them late). An SES event status wins over a dead-letter mark (a
  * copy with other content may be dead-lettered after the original was sent);
  * a live idempotency record wins over a mark too (the key was redriven).
+ * The key is read as the send function makes it ({@link lookupKey}), and the
+ * report names it so.
  */
-export async function lookupDelivery(deps: LookupDeps, key: string): Promise<DeliveryReport> {
-  const problem = keyProblem(key);
-  if (problem !== undefined) throw new InvalidKeyError(key, problem);
+export async function lookupDelivery(deps: LookupDeps, asked: string): Promise<DeliveryReport> {
+  const problem = keyProblem(asked);
+  if (problem !== undefined) throw new InvalidKeyError(asked, problem);
+  const key = lookupKey(asked);
   const nowMs = (deps.now ?? Date.now)();
 
   const ledger = await deps.db.send(

@@ -4,11 +4,14 @@
  *
  * Exit codes: 0 success, 1 the operation failed (the message says what to do next), 2 a usage
  * error (with the command's usage). Results go to stdout, one per line, safe to pipe (a closed
- * pipe ends the command quietly); notes and errors go to stderr.
+ * pipe ends the command quietly); notes and errors go to stderr. Every line goes through
+ * printable.ts: no control or text-direction character from a key, a body or an argument reaches
+ * the terminal raw.
  */
 import type { Command, Io } from './command';
 import { dlqCommand } from './dlq-command';
 import { OperationError, suggestion, UsageError } from './errors';
+import { printable, printableIo, printableLines } from './printable';
 import { publishCommand } from './publish-command';
 
 const COMMANDS: readonly Command[] = [dlqCommand, publishCommand];
@@ -34,8 +37,9 @@ const io: Io = {
 
 /** The exit code of a failure, after saying what went wrong (and, for a usage error only, how to call). */
 function failed(error: unknown, program: string, usage: string, out: Io): number {
+  // The message is one line, whatever it echoes (an argument, AWS's message): its line breaks are escaped too.
   if (error instanceof UsageError) {
-    out.err(`${program}: ${error.message}`);
+    out.err(`${program}: ${printable(error.message)}`);
     out.err(shortUsage(error.usage ?? usage));
     return 2;
   }
@@ -45,12 +49,13 @@ function failed(error: unknown, program: string, usage: string, out: Io): number
       : error instanceof Error
         ? `${error.name}: ${error.message}`
         : String(error);
-  out.err(`${program}: ${text}`);
+  out.err(`${program}: ${printable(text)}`);
   return 1;
 }
 
 /** Runs one command line; resolves to the exit code. */
-export async function run(argv: readonly string[], out: Io = io): Promise<number> {
+export async function run(argv: readonly string[], given: Io = io): Promise<number> {
+  const out = printableIo(given);
   const [name, ...rest] = argv;
   try {
     if (name === undefined || name === '--help' || name === '-h' || name === 'help') {
@@ -77,7 +82,8 @@ export async function run(argv: readonly string[], out: Io = io): Promise<number
  * Runs a command of its own (a script with one command, such as `npm run status`) with the
  * same convention; resolves to the exit code.
  */
-export async function runCommand(command: Command, argv: readonly string[], out: Io = io): Promise<number> {
+export async function runCommand(command: Command, argv: readonly string[], given: Io = io): Promise<number> {
+  const out = printableIo(given);
   try {
     await command.run(argv, out);
     return 0;
@@ -100,7 +106,7 @@ export function main(
       process.exitCode = code;
     },
     (error: unknown) => {
-      process.stderr.write(`email-pipeline: ${String(error)}\n`);
+      process.stderr.write(`email-pipeline: ${printableLines(String(error))}\n`);
       process.exitCode = 1;
     },
   );

@@ -3,6 +3,7 @@ import { IDEMPOTENCY_KEY_ATTRIBUTE } from '../../lambdas/send-email/message';
 import { checkEmail, EmailPublisher, InvalidMessageError, type EmailMessageInput } from '../publisher';
 import { parseCommand, type Parsed } from './args';
 import { awsFailure, UsageError } from './errors';
+import { printable } from './printable';
 import { output, resolveTarget, type ClientSettings } from './target';
 import type { Command, Io } from './command';
 
@@ -171,8 +172,10 @@ export const publishCommand: Command = {
         throw awsFailure(`Could not publish to ${to.description}`, error, !to.local);
       });
       io.out(
-        `Published ${published.messageId} to ${to.description}` +
-          (key !== undefined ? ` with idempotency key ${key}` : ' (dedupe key: this SNS MessageId)'),
+        `Published ${printable(published.messageId)} to ${to.description}` +
+          (key !== undefined
+            ? ` with idempotency key ${printable(published.dedupeKey)}`
+            : ' (dedupe key: this SNS MessageId)'),
       );
     } finally {
       publisher.destroy();

@@ -184,6 +184,23 @@ describe('dedupeTagValue', () => {
   test('gives different keys different hashed values', () => {
     expect(dedupeTagValue('a b')).not.toBe(dedupeTagValue('a c'));
   });
+
+  test('hashes a key that looks like a hashed value itself, so two keys never share a tag value or ledger item', () => {
+    const hashed = dedupeTagValue('order.1');
+
+    expect(hashed).toMatch(/^sha256-[0-9a-f]{64}$/);
+    expect(dedupeTagValue(hashed)).not.toBe(hashed);
+    expect(dedupeTagValue(hashed)).toMatch(/^sha256-[0-9a-f]{64}$/);
+  });
+
+  test('hashes any key that starts with sha256-, whatever follows', () => {
+    expect(dedupeTagValue('sha256-x')).toBe(`sha256-${createHash('sha256').update('sha256-x', 'utf8').digest('hex')}`);
+  });
+
+  test('keeps a key that only contains sha256- further in, or in other case', () => {
+    expect(dedupeTagValue('order-sha256-1')).toBe('order-sha256-1');
+    expect(dedupeTagValue('SHA256-1')).toBe('SHA256-1');
+  });
 });
 
 // ---------------------------------------------------------------- classification

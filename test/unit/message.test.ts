@@ -42,6 +42,13 @@ function withField(field: string, value: unknown): Record<string, unknown> {
   return message;
 }
 
+/** The valid message in an envelope whose idempotency-key attribute is a Number with this Value. */
+function numberKeyed(value: string): QueueRecordLike {
+  return envelope(validMessage, {
+    fields: { MessageAttributes: { 'idempotency-key': { Type: 'Number', Value: value } } },
+  });
+}
+
 // ---------------------------------------------------------------- dedupe key
 
 describe('parseRecord: the dedupe key', () => {
@@ -131,6 +138,41 @@ describe('parseRecord: the dedupe key', () => {
     expect(parse(asNumber).key).toBe('4200001');
     expect(parse(asNumber).key).toBe(parse(envelope(validMessage, { key: '4200001' })).key);
     expect(parse(asNumber).keySource).toBe('attribute');
+  });
+
+  test('a String idempotency-key is the same key however its accents are composed (Unicode NFC)', () => {
+    const decomposed = parse(envelope(validMessage, { key: 'cafe\u0301-42' })).key;
+    const composed = parse(envelope(validMessage, { key: 'caf\u00e9-42' })).key;
+
+    expect(decomposed).toBe('caf\u00e9-42');
+    expect(decomposed).toBe(composed);
+  });
+
+  test.each(['1e3', '1000', '1000.0', '+1000', '01000', '10E2', '1000e0'])(
+    'a Number idempotency-key %s is the key 1000',
+    (value) => {
+      expect(parse(numberKeyed(value)).key).toBe('1000');
+    },
+  );
+
+  test('Number idempotency-keys that differ in the 20th digit stay two keys (no float rounding)', () => {
+    expect(parse(numberKeyed('12345678901234567890')).key).toBe('12345678901234567890');
+    expect(parse(numberKeyed('12345678901234567891')).key).toBe('12345678901234567891');
+  });
+
+  test('a String idempotency-key that reads as a number stays as written (only Number keys are numbers)', () => {
+    expect(parse(envelope(validMessage, { key: '1e3' })).key).toBe('1e3');
+  });
+
+  test.each([
+    ['not a number', '12abc', 'must be a decimal number'],
+    ['39 significant digits', '1'.repeat(39), 'at most 38 significant digits'],
+    ['over 10^126', '1e127', 'between 10^-128 and 10^126'],
+  ])('a Number idempotency-key that is %s is rejected as InvalidKey', (_, value, reason) => {
+    const error = rejection(() => parse(numberKeyed(value)));
+
+    expect(error.code).toBe('InvalidKey');
+    expect(error.issues).toEqual([issue('attribute idempotency-key', reason)]);
   });
 
   test.each(['Binary', 'String.Array'])('an idempotency-key SNS attribute of Type %s is rejected', (type) => {
@@ -284,6 +326,26 @@ describe('parseRecord: body and envelope', () => {
     expect(error.issues).toEqual([issue('envelope.MessageId', 'is missing')]);
   });
 
+  test.each([
+    ['a control character', 'msg\u001b[2J-1', 'must not contain control characters'],
+    ['surrounding spaces', ' 5f3c2b1a ', 'must not be empty or start or end with spaces'],
+    [`more than ${LIMITS.maxKeyLength} characters`, 'm'.repeat(LIMITS.maxKeyLength + 1), 'at most 256 characters'],
+  ])('an envelope MessageId with %s is rejected as InvalidKey on envelope.MessageId, like a key', (_, id, reason) => {
+    const error = rejection(() => parse(envelope(validMessage, { fields: { MessageId: id } })));
+
+    expect(error.code).toBe('InvalidKey');
+    expect(error.failureClass).toBe('permanent');
+    expect(error.issues).toEqual([issue('envelope.MessageId', reason)]);
+  });
+
+  test('an envelope MessageId is refused by the key rules even when an idempotency-key attribute is the key', () => {
+    const error = rejection(() =>
+      parse(envelope(validMessage, { key: 'order-42', fields: { MessageId: 'msg\u0000' } })),
+    );
+
+    expect(error.issues).toEqual([issue('envelope.MessageId', 'must not contain control characters')]);
+  });
+
   test('an envelope whose Message is not a string is rejected', () => {
     const record = body(JSON.stringify({ ...envelopeBody(validMessage), Message: { ...validMessage } }));
 
@@ -309,6 +371,106 @@ describe('parseRecord: body and envelope', () => {
 
     expect(error.code).toBe('InvalidMessage');
     expect(error.issues).toEqual([issue('message', `must be a JSON object, got ${kind}`)]);
+  });
+});
+
+// ---------------------------------------------------------------- hostile bodies fail at once
+
+/** `{"k":{"k":...}}` with `levels` objects: as template data, the message nests levels + 2 deep. */
+function nested(levels: number): Record<string, unknown> {
+  let value: Record<string, unknown> = {};
+  for (let i = 1; i < levels; i += 1) value = { k: value };
+  return value;
+}
+
+/** A template message whose JSON text nests `levels` arrays inside template.data (2 bytes a level). */
+function deepTemplateText(levels: number): string {
+  return `{"to":["ada@example.com"],"template":{"name":"welcome","data":{"k":${'['.repeat(levels)}${']'.repeat(levels)}}}}`;
+}
+
+describe('parseRecord: hostile bodies fail at once', () => {
+  test(`a message nested exactly LIMITS.maxDepth (${LIMITS.maxDepth}) levels deep, the message counting as one, is accepted`, () => {
+    const message = { to: ['ada@example.com'], template: { name: 'welcome', data: nested(LIMITS.maxDepth - 2) } };
+
+    expect(parse(envelope(message)).email.template?.name).toBe('welcome');
+  });
+
+  test('a message nested one level deeper is refused as InvalidMessage on template.data, naming the limit', () => {
+    const message = { to: ['ada@example.com'], template: { name: 'welcome', data: nested(LIMITS.maxDepth - 1) } };
+
+    const error = rejection(() => parse(envelope(message)));
+
+    expect(error.code).toBe('InvalidMessage');
+    expect(error.failureClass).toBe('permanent');
+    expect(error.issues).toEqual([issue('template.data', `at most ${LIMITS.maxDepth} levels of objects and arrays`)]);
+  });
+
+  test("template data nested 100,000 levels deep (200 KB, under SNS's 256 KiB) is refused on template.data, not a stack overflow", () => {
+    const error = rejection(() => parse(envelope(deepTemplateText(100_000), { key: 'deep-1' })));
+
+    expect(error.code).toBe('InvalidMessage');
+    expect(error.issues).toEqual([issue('template.data', 'is nested too deep')]);
+    expect(error.dedupeKey).toBe('deep-1');
+    expect(error.snsMessageId).toBe(SNS_MESSAGE_ID);
+  });
+
+  test('a field other than template.data nested too deep is reported on that field', () => {
+    const error = rejection(() => parse(envelope({ ...validMessage, tags: nested(LIMITS.maxDepth) })));
+
+    expect(error.issues).toEqual([issue('tags', 'is nested too deep')]);
+  });
+
+  test('a message that is nothing but nested arrays is reported on message', () => {
+    const error = rejection(() => parse(envelope('['.repeat(50_000) + ']'.repeat(50_000))));
+
+    expect(error.issues).toEqual([issue('message', 'is nested too deep')]);
+  });
+
+  test('a queue record body nested too deep is refused as InvalidJson on body, before it is parsed', () => {
+    const text = `{"Type":"Notification","x":${'['.repeat(100_000)}${']'.repeat(100_000)}}`;
+    const parseJson = jest.spyOn(JSON, 'parse');
+    try {
+      const error = rejection(() => parse(body(text)));
+
+      expect(error.code).toBe('InvalidJson');
+      expect(error.issues).toEqual([issue('body', `at most ${LIMITS.maxDepth} levels`)]);
+      expect(parseJson.mock.calls.map(([parsed]) => parsed)).not.toContain(text);
+    } finally {
+      parseJson.mockRestore();
+    }
+  });
+
+  test('an error no rule foresaw while reading a body is permanent (UnreadableBody on body), not retryable', () => {
+    // Measuring the content is what fails here; whatever it is, the same body fails the same way on a retry.
+    const measure = jest.spyOn(Buffer, 'byteLength').mockImplementation(() => {
+      throw new RangeError('Maximum call stack size exceeded');
+    });
+    try {
+      const error = rejection(() => parse(envelope(validMessage)));
+
+      expect(error.code).toBe('UnreadableBody');
+      expect(error.failureClass).toBe('permanent');
+      expect(error.issues).toEqual([issue('body', 'could not be read (RangeError: Maximum call stack size exceeded)')]);
+    } finally {
+      measure.mockRestore();
+    }
+  });
+
+  test('validateEmail refuses template data that cannot be serialized (a BigInt) on template.data', () => {
+    const error = rejection(() =>
+      validateEmail({ to: ['ada@example.com'], template: { name: 'welcome', data: { total: 10n } } }),
+    );
+
+    expect(error.issues).toEqual([issue('template.data', 'cannot be serialized as JSON (TypeError)')]);
+  });
+
+  test('validateEmail refuses template data with a cycle as nested too deep, before measuring it', () => {
+    const data: Record<string, unknown> = {};
+    data.self = data;
+
+    const error = rejection(() => validateEmail({ to: ['ada@example.com'], template: { name: 'welcome', data } }));
+
+    expect(error.issues).toEqual([issue('template.data', 'is nested too deep')]);
   });
 });
 

@@ -129,6 +129,42 @@ describe('publish', () => {
     ]);
   });
 
+  test('a message nested deeper than the contract allows is refused on template.data, not a stack overflow, and not sent', async () => {
+    let data: Record<string, unknown> = {};
+    for (let i = 0; i < 100_000; i += 1) data = { k: data };
+    const { client, calls } = publisher();
+
+    const error = await refusal(() =>
+      client.publish({ to: 'ada@example.com', template: { name: 'welcome', data } }, { idempotencyKey: 'deep-1' }),
+    );
+
+    expect(error.issues).toEqual([
+      { field: 'template.data', reason: expect.stringContaining(`at most ${LIMITS.maxDepth} levels`) as string },
+    ]);
+    expect(calls).toEqual([]);
+  });
+
+  test('a message JSON cannot serialize (a BigInt) is refused on message with the reason, not thrown as it is', async () => {
+    const error = await refusal(() =>
+      checkEmail({ to: 'ada@example.com', template: { name: 'welcome', data: { total: 10n } } } as never),
+    );
+
+    expect(error.issues).toEqual([
+      { field: 'message', reason: expect.stringContaining('cannot be serialized as JSON (TypeError') as string },
+    ]);
+  });
+
+  test('a key is sent and reported as the pipeline compares keys (Unicode NFC)', async () => {
+    const { client, calls } = publisher();
+
+    const published = await client.publish(message, { idempotencyKey: 'cafe\u0301-42' });
+
+    expect(calls[0]?.input.MessageAttributes).toEqual({
+      'idempotency-key': { DataType: 'String', StringValue: 'caf\u00e9-42' },
+    });
+    expect(published.dedupeKey).toBe('caf\u00e9-42');
+  });
+
   test('checkEmail returns the email as the pipeline will send it', () => {
     expect(checkEmail({ to: 'José <jose@bücher.example>', template: { name: 'welcome' } })).toMatchObject({
       to: ['=?UTF-8?B?Sm9zw6k=?= <jose@xn--bcher-kva.example>'],

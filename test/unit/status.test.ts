@@ -58,6 +58,18 @@ describe('lookupDelivery request shapes', () => {
     expect(inputs[0]).toEqual({ TableName: 'Ledger', Key: { key: dedupeTagValue('order:42') } });
     expect(dedupeTagValue('order:42')).toMatch(/^sha256-[0-9a-f]{64}$/);
   });
+
+  test('a key asked in decomposed Unicode reads the items of its NFC form and reports that key', async () => {
+    const { inputs, db } = recordingDb();
+
+    const report = await lookupDelivery({ ...target, db: db as never }, 'cafe\u0301-42');
+
+    expect(report.key).toBe('caf\u00e9-42');
+    expect(inputs).toEqual([
+      { TableName: 'Ledger', Key: { key: dedupeTagValue('caf\u00e9-42') } },
+      { TableName: 'Idem', Key: { id: idempotencyRecordId('email-pipeline', 'caf\u00e9-42') } },
+    ]);
+  });
 });
 
 describe('idempotencyRecordId', () => {
