@@ -42,14 +42,13 @@ export const DYNAMODB_LOCAL_DIR = join(LOCAL_DIR, 'dynamodb-local');
 export { LOCAL_CREDENTIALS, LOCAL_REGION };
 
 /**
- * Environment for processes that talk to the emulators: region, fake credentials (so that
- * nothing can reach a real account with real ones), and the Node 20 SDK warning switched off.
+ * Environment for processes that talk to the emulators: region and fake credentials (so that
+ * nothing can reach a real account with real ones).
  */
 export const LOCAL_AWS_ENV: Readonly<Record<string, string>> = {
   AWS_REGION: LOCAL_REGION,
   AWS_ACCESS_KEY_ID: LOCAL_CREDENTIALS.accessKeyId,
   AWS_SECRET_ACCESS_KEY: LOCAL_CREDENTIALS.secretAccessKey,
-  AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
 };
 
 const NODE_SERVICE_SCRIPT = join(__dirname, 'node-service.mjs');
