@@ -9,12 +9,13 @@
  * `http://sqs.<region>.localhost:<port>/000000000000/<name>`. The host comes from the store's
  * `host` setting, which defaults to "localhost" and only changes the suffix (FAUXQS_HOST=x
  * gives `sqs.<region>.x:<port>`), so no setting yields a plain 127.0.0.1 URL. On these
- * machines `*.localhost` does not resolve (nsswitch "files dns", no systemd-resolved), so:
- * - give every SQSClient `useQueueUrlAsEndpoint: false` (and an endpoint): otherwise the SDK
- *   connects to the URL's host and fails with ENOTFOUND. An `endpoint` passed to the client's
- *   constructor is kept on its own, but one from AWS_ENDPOINT_URL_SQS (how the handler bundle
- *   is pointed at the emulator) is not: the SDK warns and uses the URL's host;
- * - use the returned URL verbatim: fauxqs looks queues up by the exact URL string.
+ * machines `*.localhost` does not resolve (nsswitch "files dns", no systemd-resolved), so
+ * give every SQSClient `useQueueUrlAsEndpoint: false` (and an endpoint): otherwise the SDK
+ * connects to the URL's host and fails with ENOTFOUND. An `endpoint` passed to the client's
+ * constructor is kept on its own, but one from AWS_ENDPOINT_URL_SQS (how the handler bundle
+ * is pointed at the emulator) is not: the SDK warns and uses the URL's host. (fauxqs 2.x finds
+ * a queue by the region in the URL's host and the name at the end of its path, whatever the
+ * host and port; 1.x wanted the exact URL string back.)
  */
 import { LOCAL_CREDENTIALS, LOCAL_REGION } from '../../lib/cli/target';
 import { execFile } from 'node:child_process';
