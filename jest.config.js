@@ -9,9 +9,6 @@
  * ts-jest uses transpileModule); type checks come from `npm run build`.
  */
 
-// Before any AWS SDK module loads: the Node 20 support notice is noise in test output.
-process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED = 'true';
-
 /** @type {import('jest').Config} */
 const common = {
   testEnvironment: 'node',

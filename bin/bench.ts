@@ -1,5 +1,4 @@
 /** `npm run bench [-- pacing]`: what deduplication and pacing cost, on the local stack (tools/bench/main.ts). */
-import '../tools/local/quiet';
 import { main } from '../tools/bench/main';
 
 void main();

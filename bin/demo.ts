@@ -1,5 +1,4 @@
 /** `npm run demo`: the duplicate-email incident replayed on the local stack (tools/local/demo.ts). */
-import '../tools/local/quiet';
 import { main } from '../tools/local/demo';
 
 void main();

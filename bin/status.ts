@@ -9,7 +9,6 @@
  * status, `unknown` included); 1 the pipeline could not be found or read (with what to do next);
  * 2 bad usage or a key that cannot be a dedupe key (with the short usage).
  */
-import '../tools/local/quiet';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { keyProblem, lookupDelivery } from '../lambdas/status/lookup';

@@ -54,12 +54,7 @@ describe('the send-email asset (pre-built by npm run build, no esbuild or Docker
           `const m = require(${JSON.stringify(path.join(dir, 'index.js'))}); process.exit(typeof m.handler === 'function' ? 0 : 3);`,
         ],
         {
-          env: {
-            ...env,
-            PATH: process.env.PATH,
-            AWS_REGION: 'eu-west-1',
-            AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
-          },
+          env: { ...env, PATH: process.env.PATH, AWS_REGION: 'eu-west-1' },
           encoding: 'utf8',
           timeout: 20_000,
         },

@@ -209,6 +209,25 @@ describe('fauxqs (SNS and SQS)', () => {
     expect(message.MessageId).not.toBe(published.MessageId);
   });
 
+  test('leaves MessageAttributes and Subject out of the envelope of a publish without them, as SNS does', async () => {
+    // The pipeline's key then falls back to the envelope's MessageId. fauxqs 1.x wrote
+    // `"Subject": null` and `"MessageAttributes": {}` instead.
+    const name = uid('bare-envelope');
+    const queue = await createQueue(name);
+    const { TopicArn } = await sns.send(new CreateTopicCommand({ Name: name }));
+    await sns.send(new SubscribeCommand({ TopicArn, Protocol: 'sqs', Endpoint: queue.arn }));
+
+    const published = await sns.send(new PublishCommand({ TopicArn, Message: 'no key' }));
+    const message = await eventually('the notification in the queue', () => receiveNow(queue.url));
+
+    const envelope = JSON.parse(message.Body ?? '') as Record<string, unknown>;
+    expect(envelope).toMatchObject({ Type: 'Notification', MessageId: published.MessageId, Message: 'no key' });
+    expect({ MessageAttributes: 'MessageAttributes' in envelope, Subject: 'Subject' in envelope }).toEqual({
+      MessageAttributes: false,
+      Subject: false,
+    });
+  });
+
   test('moves a message to the DLQ on the receive after maxReceiveCount receives', async () => {
     const name = uid('redrive');
     const dlq = await createQueue(`${name}-dlq`);

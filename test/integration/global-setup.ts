@@ -5,7 +5,7 @@
  * Workers are forked after this runs and inherit this process's environment, so the
  * endpoints reach the tests through process.env:
  *   EMULATOR_DYNAMODB_ENDPOINT, EMULATOR_SQS_ENDPOINT, EMULATOR_SNS_ENDPOINT, EMULATOR_SES_ENDPOINT
- * together with AWS_REGION, fake credentials and the Node 20 SDK warning switch (LOCAL_AWS_ENV).
+ * together with AWS_REGION and fake credentials (LOCAL_AWS_ENV).
  *
  * The handle stays in this (jest's main) process for global-teardown.ts. Should jest die
  * without running the teardown, the emulators exit on their own (see tools/local/processes.ts).
@@ -28,8 +28,6 @@ declare global {
 }
 
 export default async function globalSetup(): Promise<void> {
-  // First: the SDK reads the Node 20 warning switch when a client is built, and the
-  // emulators' readiness probes build clients in this process.
   Object.assign(process.env, LOCAL_AWS_ENV);
   await checkJava();
   await ensureDynamoDbLocal();

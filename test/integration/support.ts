@@ -3,7 +3,6 @@
  * the emulators that the global set-up started, consumer processes running the
  * real handler bundle, and helpers that wait on conditions.
  */
-import '../../tools/local/quiet';
 import { randomBytes } from 'node:crypto';
 import * as path from 'node:path';
 import { PublishCommand } from '@aws-sdk/client-sns';

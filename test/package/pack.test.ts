@@ -7,6 +7,11 @@
  *
  * The tarball is built from the current sources first (what prepack runs), so a stale dist/
  * cannot make this pass.
+ *
+ * The app runs on the oldest Node major the package claims in `engines` and on the one the
+ * repository runs on (the `node` devDependency, the Lambda runtime's), each the official
+ * binary from the registry's `node` package installed in this test's own folder, first in
+ * PATH: so `node` and the CLI's `#!/usr/bin/env node` both find it, not the machine's Node.
  */
 import { execFileSync, spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
@@ -20,22 +25,59 @@ const TSX = path.join(ROOT, 'node_modules', '.bin', 'tsx');
 const manifest = JSON.parse(fs.readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as {
   name: string;
   version: string;
+  engines: { node: string };
   devDependencies: Record<string, string>;
 };
+
+/** The oldest major `engines.node` (">=N") admits. */
+function oldestClaimedMajor(range: string): number {
+  const match = /^>=\s*(\d+)(?:\.0\.0)?$/.exec(range.trim());
+  if (!match) throw new Error(`engines.node "${range}" is not of the form ">=N" this test knows`);
+  return Number(match[1]);
+}
+
+const OLDEST_MAJOR = oldestClaimedMajor(manifest.engines.node);
+const OWN_NODE = manifest.devDependencies.node ?? '';
+
+/**
+ * Each Node the app runs on, with the `node` package version to install: the newest release of
+ * the oldest major `engines` claims, and the repository's own (the Lambda runtime's major).
+ */
+const NODES: ReadonlyArray<{ readonly major: number; readonly spec: string }> = [
+  { major: OLDEST_MAJOR, spec: String(OLDEST_MAJOR) },
+  { major: Number(OWN_NODE.split('.')[0]), spec: OWN_NODE },
+];
 
 let work: string;
 let tarball: string;
 let files: string[];
 let app: string;
 
-function run(command: string, args: readonly string[], cwd: string): string {
-  return execFileSync(command, args, {
-    cwd,
-    encoding: 'utf8',
-    stdio: ['ignore', 'pipe', 'pipe'],
-    env: { ...process.env, npm_config_update_notifier: 'false', CDK_DISABLE_VERSION_CHECK: '1' },
-  });
+const BASE_ENV = { ...process.env, npm_config_update_notifier: 'false', CDK_DISABLE_VERSION_CHECK: '1' };
+
+function run(command: string, args: readonly string[], cwd: string, env: NodeJS.ProcessEnv = BASE_ENV): string {
+  return execFileSync(command, args, { cwd, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'], env });
 }
+
+/** Installs the registry's `node@<spec>` into its own folder; returns that folder's .bin. */
+function installNode(spec: string): string {
+  const dir = path.join(work, `node-${spec}`);
+  fs.mkdirSync(dir);
+  // The binary comes from the package's install script, which allowScripts lets run.
+  fs.writeFileSync(
+    path.join(dir, 'package.json'),
+    JSON.stringify({ name: 'node-runtime', private: true, dependencies: { node: spec }, allowScripts: { node: true } }),
+  );
+  run(NPM, ['install', '--prefer-offline', '--no-audit', '--no-fund', '--loglevel=error'], dir);
+  return path.join(dir, 'node_modules', '.bin');
+}
+
+/** The environment of a process that runs on the Node in `bin` (first in PATH). */
+function onNode(bin: string, extra: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv {
+  return { ...BASE_ENV, ...extra, PATH: `${bin}${path.delimiter}${process.env.PATH ?? ''}` };
+}
+
+const nodeBins = new Map<number, string>();
 
 beforeAll(() => {
   work = fs.mkdtempSync(path.join(os.tmpdir(), 'package-test-'));
@@ -65,7 +107,14 @@ beforeAll(() => {
     }),
   );
   run(NPM, ['install', '--prefer-offline', '--no-audit', '--no-fund', '--ignore-scripts', '--loglevel=error'], app);
+  for (const { major, spec } of NODES) nodeBins.set(major, installNode(spec));
 }, 300_000);
+
+function nodeBin(major: number): string {
+  const bin = nodeBins.get(major);
+  if (!bin) throw new Error(`Node ${major} was not installed`);
+  return bin;
+}
 
 afterAll(() => {
   if (work) fs.rmSync(work, { recursive: true, force: true });
@@ -95,8 +144,7 @@ test('a new app installs it with only aws-cdk-lib and constructs: no esbuild, no
   expect(fs.existsSync(path.join(installed, 'package-lock.json'))).toBe(false);
 });
 
-test('the publisher client loads from the installed package and checks a message with the contract', () => {
-  const script = `
+const PUBLISHER_SCRIPT = `
 const { checkEmail, InvalidMessageError } = require('${manifest.name}');
 checkEmail({ to: 'ada@example.com', subject: 'Hi', text: 'Hello' });
 try {
@@ -105,95 +153,114 @@ try {
   if (error instanceof InvalidMessageError) process.stdout.write(error.issues[0].field);
 }
 `;
-  expect(execFileSync(process.execPath, ['-e', script], { cwd: app, encoding: 'utf8' })).toBe('to');
-});
 
-test('the app imports the construct by name, type-checks against the .d.ts and synthesizes a JavaScript asset', () => {
-  const source = `
+/** The platform team's app, as TypeScript (the output folder comes from CDK_OUTDIR, as the CDK CLI sets it). */
+const APP_SOURCE = `
 import { App } from 'aws-cdk-lib';
 import { EmailPipelineStack, type EmailPipelineProps } from '${manifest.name}';
 
 const pipeline: EmailPipelineProps = { senderAddress: 'noreply@mail.example.org', sesIdentity: 'mail.example.org' };
 // The CDK CLI turns asset metadata on; so does this app, to find the function's asset.
-const app = new App({ outdir: 'cdk.out', context: { 'aws:cdk:enable-asset-metadata': true } });
+const app = new App({ context: { 'aws:cdk:enable-asset-metadata': true } });
 new EmailPipelineStack(app, 'Mail', { pipeline });
 app.synth();
 `;
-  fs.writeFileSync(path.join(app, 'app.ts'), source);
-  run(
-    process.execPath,
-    [
-      TSC,
-      '--strict',
-      '--noEmit',
-      '--skipLibCheck',
-      '--module',
-      'commonjs',
-      '--moduleResolution',
-      'node',
-      '--target',
-      'es2022',
-      'app.ts',
-    ],
-    app,
-  );
-  // Run the same program as JavaScript, as `cdk synth` would with a JS app.
-  fs.writeFileSync(
-    path.join(app, 'app.js'),
-    source
-      .replace(/^import \{ App \} from 'aws-cdk-lib';$/m, "const { App } = require('aws-cdk-lib');")
-      .replace(/^import \{ EmailPipelineStack.*$/m, `const { EmailPipelineStack } = require('${manifest.name}');`)
-      .replace('const pipeline: EmailPipelineProps =', 'const pipeline ='),
-  );
-  run(process.execPath, ['app.js'], app);
 
-  const outdir = path.join(app, 'cdk.out');
-  const template = JSON.parse(fs.readFileSync(path.join(outdir, 'Mail.template.json'), 'utf8')) as {
-    Resources: Record<string, { Type: string; Properties: Record<string, unknown>; Metadata?: Record<string, string> }>;
-  };
-  const functions = Object.values(template.Resources).filter((r) => r.Type === 'AWS::Lambda::Function');
-  // The send function, the ledger function and the status function.
-  expect(functions.length).toBeGreaterThanOrEqual(3);
-  const sendsEmail = functions.filter((fn) =>
-    fs
-      .readFileSync(path.join(outdir, fn.Metadata?.['aws:asset:path'] ?? '', 'index.js'), 'utf8')
-      .includes('"SendEmail"'),
-  );
-  expect(sendsEmail).toHaveLength(1);
-  for (const fn of functions) {
-    expect(fn.Properties.Handler).toBe('index.handler');
-    const assetPath = fn.Metadata?.['aws:asset:path'];
-    expect(assetPath).toMatch(/^asset\./);
-    const code = fs.readFileSync(path.join(outdir, assetPath ?? '', 'index.js'), 'utf8');
-    // CommonJS with its SDK clients and Powertools inside (nothing left to resolve), not TypeScript;
-    // without the SDK's default credential chain (its SSO step logs this line) and without the
-    // schemas of SES operations no handler calls (README, "As a construct in your own app").
-    expect({
-      commonJs: code.startsWith('"use strict";'),
-      esmImports: /^\s*import .* from /m.test(code),
-      requiresDependencies: /require\(["'](@aws-sdk\/(client-|lib-)|@smithy\/|@aws-lambda-powertools\/)/.test(code),
-      sdkDefaultCredentialChain: code.includes('defaultProvider::fromSSO'),
-      unusedSesSchemas: code.includes('CreateContactList'),
-    }).toEqual({
-      commonJs: true,
-      esmImports: false,
-      requiresDependencies: false,
-      sdkDefaultCredentialChain: false,
-      unusedSesSchemas: false,
-    });
-  }
+/** The same program as JavaScript, as `cdk synth` would run a JS app. */
+const APP_JS = APP_SOURCE.replace(/^import \{ App \} from 'aws-cdk-lib';$/m, "const { App } = require('aws-cdk-lib');")
+  .replace(/^import \{ EmailPipelineStack.*$/m, `const { EmailPipelineStack } = require('${manifest.name}');`)
+  .replace('const pipeline: EmailPipelineProps =', 'const pipeline =');
+
+test('the app imports the construct by name and type-checks against the .d.ts', () => {
+  fs.writeFileSync(path.join(app, 'app.ts'), APP_SOURCE);
+  expect(() =>
+    run(
+      process.execPath,
+      [
+        TSC,
+        '--strict',
+        '--noEmit',
+        '--skipLibCheck',
+        '--module',
+        'commonjs',
+        '--moduleResolution',
+        'node',
+        '--target',
+        'es2022',
+        'app.ts',
+      ],
+      app,
+    ),
+  ).not.toThrow();
 });
 
-test("the operator CLI is on the app's PATH and follows the exit-code convention", () => {
-  const bin = path.join(app, 'node_modules', '.bin', 'email-pipeline');
-  const help = spawnSync(bin, ['--help'], { cwd: app, encoding: 'utf8' });
-  expect({ status: help.status, stderr: help.stderr }).toEqual({ status: 0, stderr: '' });
-  expect(help.stdout).toContain('dlq');
-  const none = spawnSync(bin, ['dlq', 'list'], {
-    cwd: app,
-    encoding: 'utf8',
-    env: { ...process.env, LOCAL_STATE_DIR: '' },
+describe.each(NODES)('on Node $major (the registry’s node@$spec)', ({ major }) => {
+  test('`node` in the app’s PATH is that Node', () => {
+    const version = run('node', ['-p', 'process.versions.node'], app, onNode(nodeBin(major))).trim();
+    expect(version.split('.')[0]).toBe(String(major));
   });
-  expect(none.status).toBe(1);
-  expect(none.stderr).toContain('No local pipeline found');
+
+  test('the publisher client loads from the installed package and checks a message with the contract', () => {
+    expect(run('node', ['-e', PUBLISHER_SCRIPT], app, onNode(nodeBin(major)))).toBe('to');
+  });
+
+  test('the app synthesizes a JavaScript asset for each function', () => {
+    const script = path.join(app, 'app.js');
+    fs.writeFileSync(script, APP_JS);
+    const outdir = path.join(app, `cdk.out.node${major}`);
+    run('node', [script], app, onNode(nodeBin(major), { CDK_OUTDIR: outdir }));
+
+    const template = JSON.parse(fs.readFileSync(path.join(outdir, 'Mail.template.json'), 'utf8')) as {
+      Resources: Record<
+        string,
+        { Type: string; Properties: Record<string, unknown>; Metadata?: Record<string, string> }
+      >;
+    };
+    const functions = Object.values(template.Resources).filter((r) => r.Type === 'AWS::Lambda::Function');
+    // The send function, the ledger function and the status function.
+    expect(functions.length).toBeGreaterThanOrEqual(3);
+    const sendsEmail = functions.filter((fn) =>
+      fs
+        .readFileSync(path.join(outdir, fn.Metadata?.['aws:asset:path'] ?? '', 'index.js'), 'utf8')
+        .includes('"SendEmail"'),
+    );
+    expect(sendsEmail).toHaveLength(1);
+    for (const fn of functions) {
+      expect(fn.Properties.Handler).toBe('index.handler');
+      expect(fn.Properties.Runtime).toBe('nodejs24.x');
+      const assetPath = fn.Metadata?.['aws:asset:path'];
+      expect(assetPath).toMatch(/^asset\./);
+      const code = fs.readFileSync(path.join(outdir, assetPath ?? '', 'index.js'), 'utf8');
+      // CommonJS with its SDK clients and Powertools inside (nothing left to resolve), not TypeScript;
+      // without the SDK's default credential chain (its SSO step logs this line) and without the
+      // schemas of SES operations no handler calls (README, "As a construct in your own app").
+      expect({
+        commonJs: code.startsWith('"use strict";'),
+        esmImports: /^\s*import .* from /m.test(code),
+        requiresDependencies: /require\(["'](@aws-sdk\/(client-|lib-)|@smithy\/|@aws-lambda-powertools\/)/.test(code),
+        sdkDefaultCredentialChain: code.includes('defaultProvider::fromSSO'),
+        unusedSesSchemas: code.includes('CreateContactList'),
+      }).toEqual({
+        commonJs: true,
+        esmImports: false,
+        requiresDependencies: false,
+        sdkDefaultCredentialChain: false,
+        unusedSesSchemas: false,
+      });
+    }
+  });
+
+  test("the operator CLI is on the app's PATH and follows the exit-code convention", () => {
+    const bin = path.join(app, 'node_modules', '.bin', 'email-pipeline');
+    const help = spawnSync(bin, ['--help'], { cwd: app, encoding: 'utf8', env: onNode(nodeBin(major)) });
+    expect({ status: help.status, stderr: help.stderr }).toEqual({ status: 0, stderr: '' });
+    expect(help.stdout).toContain('dlq');
+    const none = spawnSync(bin, ['dlq', 'list'], {
+      cwd: app,
+      encoding: 'utf8',
+      env: onNode(nodeBin(major), { LOCAL_STATE_DIR: '' }),
+    });
+    expect(none.status).toBe(1);
+    expect(none.stderr).toContain('No local pipeline found');
+  });
 });

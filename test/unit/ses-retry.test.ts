@@ -10,8 +10,6 @@ import { classifySesError } from '../../lambdas/send-email/classify';
 import { SafeSesRetryStrategy, buildSendEmailInput } from '../../lambdas/send-email/email';
 import { AmbiguousSendError, RetryableError } from '../../lambdas/send-email/errors';
 
-process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED = 'true';
-
 type Reply = { readonly status: number; readonly errorType?: string; readonly body: string } | Error;
 
 /** A request handler that plays `replies` in order and counts the requests. */

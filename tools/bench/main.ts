@@ -26,7 +26,6 @@
  * handler in fresh processes against the hand-signed floor (client-cpu.ts), on DynamoDB Local
  * alone; writes .local/bench-cpu.json. BENCH_CPU_RUNS sets the processes per variant (default 3).
  */
-import '../local/quiet';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import * as path from 'node:path';

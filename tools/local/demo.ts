@@ -9,7 +9,6 @@
  *
  * It starts its own emulators on free ports, so it runs beside `npm start`.
  */
-import './quiet';
 import { PublishCommand, SubscribeCommand } from '@aws-sdk/client-sns';
 import { CreateQueueCommand, GetQueueAttributesCommand, SendMessageCommand } from '@aws-sdk/client-sqs';
 import { acceptNoArguments } from './arguments';

@@ -9,12 +9,13 @@
  * `http://sqs.<region>.localhost:<port>/000000000000/<name>`. The host comes from the store's
  * `host` setting, which defaults to "localhost" and only changes the suffix (FAUXQS_HOST=x
  * gives `sqs.<region>.x:<port>`), so no setting yields a plain 127.0.0.1 URL. On these
- * machines `*.localhost` does not resolve (nsswitch "files dns", no systemd-resolved), so:
- * - give every SQSClient `useQueueUrlAsEndpoint: false` (and an endpoint): otherwise the SDK
- *   connects to the URL's host and fails with ENOTFOUND. An `endpoint` passed to the client's
- *   constructor is kept on its own, but one from AWS_ENDPOINT_URL_SQS (how the handler bundle
- *   is pointed at the emulator) is not: the SDK warns and uses the URL's host;
- * - use the returned URL verbatim: fauxqs looks queues up by the exact URL string.
+ * machines `*.localhost` does not resolve (nsswitch "files dns", no systemd-resolved), so
+ * give every SQSClient `useQueueUrlAsEndpoint: false` (and an endpoint): otherwise the SDK
+ * connects to the URL's host and fails with ENOTFOUND. An `endpoint` passed to the client's
+ * constructor is kept on its own, but one from AWS_ENDPOINT_URL_SQS (how the handler bundle
+ * is pointed at the emulator) is not: the SDK warns and uses the URL's host. (fauxqs 2.x finds
+ * a queue by the region in the URL's host and the name at the end of its path, whatever the
+ * host and port; 1.x wanted the exact URL string back.)
  */
 import { LOCAL_CREDENTIALS, LOCAL_REGION } from '../../lib/cli/target';
 import { execFile } from 'node:child_process';
@@ -42,14 +43,13 @@ export const DYNAMODB_LOCAL_DIR = join(LOCAL_DIR, 'dynamodb-local');
 export { LOCAL_CREDENTIALS, LOCAL_REGION };
 
 /**
- * Environment for processes that talk to the emulators: region, fake credentials (so that
- * nothing can reach a real account with real ones), and the Node 20 SDK warning switched off.
+ * Environment for processes that talk to the emulators: region and fake credentials (so that
+ * nothing can reach a real account with real ones).
  */
 export const LOCAL_AWS_ENV: Readonly<Record<string, string>> = {
   AWS_REGION: LOCAL_REGION,
   AWS_ACCESS_KEY_ID: LOCAL_CREDENTIALS.accessKeyId,
   AWS_SECRET_ACCESS_KEY: LOCAL_CREDENTIALS.secretAccessKey,
-  AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
 };
 
 const NODE_SERVICE_SCRIPT = join(__dirname, 'node-service.mjs');

@@ -9,6 +9,9 @@
  *   only, there is nothing to flush.
  *
  * ESM on purpose: fauxqs is ESM-only; aws-ses-v2-local (CommonJS) imports fine from here.
+ * fauxqs 2.x loads node:sqlite for its optional persistence (hence Node >= 22.5); without a
+ * `dataDir`, as here, everything stays in memory as before. It also answers S3 on the same
+ * port (as 1.x did), which nothing here uses.
  */
 const [service, portArg] = process.argv.slice(2);
 const port = Number(portArg ?? '0');

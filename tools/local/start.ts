@@ -9,7 +9,6 @@
  * TooManyRequestsException beyond this many recipients a second),
  * LOCAL_RAW_LOGS (1: print the function's structured JSON log lines as well as one line per decision).
  */
-import './quiet';
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import * as path from 'node:path';
 import {
