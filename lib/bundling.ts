@@ -10,7 +10,7 @@ export const HANDLER_ENTRY = path.join(__dirname, '..', 'lambdas', 'send-email',
 export const LEDGER_ENTRY = path.join(__dirname, '..', 'lambdas', 'ledger', 'handler.ts');
 export const STATUS_ENTRY = path.join(__dirname, '..', 'lambdas', 'status', 'handler.ts');
 /** The functions' credential chain: environment, then a container endpoint (see the module). */
-export const LAMBDA_CREDENTIALS_ENTRY = path.join(__dirname, '..', 'lambdas', 'lambda-credentials.ts');
+export const LAMBDA_CREDENTIALS_ENTRY = path.join(__dirname, '..', 'lambdas', 'runtime', 'lambda-credentials.ts');
 
 /** Every function of the pipeline by name (its asset folder), each bundled with the same options below. */
 export const LAMBDA_ENTRIES = {

@@ -7,7 +7,7 @@
  * pipeline and the tools load it without paying for the CDK.
  */
 import { closest } from 'fastest-levenshtein';
-import { displayNameProblem, parseAddress } from '../lambdas/send-email/address';
+import { displayNameProblem, parseAddress } from '../lambdas/kernel/contract/address';
 import { SETTINGS, valueDefaults, type SettingKind } from './settings-declaration';
 
 /** Log levels understood by Powertools Logger. */

@@ -14,9 +14,9 @@ import {
   type MessageAttributeValue,
   type SQSClient,
 } from '@aws-sdk/client-sqs';
-import { DLQ_ATTRIBUTE } from '../lambdas/send-email/dlq-attributes';
+import { DLQ_ATTRIBUTE } from '../lambdas/kernel/names';
 import { RETRY_ATTRIBUTE } from '../lambdas/send-email/retry-budget';
-import { IDEMPOTENCY_KEY_ATTRIBUTE, maskAddress } from '../lambdas/send-email/message';
+import { IDEMPOTENCY_KEY_ATTRIBUTE, maskAddress } from '../lambdas/kernel/contract';
 import { printable } from './cli/printable';
 
 /** One DLQ message as an operator sees it. */

@@ -1,5 +1,4 @@
-import { LEDGER_ENV } from '../lambdas/ledger/schema';
-import { ENV } from '../lambdas/send-email/settings';
+import { ENV, LEDGER_ENV } from '../lambdas/kernel/environment';
 import type { ResolvedSettings } from './config';
 import { SETTINGS, type SettingName } from './settings-declaration';
 

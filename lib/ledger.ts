@@ -19,9 +19,9 @@ import * as sns from 'aws-cdk-lib/aws-sns';
 import { SqsSubscription } from 'aws-cdk-lib/aws-sns-subscriptions';
 import * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
-import { LEDGER_ENV, LEDGER_TABLE } from '../lambdas/ledger/schema';
+import { LEDGER_TABLE } from '../lambdas/kernel/ledger/schema';
 import { ledgerEnvironment } from './handler-env';
-import { ENV } from '../lambdas/send-email/settings';
+import { ENV, LEDGER_ENV } from '../lambdas/kernel/environment';
 import { handlerCode, type LambdaName } from './assets';
 import {
   acknowledgeServerlessRules,

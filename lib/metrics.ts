@@ -1,6 +1,6 @@
 import { Duration } from 'aws-cdk-lib';
 import * as cw from 'aws-cdk-lib/aws-cloudwatch';
-import { METRIC } from '../lambdas/send-email/metric-names';
+import { CONFIRM_METRIC, LEDGER_METRIC, METRIC } from '../lambdas/kernel/names';
 import type { EmailPipeline } from './email-pipeline';
 
 /** Metric names the handler publishes in `settings.metricsNamespace`, dimension `service`. */
@@ -12,10 +12,10 @@ export const HANDLER_METRICS = METRIC;
  * after the grace period without one.
  */
 export const LEDGER_METRICS = {
-  confirmedBySesEvent: 'ConfirmedBySesEvent',
-  unconfirmedResends: 'UnconfirmedResends',
+  confirmedBySesEvent: CONFIRM_METRIC.confirmedBySesEvent,
+  unconfirmedResends: CONFIRM_METRIC.unconfirmedResends,
   /** Published by the ledger function (same namespace and service): events it refused as not the pipeline's own. */
-  untrustedEvents: 'LedgerUntrustedEvents',
+  untrustedEvents: LEDGER_METRIC.untrustedEvents,
 } as const;
 
 /** The default period of the alarms' and the dashboard's metrics. */

@@ -12,7 +12,7 @@ import {
   type PublishBatchResponse,
   type SNSClientConfig,
 } from '@aws-sdk/client-sns';
-import { valueTooDeep } from '../lambdas/send-email/json-depth';
+import { valueTooDeep } from '../lambdas/kernel/contract/json-depth';
 import {
   CONTRACT,
   idempotencyKeyIssues,
@@ -25,10 +25,10 @@ import {
   type EmailMessage,
   type EmailMessageInput,
   type ValidationIssue,
-} from '../lambdas/send-email/message';
+} from '../lambdas/kernel/contract';
 
 export { IDEMPOTENCY_KEY_ATTRIBUTE, InvalidMessageError };
-export type { Addresses, EmailMessage, EmailMessageInput, ValidationIssue } from '../lambdas/send-email/message';
+export type { Addresses, EmailMessage, EmailMessageInput, ValidationIssue } from '../lambdas/kernel/contract';
 
 /** What SNS accepts: entries per PublishBatch request, and bytes per message and per request. */
 export const SNS_LIMITS = {

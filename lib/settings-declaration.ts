@@ -9,8 +9,7 @@
  * The handler does not: it reads the environment names from ENV and LEDGER_ENV,
  * which this table points at, so its bundle stays small.
  */
-import { LEDGER_ENV } from '../lambdas/ledger/schema';
-import { ENV, HANDLER_DEFAULTS } from '../lambdas/send-email/settings';
+import { ENV, LEDGER_ENV } from '../lambdas/kernel/environment';
 import type { ContextSettings } from './config';
 
 /** How a context value is read: `-c` gives strings, cdk.json JSON types. */
@@ -175,28 +174,28 @@ export const SETTINGS = {
   },
   sesTimeoutMs: {
     kind: 'integer',
-    default: HANDLER_DEFAULTS.sesTimeoutMs,
+    default: 5000,
     notes: 'timeout of one SES SendEmail call, in ms; 100 to half the function timeout (the default too)',
     contextKey: true,
     env: ENV.sesTimeoutMs,
   },
   retryBaseSeconds: {
     kind: 'integer',
-    default: HANDLER_DEFAULTS.retryBaseSeconds,
+    default: 2,
     notes: 'first backoff of a retryable or ambiguous failure; doubles per receive, with jitter',
     contextKey: true,
     env: ENV.retryBaseSeconds,
   },
   systemicRetrySeconds: {
     kind: 'integer',
-    default: HANDLER_DEFAULTS.systemicRetrySeconds,
+    default: 300,
     notes: 'first backoff of a systemic failure (account paused, daily quota)',
     contextKey: true,
     env: ENV.systemicRetrySeconds,
   },
   retryCapSeconds: {
     kind: 'integer',
-    default: HANDLER_DEFAULTS.retryCapSeconds,
+    default: 300,
     notes: 'longest backoff of a retryable or ambiguous failure: the doubling stops here',
     contextKey: true,
     env: ENV.retryCapSeconds,

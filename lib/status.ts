@@ -3,7 +3,7 @@
  * local pipeline's outputs.json or a stack's outputs) and how a report reads
  * to a person.
  */
-import type { DeliveryReport } from '../lambdas/ledger/schema';
+import type { DeliveryReport } from '../lambdas/kernel/ledger/schema';
 import type { LookupTarget } from '../lambdas/status/lookup';
 import { printable } from './cli/printable';
 

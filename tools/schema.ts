@@ -12,7 +12,7 @@ import {
   type ContractFieldName,
   type PatternRule,
   type TextRules,
-} from '../lambdas/send-email/message';
+} from '../lambdas/kernel/contract';
 
 export const SCHEMA_FILE = path.join(__dirname, '..', 'schema', 'email-message.schema.json');
 

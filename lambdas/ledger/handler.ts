@@ -5,8 +5,9 @@
 import { Logger } from '@aws-lambda-powertools/logger';
 import { Metrics } from '@aws-lambda-powertools/metrics';
 import { SNSClient } from '@aws-sdk/client-sns';
-import { createDynamoDbClient } from '../send-email/clients';
-import { createLedgerHandler, readLedgerSettings } from './ledger';
+import { createDynamoDbClient } from '../runtime/clients';
+import { readLedgerSettings } from '../kernel/environment';
+import { createLedgerHandler } from './ledger';
 
 export const handler = createLedgerHandler({
   settings: readLedgerSettings(),

@@ -9,68 +9,18 @@ import type { Logger } from '@aws-lambda-powertools/logger';
 import { MetricUnit, type Metrics } from '@aws-lambda-powertools/metrics';
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { PublishCommand, type SNSClient } from '@aws-sdk/client-sns';
-import { ENV } from '../send-email/settings';
-import { bindingProblem, originProblem, type TrustedOrigin } from './binding';
-import { eventsOf, InvalidSesEventError, parseSesEvent, UntaggedSesEventError, type ParsedSesEvent } from './events';
-import { LEDGER_ENV, shownEvent, type DeliveryReport } from './schema';
-import { readClaimEvidence, readLedgerItem, recordEvent, type StoredLedgerItem } from './store';
-
-/** Metric names of the ledger function. */
-export const LEDGER_METRIC = {
-  eventsRecorded: 'LedgerEventsRecorded',
-  duplicateEvents: 'LedgerDuplicateEvents',
-  untaggedEvents: 'LedgerUntaggedEvents',
-  statusChanges: 'LedgerStatusChanges',
-  /** Events not recorded because they are not the pipeline's own: foreign origin, or bound to no send of theirs. */
-  untrustedEvents: 'LedgerUntrustedEvents',
-} as const;
-
-/** What the ledger believes: its events' origin, and the claims their sends were made under (binding.ts). */
-export interface LedgerTrust {
-  readonly origin: TrustedOrigin;
-  /** The send function's idempotency table, where each send's attempt ids are recorded with its claim. */
-  readonly claimsTableName: string;
-  /** The send function's idempotency key prefix (its record ids are `<prefix>#<hash>`). */
-  readonly keyPrefix: string;
-}
-
-export interface LedgerSettings {
-  readonly tableName: string;
-  readonly retentionSeconds: number;
-  /** Where status changes go; none: not published. */
-  readonly deliveryStatusTopicArn?: string;
-  readonly trust: LedgerTrust;
-}
-
-type Env = Readonly<Record<string, string | undefined>>;
-
-/** Reads the ledger function's settings; throws naming the variable at fault. */
-export function readLedgerSettings(env: Env = process.env): LedgerSettings {
-  const tableName = env[LEDGER_ENV.tableName];
-  if (!tableName) throw new Error(`Missing required environment variable ${LEDGER_ENV.tableName}`);
-  const raw = env[LEDGER_ENV.retentionSeconds] ?? '';
-  const retentionSeconds = /^[0-9]+$/.test(raw) ? Number(raw) : NaN;
-  if (!Number.isSafeInteger(retentionSeconds) || retentionSeconds <= 0) {
-    throw new Error(`Environment variable ${LEDGER_ENV.retentionSeconds} must be a positive integer, got "${raw}"`);
-  }
-  const topic = env[LEDGER_ENV.deliveryStatusTopicArn];
-  const required = (name: string): string => {
-    const value = env[name];
-    if (!value) throw new Error(`Missing required environment variable ${name}`);
-    return value;
-  };
-  const trust: LedgerTrust = {
-    origin: {
-      eventsTopicArn: required(LEDGER_ENV.eventsTopicArn),
-      accountId: required(LEDGER_ENV.accountId),
-      configurationSetName: required(LEDGER_ENV.configurationSetName),
-      senderRoleName: required(LEDGER_ENV.senderRoleName),
-    },
-    claimsTableName: required(ENV.tableName),
-    keyPrefix: required(ENV.keyPrefix),
-  };
-  return { tableName, retentionSeconds, ...(topic ? { deliveryStatusTopicArn: topic } : {}), trust };
-}
+import { bindingProblem, originProblem } from '../kernel/ledger/binding';
+import type { LedgerSettings } from '../kernel/environment';
+import {
+  eventsOf,
+  InvalidSesEventError,
+  parseSesEvent,
+  UntaggedSesEventError,
+  type ParsedSesEvent,
+} from '../kernel/ledger/events';
+import { LEDGER_METRIC } from '../kernel/names';
+import { shownEvent, type DeliveryReport } from '../kernel/ledger/schema';
+import { readClaimEvidence, readLedgerItem, recordEvent, type StoredLedgerItem } from '../runtime/ledger-store';
 
 export interface LedgerDeps {
   readonly settings: LedgerSettings;

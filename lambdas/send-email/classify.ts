@@ -3,8 +3,8 @@
  * (errors.ts): permanent, retryable, ambiguous, systemic. SES errors and
  * errors of the idempotency layer (Powertools, DynamoDB) are both here.
  */
-import { redactAddresses } from './address';
-import { AmbiguousSendError, PermanentError, PipelineError, RetryableError, SystemicError } from './errors';
+import { redactAddresses } from '../kernel/contract/address';
+import { AmbiguousSendError, PermanentError, PipelineError, RetryableError, SystemicError } from '../kernel/errors';
 
 // ---------------------------------------------------------------- SES
 

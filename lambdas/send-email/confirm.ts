@@ -24,11 +24,13 @@ import type { Logger } from '@aws-lambda-powertools/logger';
 import { MetricUnit, type Metrics } from '@aws-lambda-powertools/metrics';
 import { marshall, unmarshall } from '@aws-sdk/util-dynamodb';
 import { randomBytes } from 'node:crypto';
-import { CLAIM_ATTRIBUTES, claimEvidence, claimRef } from '../ledger/binding';
-import { eventsOf, statusOfType } from '../ledger/events';
-import { LEDGER_ENV, ledgerKey } from '../ledger/schema';
-import { markDeadLettered, readLedgerItem } from '../ledger/store';
-import { RetryableError, type PipelineError } from './errors';
+import { CLAIM_ATTRIBUTES, claimEvidence, claimRef } from '../kernel/ledger/binding';
+import { eventsOf, statusOfType } from '../kernel/ledger/events';
+import { ledgerKey } from '../kernel/ledger/schema';
+import type { ConfirmSettings } from '../kernel/environment';
+import { markDeadLettered, readLedgerItem } from '../runtime/ledger-store';
+import { CONFIRM_METRIC } from '../kernel/names';
+import { RetryableError, type PipelineError } from '../kernel/errors';
 
 /**
  * An unknown-fate send within the grace: retried without sending, at a time of its own rather
@@ -57,46 +59,8 @@ export function confirmationRetrySeconds(waitedMs: number, graceSeconds: number)
   return Math.max(1, Math.ceil(next - waited));
 }
 
-/** Default wait for an unknown-fate send's SES event before it is sent again (SES usually publishes within seconds). */
-export const DEFAULT_SEND_CONFIRMATION_GRACE_SECONDS = 300;
-
 /** The attribute an expired-on-purpose claim carries: when the lost attempt was made (epoch ms). */
 export const SEND_ATTEMPT_AT = 'sendAttemptAt';
-
-export const CONFIRM_METRIC = {
-  /** An unknown-fate send that the ledger showed SES had accepted: completed without a send. */
-  confirmedBySesEvent: 'ConfirmedBySesEvent',
-  /** An unknown-fate send with no SES event after the grace: sent again (may be a duplicate). */
-  unconfirmedResends: 'UnconfirmedResends',
-  /** An unknown-fate send still within the grace: retried later without sending. */
-  awaitingConfirmation: 'AwaitingSendConfirmation',
-} as const;
-
-export interface ConfirmSettings {
-  /** The ledger table; none: confirmation is off (every retry sends, as before the ledger). */
-  readonly ledgerTableName?: string;
-  readonly graceSeconds: number;
-  /** How long a dead-letter mark keeps the ledger item (the dedupe window). */
-  readonly retentionSeconds: number;
-}
-
-type Env = Readonly<Record<string, string | undefined>>;
-
-/** Reads the confirmation settings; throws naming the variable at fault. */
-export function readConfirmSettings(env: Env, retentionSeconds: number): ConfirmSettings {
-  const raw = env[LEDGER_ENV.sendConfirmationGraceSeconds];
-  let graceSeconds = DEFAULT_SEND_CONFIRMATION_GRACE_SECONDS;
-  if (raw !== undefined && raw !== '') {
-    graceSeconds = /^[0-9]+$/.test(raw) ? Number(raw) : NaN;
-    if (!Number.isSafeInteger(graceSeconds) || graceSeconds <= 0) {
-      throw new Error(
-        `Environment variable ${LEDGER_ENV.sendConfirmationGraceSeconds} must be a positive integer, got "${raw}"`,
-      );
-    }
-  }
-  const table = env[LEDGER_ENV.tableName];
-  return { ...(table ? { ledgerTableName: table } : {}), graceSeconds, retentionSeconds };
-}
 
 interface Payload {
   readonly key?: unknown;

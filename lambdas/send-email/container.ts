@@ -6,10 +6,11 @@
 import type { Context, SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import { Logger } from '@aws-lambda-powertools/logger';
 import { Metrics } from '@aws-lambda-powertools/metrics';
-import { builtOnFirstSend, createDynamoDbClient, createSesClient, createSqsClient, createStoreClient } from './clients';
-import { createSendConfirmation, LedgerAwarePersistenceLayer, readConfirmSettings } from './confirm';
+import { builtOnFirstSend, createDynamoDbClient, createSqsClient, createStoreClient } from '../runtime/clients';
+import { createSesClient } from './email';
+import { createSendConfirmation, LedgerAwarePersistenceLayer } from './confirm';
 import { createHandler, type PipelineDeps } from './pipeline';
-import { readSettings } from './settings';
+import { readConfirmSettings, readSettings } from '../kernel/environment';
 
 /** Clients to use instead of the ones clients.ts builds. @default none: all from clients.ts */
 export type ContainerClients = Partial<Pick<PipelineDeps, 'ses' | 'sqs'>>;

@@ -6,10 +6,10 @@
 import type { SQSRecord } from 'aws-lambda';
 import { SendMessageCommand, type MessageAttributeValue } from '@aws-sdk/client-sqs';
 import type { SendConfirmation } from './confirm';
-import { DLQ_ATTRIBUTE } from './dlq-attributes';
+import { DLQ_ATTRIBUTE } from '../kernel/names';
 import type { ParsedRecord } from './envelope';
-import type { PipelineError } from './errors';
-import { InvalidMessageError } from './message';
+import type { PipelineError } from '../kernel/errors';
+import { InvalidMessageError } from '../kernel/contract';
 import { attr, originalAttributes, receiveCount, type QueueClient } from './queue-record';
 import type { Report } from './report';
 

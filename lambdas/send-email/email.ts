@@ -3,13 +3,14 @@
  * repeats a send SES may already have accepted (the failure classes are in
  * classify.ts).
  */
-import { DEDUPE_ATTEMPT_TAG, DEDUPE_CLAIM_TAG } from '../ledger/binding';
-import { ledgerKey } from '../ledger/schema';
-import type { SendEmailCommandInput } from '@aws-sdk/client-sesv2';
+import { DEDUPE_ATTEMPT_TAG, DEDUPE_CLAIM_TAG } from '../kernel/ledger/binding';
+import { ledgerKey } from '../kernel/ledger/schema';
+import { SESv2Client, type SendEmailCommandInput } from '@aws-sdk/client-sesv2';
+import { httpHandler } from '../runtime/clients';
 import type { RetryErrorInfo, RetryStrategyV2, RetryToken } from '@smithy/types';
-import { formatDisplayName } from './address';
+import { formatDisplayName } from '../kernel/contract/address';
 import { isDailyQuota, provesNotSent, shape } from './classify';
-import type { EmailMessage } from './message';
+import type { EmailMessage } from '../kernel/contract';
 
 /** The SES message tag that carries the dedupe key (searchable in SES event destinations). */
 export const DEDUPE_TAG = 'dedupe-key';
@@ -122,4 +123,9 @@ export class SafeSesRetryStrategy implements RetryStrategyV2 {
     const delay = retryCount === 0 ? 0 : Math.round(cap / 2 + (this.random() * cap) / 2);
     return { getRetryCount: () => retryCount, getRetryDelay: () => delay };
   }
+}
+
+/** SES v2, with no blind retries: SES has no idempotency token (see SafeSesRetryStrategy). */
+export function createSesClient(requestTimeoutMs: number): SESv2Client {
+  return new SESv2Client({ requestHandler: httpHandler(requestTimeoutMs), retryStrategy: new SafeSesRetryStrategy() });
 }

@@ -5,7 +5,7 @@
  * an InvalidMessageError (permanent): a body that cannot be read now cannot be
  * read on a retry either.
  */
-import { textTooDeep, type TooDeep } from './json-depth';
+import { textTooDeep, type TooDeep } from '../kernel/contract/json-depth';
 import {
   checkIdempotencyKey,
   CONTRACT,
@@ -18,7 +18,7 @@ import {
   validateEmail,
   type EmailMessage,
   type KeyType,
-} from './message';
+} from '../kernel/contract';
 
 /** What a queue record means once parsed. */
 export interface ParsedRecord {

@@ -15,18 +15,18 @@ import { MetricUnit, type Metrics } from '@aws-lambda-powertools/metrics';
 import type { SendConfirmation } from './confirm';
 import { classifyIdempotencyError, classifySesError, unexpectedError } from './classify';
 import { buildSendEmailInput } from './email';
-import { PipelineError, RetryableError } from './errors';
+import { PipelineError, RetryableError } from '../kernel/errors';
 import { CircuitBreaker } from './breaker';
 import { containerShare, SendPacer } from './pacing';
 import { COMPLETION_RETRY_MARGIN_MS, SEND_DEADLINE_MARGIN_MS } from './backoff';
 import { createDeadLetter } from './dead-letter';
 import { parseRecord, type ParsedRecord } from './envelope';
-import type { EmailMessage } from './message';
+import type { EmailMessage } from '../kernel/contract';
 import type { QueueClient } from './queue-record';
 import { createReport } from './report';
 import { createRetry } from './retry';
-import type { HandlerSettings } from './settings';
-import { METRIC } from './metric-names';
+import type { HandlerSettings } from '../kernel/environment';
+import { METRIC } from '../kernel/names';
 
 /** What SES said for an email, stored with the idempotency record and returned to duplicates. */
 export interface SendResult {

@@ -14,7 +14,7 @@
  * Imports only errors.ts: the local tools (DLQ redrive) read the attribute names.
  */
 import type { SQSRecord } from 'aws-lambda';
-import { PipelineError, type FailureClass } from './errors';
+import { PipelineError, type FailureClass } from '../kernel/errors';
 
 /** The message attributes a retried copy carries. */
 export const RETRY_ATTRIBUTE = {

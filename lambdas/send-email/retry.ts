@@ -9,7 +9,7 @@ import { retryDelaySeconds } from './backoff';
 import { requestedRetrySeconds } from './confirm';
 import type { DeadLetter } from './dead-letter';
 import type { ParsedRecord } from './envelope';
-import type { PipelineError } from './errors';
+import type { PipelineError } from '../kernel/errors';
 import { attr, originalAttributes, receiveCount, type QueueClient } from './queue-record';
 import type { Report } from './report';
 import {
@@ -20,7 +20,7 @@ import {
   retryState,
   RetryBudgetExhaustedError,
 } from './retry-budget';
-import type { HandlerSettings } from './settings';
+import type { HandlerSettings } from '../kernel/environment';
 
 export interface RetryDeps {
   readonly settings: HandlerSettings;

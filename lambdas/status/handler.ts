@@ -5,23 +5,12 @@
 import { Logger } from '@aws-lambda-powertools/logger';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { LambdaFunctionURLEvent, LambdaFunctionURLResult } from 'aws-lambda';
-import { LEDGER_ENV } from '../ledger/schema';
-import { createDynamoDbClient } from '../send-email/clients';
-import { ENV } from '../send-email/settings';
+import { createDynamoDbClient } from '../runtime/clients';
+import { readStatusSettings } from '../kernel/environment';
 import { handleStatusRequest } from './http';
 import { lookupDelivery, type LookupTarget } from './lookup';
 
-function required(name: string): string {
-  const value = process.env[name];
-  if (value === undefined || value.trim() === '') throw new Error(`Missing required environment variable ${name}`);
-  return value;
-}
-
-const target: LookupTarget = {
-  ledgerTableName: required(LEDGER_ENV.tableName),
-  idempotencyTableName: required(ENV.tableName),
-  keyPrefix: required(ENV.keyPrefix),
-};
+const target: LookupTarget = readStatusSettings();
 const db = DynamoDBDocumentClient.from(createDynamoDbClient());
 const logger = new Logger();
 

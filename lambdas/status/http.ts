@@ -10,7 +10,7 @@
  * - 503 when the tables cannot be read (the caller may retry).
  */
 import { DELIVERIES_PATH, InvalidKeyError } from './lookup';
-import type { DeliveryReport } from '../ledger/schema';
+import type { DeliveryReport } from '../kernel/ledger/schema';
 
 export interface StatusResponse {
   readonly statusCode: number;

@@ -6,7 +6,7 @@
  */
 import { createHash } from 'node:crypto';
 import { GetCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { idempotencyKeyIssues, normalizeIdempotencyKey } from '../send-email/message';
+import { idempotencyKeyIssues, normalizeIdempotencyKey } from '../kernel/contract';
 import {
   LEDGER_TABLE,
   ledgerKey,
@@ -14,7 +14,7 @@ import {
   type DeliveryReport,
   type LedgerEvent,
   type LedgerItem,
-} from '../ledger/schema';
+} from '../kernel/ledger/schema';
 
 /** The HTTP path of a lookup: `GET /deliveries/{key}` (the key URL-encoded). */
 export const DELIVERIES_PATH = '/deliveries/';

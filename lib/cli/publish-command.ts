@@ -1,5 +1,5 @@
 /** `email-pipeline publish`: one email to the pipeline's topic, checked first as the pipeline will check it. */
-import { IDEMPOTENCY_KEY_ATTRIBUTE } from '../../lambdas/send-email/message';
+import { IDEMPOTENCY_KEY_ATTRIBUTE } from '../../lambdas/kernel/contract';
 import { checkEmail, EmailPublisher, InvalidMessageError, type EmailMessageInput } from '../publisher';
 import { parseCommand, type Parsed } from './args';
 import { awsFailure, UsageError } from './errors';

@@ -1,7 +1,6 @@
 import { CfnResource } from 'aws-cdk-lib';
 import type { IConstruct } from 'constructs';
-import { LEDGER_ENV } from '../../lambdas/ledger/schema';
-import { ENV } from '../../lambdas/send-email/settings';
+import { ENV, LEDGER_ENV } from '../../lambdas/kernel/environment';
 import { BUNDLING } from '../../lib/bundling';
 import { DLQ_RETENTION, RUNTIME } from '../../lib/email-pipeline';
 import { resource, synthDefault, synthesize } from './helpers';

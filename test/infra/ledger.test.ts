@@ -1,8 +1,8 @@
 import { CfnResource } from 'aws-cdk-lib';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import type { IConstruct } from 'constructs';
-import { LEDGER_ENV, LEDGER_TABLE } from '../../lambdas/ledger/schema';
-import { ENV } from '../../lambdas/send-email/settings';
+import { LEDGER_TABLE } from '../../lambdas/kernel/ledger/schema';
+import { ENV, LEDGER_ENV } from '../../lambdas/kernel/environment';
 import type { EmailPipelineStack } from '../../lib/email-pipeline-stack';
 import { LEDGER_FUNCTIONS } from '../../lib/ledger';
 import { functionPolicyStatements, rendered, resource, statementsFor, synthDefault, synthesize } from './helpers';

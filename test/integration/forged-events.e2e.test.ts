@@ -7,7 +7,7 @@
 import { PublishCommand, SubscribeCommand } from '@aws-sdk/client-sns';
 import { CreateQueueCommand, GetQueueAttributesCommand, ReceiveMessageCommand } from '@aws-sdk/client-sqs';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { readLedgerItem } from '../../lambdas/ledger/store';
+import { readLedgerItem } from '../../lambdas/runtime/ledger-store';
 import { lookupDelivery } from '../../lambdas/status/lookup';
 import { sesEventsFor } from '../../tools/local/ses-front';
 import { email, startTestPipeline, until, type TestPipeline } from './support';

@@ -19,9 +19,9 @@ import { RETRY_ATTRIBUTE } from '../../lambdas/send-email/retry-budget';
 import { queueRecord, snsEnvelope } from '../../tools/local/records';
 import { createResources, handlerRefs, type LocalResources } from '../../tools/local/resources';
 import { loadLocalSettings } from '../../tools/local/settings';
-import { createStoreClient } from '../../lambdas/send-email/clients';
+import { createStoreClient } from '../../lambdas/runtime/clients';
 import { createHandler } from '../../lambdas/send-email/pipeline';
-import { readSettings } from '../../lambdas/send-email/settings';
+import { readSettings } from '../../lambdas/kernel/environment';
 import { endpointsFromEnv, uniqueName } from './support';
 
 process.env.POWERTOOLS_METRICS_DISABLED = 'true';

@@ -8,9 +8,9 @@
  */
 import { CreateQueueCommand, GetQueueAttributesCommand, ReceiveMessageCommand } from '@aws-sdk/client-sqs';
 import { SubscribeCommand } from '@aws-sdk/client-sns';
-import { parseSesEvent, type ParsedSesEvent } from '../../lambdas/ledger/events';
-import type { DeliveryReport } from '../../lambdas/ledger/schema';
-import { readLedgerItem, recordEvent, type StoredLedgerItem } from '../../lambdas/ledger/store';
+import { parseSesEvent, type ParsedSesEvent } from '../../lambdas/kernel/ledger/events';
+import type { DeliveryReport } from '../../lambdas/kernel/ledger/schema';
+import { readLedgerItem, recordEvent, type StoredLedgerItem } from '../../lambdas/runtime/ledger-store';
 import { emulatorClients } from '../../tools/local/emulators';
 import { createResources, type LocalResources } from '../../tools/local/resources';
 import { sesEventsFor } from '../../tools/local/ses-front';

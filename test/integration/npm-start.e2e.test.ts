@@ -14,7 +14,7 @@ import { REPO_ROOT } from '../../tools/local/paths';
 import { emulatorConfig, readMailbox } from '../../tools/local/emulators';
 import { freePort, launch, type ManagedProcess } from '../../tools/local/processes';
 import type { LocalOutputs } from '../../tools/local/state';
-import type { DeliveryReport } from '../../lambdas/ledger/schema';
+import type { DeliveryReport } from '../../lambdas/kernel/ledger/schema';
 import { npmScript } from './npm-script';
 import { until } from './support';
 

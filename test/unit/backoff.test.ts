@@ -4,23 +4,9 @@ import {
   retryDelaySeconds,
   type RetryCause,
 } from '../../lambdas/send-email/backoff';
-import { readSettings } from '../../lambdas/send-email/settings';
+import { SETTINGS } from '../../lib/settings-declaration';
 
 /** Only the required variables: everything else takes its default. */
-const MINIMAL_ENV = {
-  TOPIC_ARN: 'arn:aws:sns:eu-west-1:123456789012:emails',
-  SENDER_ADDRESS: 'noreply@example.com',
-  IDEMPOTENCY_TABLE_NAME: 'table',
-  IDEMPOTENCY_KEY_PREFIX: 'email-pipeline',
-  DEDUPE_WINDOW_SECONDS: '3600',
-  SOURCE_QUEUE_URL: 'https://sqs.example/queue',
-  DEAD_LETTER_QUEUE_URL: 'https://sqs.example/dlq',
-  MAX_RECEIVE_COUNT: '5',
-  RETRY_BUDGET_SECONDS: '86400',
-  MAX_SEND_RATE: '14',
-  MAX_CONCURRENCY: '10',
-};
-
 const lowest = () => 0;
 const highest = () => 0.999999;
 const middle = () => 0.5;
@@ -70,7 +56,7 @@ describe('backoffSeconds', () => {
   });
 
   test('the systemic cap is longer than the default retryable and ambiguous cap', () => {
-    expect(BACKOFF_CAP_SECONDS.systemic).toBeGreaterThan(readSettings(MINIMAL_ENV).retryCapSeconds);
+    expect(BACKOFF_CAP_SECONDS.systemic).toBeGreaterThan(SETTINGS.retryCapSeconds.default);
   });
 
   test('every cap fits the 12-hour SQS visibility timeout limit', () => {

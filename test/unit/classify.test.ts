@@ -4,7 +4,7 @@ import {
   IdempotencyValidationError,
 } from '@aws-lambda-powertools/idempotency';
 import { classifyIdempotencyError } from '../../lambdas/send-email/classify';
-import { PermanentError, RetryableError } from '../../lambdas/send-email/errors';
+import { PermanentError, RetryableError } from '../../lambdas/kernel/errors';
 
 describe('classifyIdempotencyError', () => {
   test('the same key with different content is permanent and names the key', () => {

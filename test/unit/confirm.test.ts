@@ -2,7 +2,8 @@
  * Confirm before resend, its pure parts: which overwritten claim means an unknown fate, and
  * when an unknown-fate send looks for its SES event again.
  */
-import { confirmationRetrySeconds, lostAttemptAt, readConfirmSettings } from '../../lambdas/send-email/confirm';
+import { confirmationRetrySeconds, lostAttemptAt } from '../../lambdas/send-email/confirm';
+import { readConfirmSettings } from '../../lambdas/kernel/environment';
 
 describe('lostAttemptAt', () => {
   test('a completed or expired record is no lost attempt', () => {
@@ -27,13 +28,19 @@ describe('confirmationRetrySeconds', () => {
 });
 
 describe('readConfirmSettings', () => {
-  test('defaults to a 300 s grace; confirmation is off without a ledger table', () => {
-    expect(readConfirmSettings({}, 60)).toEqual({ graceSeconds: 300, retentionSeconds: 60 });
+  test('reads the grace; confirmation is off without a ledger table', () => {
+    expect(readConfirmSettings({ SEND_CONFIRMATION_GRACE_SECONDS: '300' }, 60)).toEqual({
+      graceSeconds: 300,
+      retentionSeconds: 60,
+    });
     expect(readConfirmSettings({ LEDGER_TABLE_NAME: 'l', SEND_CONFIRMATION_GRACE_SECONDS: '15' }, 60)).toEqual({
       ledgerTableName: 'l',
       graceSeconds: 15,
       retentionSeconds: 60,
     });
+  });
+  test('a missing grace is refused, naming the variable (the declaration holds its default)', () => {
+    expect(() => readConfirmSettings({}, 60)).toThrow(/SEND_CONFIRMATION_GRACE_SECONDS/);
   });
   test('a bad grace is refused, naming the variable', () => {
     expect(() => readConfirmSettings({ SEND_CONFIRMATION_GRACE_SECONDS: '0' }, 60)).toThrow(

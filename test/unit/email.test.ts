@@ -8,8 +8,8 @@ import {
   RetryableError,
   SystemicError,
   type PipelineError,
-} from '../../lambdas/send-email/errors';
-import type { EmailMessage } from '../../lambdas/send-email/message';
+} from '../../lambdas/kernel/errors';
+import type { EmailMessage } from '../../lambdas/kernel/contract';
 
 const sender = { senderAddress: 'noreply@example.com' };
 const KEY = 'order-42-shipped';

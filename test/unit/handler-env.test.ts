@@ -1,4 +1,4 @@
-import { readSettings } from '../../lambdas/send-email/settings';
+import { readSettings } from '../../lambdas/kernel/environment';
 import { CONTEXT_PREFIX, SettingsError, resolveSettings, settingsFromContext } from '../../lib/config';
 import { handlerEnvironment } from '../../lib/handler-env';
 import { SETTINGS, type SettingDeclaration } from '../../lib/settings-declaration';

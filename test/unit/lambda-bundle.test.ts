@@ -1,6 +1,6 @@
 /**
  * What the Lambda bundles leave out (tools/lambda-bundle.ts): the SDK's default credential
- * chain, replaced by lambdas/lambda-credentials.ts, and the schemas of SDK operations no
+ * chain, replaced by lambdas/runtime/lambda-credentials.ts, and the schemas of SDK operations no
  * handler calls (tools/sdk-schema-keys.ts). Read from esbuild's metafile and output.
  */
 import * as path from 'node:path';
@@ -60,7 +60,7 @@ describe('the send-email bundle', () => {
     ]) {
       expect(packages).not.toContain(left);
     }
-    expect(Object.keys(bundle.inputs)).toContain('lambdas/lambda-credentials.ts');
+    expect(Object.keys(bundle.inputs)).toContain('lambdas/runtime/lambda-credentials.ts');
   });
 
   test('carries the schema of SES SendEmail but not of SES operations no handler calls', () => {

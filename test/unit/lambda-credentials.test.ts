@@ -1,10 +1,10 @@
 /**
  * The credential chain the Lambda bundles use in place of the SDK's default one
- * (lambdas/lambda-credentials.ts): Lambda's environment first, then a container endpoint.
+ * (lambdas/runtime/lambda-credentials.ts): Lambda's environment first, then a container endpoint.
  */
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { defaultProvider } from '../../lambdas/lambda-credentials';
+import { defaultProvider } from '../../lambdas/runtime/lambda-credentials';
 
 const VARIABLES = [
   'AWS_ACCESS_KEY_ID',

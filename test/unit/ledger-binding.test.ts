@@ -10,7 +10,7 @@ import {
   originProblem,
   type ClaimEvidence,
   type TrustedOrigin,
-} from '../../lambdas/ledger/binding';
+} from '../../lambdas/kernel/ledger/binding';
 import { idempotencyRecordId } from '../../lambdas/status/lookup';
 
 const TRUSTED: TrustedOrigin = {

@@ -9,9 +9,9 @@ import {
   statusOf,
   UntaggedSesEventError,
   type Derived,
-} from '../../lambdas/ledger/events';
+} from '../../lambdas/kernel/ledger/events';
 import { sesEventOf } from '../../lambdas/ledger/ledger';
-import type { LedgerEvent } from '../../lambdas/ledger/schema';
+import type { LedgerEvent } from '../../lambdas/kernel/ledger/schema';
 import { snsEnvelope } from '../../tools/local/records';
 import { permutations } from './records';
 

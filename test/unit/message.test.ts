@@ -5,8 +5,8 @@ import {
   maskAddress,
   validateEmail,
   type ValidationIssue,
-} from '../../lambdas/send-email/message';
-import { PermanentError } from '../../lambdas/send-email/errors';
+} from '../../lambdas/kernel/contract';
+import { PermanentError } from '../../lambdas/kernel/errors';
 import { SNS_MESSAGE_ID, TOPIC_ARN, addresses, body, envelope, envelopeBody, raw, validMessage } from './records';
 
 /** Parses a record as the pipeline of {@link TOPIC_ARN} does. */

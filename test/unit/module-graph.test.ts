@@ -36,19 +36,13 @@ describe('module graph', () => {
     expect(importedPaths(inputs).filter((imported) => imported.startsWith('@aws-lambda-powertools/'))).toEqual([]);
   });
 
-  test('the DLQ tools read the DLQ attribute names from dlq-attributes.ts', async () => {
+  test('the DLQ tools read the DLQ attribute names from the kernel', async () => {
     const inputs = await moduleGraph(['lib/dlq.ts']);
 
-    expect(inputs['lib/dlq.ts']?.imports.map((imported) => imported.path)).toContain(
-      'lambdas/send-email/dlq-attributes.ts',
-    );
+    expect(inputs['lib/dlq.ts']?.imports.map((imported) => imported.path)).toContain('lambdas/kernel/names.ts');
   });
 
-  test.each([
-    'lambdas/send-email/dlq-attributes.ts',
-    'lambdas/send-email/decisions.ts',
-    'lambdas/send-email/metric-names.ts',
-  ])('%s has no run-time imports', async (file) => {
+  test.each(['lambdas/kernel/names.ts'])('%s has no run-time imports', async (file) => {
     const inputs = await moduleGraph([file]);
 
     expect(inputs[file]?.imports).toEqual([]);

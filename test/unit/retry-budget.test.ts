@@ -1,5 +1,5 @@
 import type { SQSRecord } from 'aws-lambda';
-import { RetryableError } from '../../lambdas/send-email/errors';
+import { RetryableError } from '../../lambdas/kernel/errors';
 import {
   ageSeconds,
   failureNumber,

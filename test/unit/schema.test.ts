@@ -4,7 +4,7 @@
  */
 import { readFileSync } from 'node:fs';
 import Ajv from 'ajv';
-import { idempotencyKeyIssues, InvalidMessageError, LIMITS, validateEmail } from '../../lambdas/send-email/message';
+import { idempotencyKeyIssues, InvalidMessageError, LIMITS, validateEmail } from '../../lambdas/kernel/contract';
 import { emailMessageSchema, SCHEMA_FILE, schemaText } from '../../tools/schema';
 import { addresses, validMessage } from './records';
 

@@ -7,7 +7,7 @@ import { dedupeTagValue } from '../../lambdas/send-email/email';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { IdempotencyConfig } from '@aws-lambda-powertools/idempotency';
 import { DynamoDBPersistenceLayer } from '@aws-lambda-powertools/idempotency/dynamodb';
-import type { DeliveryReport } from '../../lambdas/ledger/schema';
+import type { DeliveryReport } from '../../lambdas/kernel/ledger/schema';
 import { handleStatusRequest } from '../../lambdas/status/http';
 import { idempotencyRecordId, InvalidKeyError, keyProblem, lookupDelivery } from '../../lambdas/status/lookup';
 import { formatReport, lookupTargetFromOutputs } from '../../lib/status';

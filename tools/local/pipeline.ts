@@ -6,9 +6,8 @@
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import type { SNSClient } from '@aws-sdk/client-sns';
 import { GetQueueAttributesCommand, type SQSClient } from '@aws-sdk/client-sqs';
-import { LEDGER_ENV } from '../../lambdas/ledger/schema';
-import { DECISIONS, type Decision } from '../../lambdas/send-email/decisions';
-import { ENV } from '../../lambdas/send-email/settings';
+import { DECISIONS, type Decision } from '../../lambdas/kernel/names';
+import { ENV, LEDGER_ENV } from '../../lambdas/kernel/environment';
 import type { ResolvedSettings } from '../../lib/config';
 import { handlerEnvironment, ledgerEnvironment } from '../../lib/handler-env';
 import { buildBundles, type Bundles } from './build';

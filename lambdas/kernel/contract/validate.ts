@@ -1,54 +1,23 @@
 /**
- * Pure validation of the message contract (v1.1); the SNS envelope and the
- * dedupe key around it are envelope.ts's. No I/O, no clients.
+ * Validation of the message contract (declaration.ts): a body, and an idempotency key, checked
+ * field by field, every issue naming its field. The SNS envelope around them is the send
+ * function's (send-email). No I/O, no clients.
  */
-import { ADDRESS_LIMITS, BIDI_OR_INVISIBLE, maskAddress, parseAddress } from './address';
-import { PermanentError } from './errors';
+import { maskAddress, parseAddress } from './address';
+import { PermanentError } from '../errors';
 import { valueTooDeep, type TooDeep } from './json-depth';
-import { canonicalNumber, SNS_NUMBER } from './sns-number';
+import { canonicalNumber } from './sns-number';
+import {
+  CONTRACT,
+  KEY_FIELD,
+  type ContractField,
+  type ContractFieldName,
+  type EmailMessage,
+  type KeyType,
+  type TextRules,
+} from './declaration';
 
 export { maskAddress };
-
-/** The SNS message attribute (or SQS message attribute) that carries the publisher's key. */
-export const IDEMPOTENCY_KEY_ATTRIBUTE = 'idempotency-key';
-
-export const LIMITS = {
-  /** SES accepts at most 50 recipients per message (to + cc + bcc). */
-  maxRecipients: 50,
-  maxReplyTo: 10,
-  /** RFC 5321 caps a path at 254 characters in practice. */
-  maxAddressLength: ADDRESS_LIMITS.maxAddressLength,
-  maxSubjectLength: 998,
-  /** Text + HTML + template data, in UTF-8 bytes. SNS and SQS cap a message at 256 KiB. */
-  maxContentBytes: 200 * 1024,
-  maxTags: 10,
-  maxTagLength: 256,
-  maxKeyLength: 256,
-  maxTemplateNameLength: 64,
-  /**
-   * Levels of objects and arrays in a message body, the body's own object counting as one (so
-   * `template.data` holds 29 more). Checked before anything walks the body: JSON.stringify and
-   * Powertools' payload hash recurse once per level, and a few thousand levels overflow their stack.
-   */
-  maxDepth: 32,
-} as const;
-
-/**
- * One email, validated and normalised (lists are always arrays). Addresses are
- * in the form SES takes: ASCII, punycode domains, display names quoted or
- * RFC 2047-encoded.
- */
-export interface EmailMessage {
-  readonly to: readonly string[];
-  readonly cc: readonly string[];
-  readonly bcc: readonly string[];
-  readonly replyTo: readonly string[];
-  readonly subject?: string;
-  readonly text?: string;
-  readonly html?: string;
-  readonly template?: { readonly name: string; readonly data: Readonly<Record<string, unknown>> };
-  readonly tags: Readonly<Record<string, string>>;
-}
 
 export interface ValidationIssue {
   readonly field: string;
@@ -88,176 +57,6 @@ export function describe(value: unknown): string {
   return typeof value === 'object' ? 'an object' : `a ${typeof value}`;
 }
 
-// ---------------------------------------------------------------- the contract
-
-/** A rule on a string: a pattern, and what is wrong when it matches (forbids) or does not (matches). */
-export interface PatternRule {
-  readonly pattern: RegExp;
-  readonly reason: string;
-}
-
-/** What a string field must be. JSON Schema lengths count code points, these UTF-16 units (as JavaScript). */
-export interface TextRules {
-  /** At least this many characters. @default no minimum */
-  readonly minLength?: number;
-  /** At most this many characters. @default no maximum */
-  readonly maxLength?: number;
-  /** Must hold a character other than white space. @default false */
-  readonly nonBlank?: boolean;
-  /** The whole value must match. @default anything */
-  readonly matches?: PatternRule;
-  /** Must contain no match of any of these. @default none */
-  readonly forbids?: readonly PatternRule[];
-  /** What a lone surrogate (not expressible in JSON Schema) is reported as. @default "contains invalid Unicode" */
-  readonly illFormed?: string;
-}
-
-/**
- * One field of the message body. An address list's maxItems for to, cc and bcc is implied by the
- * limit on them together (`recipients`), which a JSON Schema cannot state.
- */
-export type ContractField =
-  | { readonly kind: 'addresses'; readonly description: string; readonly minItems?: number; readonly maxItems: number }
-  | { readonly kind: 'text'; readonly description: string; readonly rules: TextRules }
-  | { readonly kind: 'template'; readonly description: string }
-  | { readonly kind: 'tags'; readonly description: string };
-
-// eslint-disable-next-line no-control-regex -- finding control characters is the point
-const CONTROL = /[\u0000-\u001f\u007f]/;
-// Control characters other than tab, CR and LF (allowed in bodies only).
-// eslint-disable-next-line no-control-regex -- finding control characters is the point
-const CONTROL_IN_BODY = /[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f]/;
-const CONTROL_RULE: PatternRule = { pattern: CONTROL, reason: 'must not contain control characters' };
-const NAME_CHARACTERS = /^[A-Za-z0-9_-]+$/;
-
-/**
- * The message contract v1.1, declared once: {@link validateEmail} and {@link checkIdempotencyKey}
- * enforce it, and the JSON Schema for publishers in other languages
- * (schema/email-message.schema.json, `npm run schema`) is generated from it.
- */
-export const CONTRACT = {
-  version: '1.1',
-  /** The fields of the message body, the only ones allowed; `to` is the one always required. */
-  fields: {
-    to: {
-      kind: 'addresses',
-      description: 'Recipients: an address or a list of them, at least one.',
-      minItems: 1,
-      maxItems: LIMITS.maxRecipients,
-    },
-    cc: { kind: 'addresses', description: 'Copy recipients.', maxItems: LIMITS.maxRecipients },
-    bcc: { kind: 'addresses', description: 'Blind-copy recipients.', maxItems: LIMITS.maxRecipients },
-    replyTo: { kind: 'addresses', description: 'Reply-To addresses.', maxItems: LIMITS.maxReplyTo },
-    subject: {
-      kind: 'text',
-      description: 'Required with text/html, not allowed with a template.',
-      rules: {
-        nonBlank: true,
-        maxLength: LIMITS.maxSubjectLength,
-        forbids: [
-          { pattern: /[\r\n]/, reason: 'must not contain CR or LF (header injection)' },
-          // Control characters but CR and LF (reported above).
-          // eslint-disable-next-line no-control-regex -- finding control characters is the point
-          { pattern: /[\u0000-\u0009\u000b\u000c\u000e-\u001f\u007f]/, reason: CONTROL_RULE.reason },
-          { pattern: BIDI_OR_INVISIBLE, reason: 'must not contain invisible or text-direction characters' },
-        ],
-      },
-    },
-    text: {
-      kind: 'text',
-      description: 'The plain-text body (with html, or alone).',
-      rules: { nonBlank: true, forbids: [{ pattern: CONTROL_IN_BODY, reason: 'contains control characters' }] },
-    },
-    html: {
-      kind: 'text',
-      description: 'The HTML body (with text, or alone).',
-      rules: { nonBlank: true, forbids: [{ pattern: CONTROL_IN_BODY, reason: 'contains control characters' }] },
-    },
-    template: { kind: 'template', description: 'A stored SES template and its data, instead of subject/text/html.' },
-    tags: { kind: 'tags', description: 'SES message tags, name -> value.' },
-  } satisfies Record<string, ContractField>,
-  /** to, cc and bcc together. */
-  recipients: { fields: ['to', 'cc', 'bcc'], max: LIMITS.maxRecipients },
-  /** Text + HTML + template data + subject, in UTF-8 bytes. */
-  maxContentBytes: LIMITS.maxContentBytes,
-  /** Levels of objects and arrays, the body counting as one; checked on the JSON text before it is parsed. */
-  maxDepth: LIMITS.maxDepth,
-  template: {
-    fields: ['name', 'data'],
-    name: {
-      maxLength: LIMITS.maxTemplateNameLength,
-      matches: {
-        pattern: NAME_CHARACTERS,
-        reason: `must be 1 to ${LIMITS.maxTemplateNameLength} letters, digits, _ or -`,
-      },
-    } satisfies TextRules,
-  },
-  tags: {
-    maxEntries: LIMITS.maxTags,
-    name: {
-      maxLength: LIMITS.maxTagLength,
-      matches: { pattern: NAME_CHARACTERS, reason: `name must be 1 to ${LIMITS.maxTagLength} letters, digits, _ or -` },
-    } satisfies TextRules,
-    /** Tag names the pipeline keeps for itself (case-insensitive). */
-    reserved: {
-      pattern: /^[Dd][Ee][Dd][Uu][Pp][Ee]/,
-      reason: 'names starting with "dedupe" are reserved for the pipeline',
-    },
-    value: {
-      maxLength: LIMITS.maxTagLength,
-      matches: {
-        pattern: NAME_CHARACTERS,
-        reason: `value must be a string of 1 to ${LIMITS.maxTagLength} letters, digits, _ or -`,
-      },
-    } satisfies TextRules,
-  },
-  /**
-   * The optional SNS message attribute (String or Number) that makes the dedupe key: a String in
-   * Unicode NFC, a Number by its value (1e3, 1000 and 1000.0 are the key 1000), then these rules.
-   */
-  idempotencyKey: {
-    attribute: IDEMPOTENCY_KEY_ATTRIBUTE,
-    types: ['String', 'Number'],
-    number: SNS_NUMBER,
-    rules: {
-      maxLength: LIMITS.maxKeyLength,
-      forbids: [{ pattern: /^$|^\s|\s$/, reason: 'must not be empty or start or end with spaces' }, CONTROL_RULE],
-      illFormed: CONTROL_RULE.reason,
-    } satisfies TextRules,
-  },
-} as const;
-
-/** A field name of the message body. */
-export type ContractFieldName = keyof typeof CONTRACT.fields;
-
-/** An address as people write it, or a list of them. */
-export type Addresses = string | readonly string[];
-
-interface Recipients {
-  readonly to: Addresses;
-  readonly cc?: Addresses;
-  readonly bcc?: Addresses;
-  readonly replyTo?: Addresses;
-  /** SES message tags, name -> value (letters, digits, `_`, `-`). */
-  readonly tags?: Readonly<Record<string, string>>;
-}
-
-/** Simple content: a subject with text, HTML or both. */
-type SimpleContent = { readonly subject: string; readonly template?: never } & (
-  { readonly text: string; readonly html?: string } | { readonly text?: string; readonly html: string }
-);
-
-/** A stored SES template (it defines the subject). */
-interface TemplateContent {
-  readonly template: { readonly name: string; readonly data?: Readonly<Record<string, unknown>> };
-  readonly subject?: never;
-  readonly text?: never;
-  readonly html?: never;
-}
-
-/** A message as a publisher writes it: the JSON body of the SNS message (contract v1.1). */
-export type EmailMessageInput = Recipients & (SimpleContent | TemplateContent);
-
 const KNOWN_FIELDS = Object.keys(CONTRACT.fields) as ContractFieldName[];
 
 class Collector {
@@ -279,12 +78,6 @@ function checkText(c: Collector, field: string, value: string, rules: TextRules)
     c.add(field, rules.matches?.reason ?? `must be at most ${rules.maxLength} characters`);
   }
 }
-
-/** The SNS message attribute data types a key may have. */
-export type KeyType = (typeof CONTRACT.idempotencyKey.types)[number];
-
-/** The field an idempotency key's issues name. */
-export const KEY_FIELD = `attribute ${IDEMPOTENCY_KEY_ATTRIBUTE}`;
 
 /** A key as received, and the dedupe key it makes (or why it makes none). */
 interface ReadKey {

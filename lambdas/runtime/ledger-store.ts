@@ -14,9 +14,9 @@ import {
   type DynamoDBClient,
 } from '@aws-sdk/client-dynamodb';
 import { marshall, unmarshall } from '@aws-sdk/util-dynamodb';
-import { claimEvidence, claimRecordId, type ClaimEvidence } from './binding';
-import { eventId, eventsOf, merge, statusOf, STATUS_RANK, type ParsedSesEvent } from './events';
-import { LEDGER_TABLE, type LedgerItem } from './schema';
+import { claimEvidence, claimRecordId, type ClaimEvidence } from '../kernel/ledger/binding';
+import { eventId, eventsOf, merge, statusOf, STATUS_RANK, type ParsedSesEvent } from '../kernel/ledger/events';
+import { LEDGER_TABLE, type LedgerItem } from '../kernel/ledger/schema';
 
 /** Bookkeeping attributes beside those of {@link LedgerItem}: never shown to readers. */
 export const LEDGER_INTERNAL = {

@@ -1,15 +1,14 @@
 /**
- * The handler's SDK clients, each with explicit timeouts. Built once per
- * container (handler.ts); the benchmark builds the DynamoDB one the same way.
+ * The functions' SDK clients, each with explicit timeouts: DynamoDB (the store, the ledger, the
+ * status lookup) and SQS. Built once per container; the benchmark builds the DynamoDB one the
+ * same way. The send function's SES client is its own (send-email/email.ts).
  */
 import { DynamoDBClient, type DynamoDBClientConfig } from '@aws-sdk/client-dynamodb';
-import { SESv2Client } from '@aws-sdk/client-sesv2';
 import { SQSClient } from '@aws-sdk/client-sqs';
 import { NodeHttpHandler } from '@smithy/node-http-handler';
-import { SafeSesRetryStrategy } from './email';
 
 /** Connect within 1 s; `throwOnRequestTimeout`, or the SDK only logs a warning when a request runs over. */
-function httpHandler(requestTimeoutMs: number): NodeHttpHandler {
+export function httpHandler(requestTimeoutMs: number): NodeHttpHandler {
   return new NodeHttpHandler({
     connectionTimeout: 1000,
     requestTimeout: requestTimeoutMs,
@@ -32,11 +31,6 @@ export function createDynamoDbClient(config: DynamoDBClientConfig = {}): DynamoD
  */
 export function createStoreClient(config: DynamoDBClientConfig = {}): DynamoDBClient {
   return createDynamoDbClient({ cacheMiddleware: true, ...config });
-}
-
-/** SES v2, with no blind retries: SES has no idempotency token (see SafeSesRetryStrategy). */
-export function createSesClient(requestTimeoutMs: number): SESv2Client {
-  return new SESv2Client({ requestHandler: httpHandler(requestTimeoutMs), retryStrategy: new SafeSesRetryStrategy() });
 }
 
 /**

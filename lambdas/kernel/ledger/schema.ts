@@ -29,26 +29,6 @@ export function ledgerKey(dedupeKey: string): string {
   return `${HASHED_KEY_PREFIX}${createHash('sha256').update(dedupeKey, 'utf8').digest('hex')}`;
 }
 
-/** Environment variables of the ledger-related functions. */
-export const LEDGER_ENV = {
-  /** Ledger table name (send-email, ledger and status functions). */
-  tableName: 'LEDGER_TABLE_NAME',
-  /** Topic that receives a message on every status change (ledger function). */
-  deliveryStatusTopicArn: 'DELIVERY_STATUS_TOPIC_ARN',
-  /** How long a ledger item lives (ledger function); the pipeline's dedupe window. */
-  retentionSeconds: 'LEDGER_RETENTION_SECONDS',
-  /** How long an unknown-fate send waits for its SES event before it is sent again (send-email). */
-  sendConfirmationGraceSeconds: 'SEND_CONFIRMATION_GRACE_SECONDS',
-  /** The SES events topic: the only envelopes the ledger function reads (ledger). */
-  eventsTopicArn: 'EVENTS_TOPIC_ARN',
-  /** The account the pipeline sends from: `mail.sendingAccountId` of its events (ledger). */
-  accountId: 'PIPELINE_ACCOUNT_ID',
-  /** The configuration set every send uses: the `ses:configuration-set` tag of its events (ledger). */
-  configurationSetName: 'CONFIGURATION_SET_NAME',
-  /** The send function's role name: the `ses:caller-identity` tag of its events (ledger). */
-  senderRoleName: 'SENDER_ROLE_NAME',
-} as const;
-
 /** Statuses the ledger itself records, from SES events. */
 export const LEDGER_STATUSES = ['sent', 'delayed', 'delivered', 'bounced', 'complained', 'rejected'] as const;
 export type LedgerStatus = (typeof LEDGER_STATUSES)[number];

@@ -1,0 +1,224 @@
+/**
+ * The functions' environment, both its names and its reading: the variables the construct and
+ * the local pipeline write (lib/construct/handler-env.ts) and the typed settings each function
+ * reads from them, through one reader whose errors name the variable at fault. Every default
+ * lives in the settings declaration (lib/settings/declaration.ts), which writes every variable:
+ * a function reads no default of its own.
+ *
+ * Why not Powertools' env utilities (`@aws-lambda-powertools/commons`): they read `process.env`
+ * only, where these readers take any environment (the tests and the local pipeline pass one),
+ * and their number parsing takes `1e3`, `0x10` and ` 12 `, which a setting must not.
+ */
+import type { TrustedOrigin } from './ledger/binding';
+
+/** Environment variables of the send function (the ledger and status functions read the table and prefix too). */
+export const ENV = {
+  senderAddress: 'SENDER_ADDRESS',
+  senderName: 'SENDER_NAME',
+  topicArn: 'TOPIC_ARN',
+  configurationSetName: 'SES_CONFIGURATION_SET',
+  tableName: 'IDEMPOTENCY_TABLE_NAME',
+  keyPrefix: 'IDEMPOTENCY_KEY_PREFIX',
+  dedupeWindowSeconds: 'DEDUPE_WINDOW_SECONDS',
+  sourceQueueUrl: 'SOURCE_QUEUE_URL',
+  deadLetterQueueUrl: 'DEAD_LETTER_QUEUE_URL',
+  maxReceiveCount: 'MAX_RECEIVE_COUNT',
+  failOpen: 'FAIL_OPEN',
+  sesTimeoutMs: 'SES_TIMEOUT_MS',
+  retryBaseSeconds: 'RETRY_BASE_SECONDS',
+  systemicRetrySeconds: 'SYSTEMIC_RETRY_SECONDS',
+  retryCapSeconds: 'RETRY_CAP_SECONDS',
+  retryBudgetSeconds: 'RETRY_BUDGET_SECONDS',
+  maxSendRate: 'MAX_SEND_RATE',
+  maxConcurrency: 'MAX_CONCURRENCY',
+} as const;
+
+/** Environment variables of the ledger-related functions (send-email, ledger and status). */
+export const LEDGER_ENV = {
+  /** Ledger table name (send-email, ledger and status functions). */
+  tableName: 'LEDGER_TABLE_NAME',
+  /** Topic that receives a message on every status change (ledger function). */
+  deliveryStatusTopicArn: 'DELIVERY_STATUS_TOPIC_ARN',
+  /** How long a ledger item lives (ledger function); the pipeline's dedupe window. */
+  retentionSeconds: 'LEDGER_RETENTION_SECONDS',
+  /** How long an unknown-fate send waits for its SES event before it is sent again (send-email). */
+  sendConfirmationGraceSeconds: 'SEND_CONFIRMATION_GRACE_SECONDS',
+  /** The SES events topic: the only envelopes the ledger function reads (ledger). */
+  eventsTopicArn: 'EVENTS_TOPIC_ARN',
+  /** The account the pipeline sends from: `mail.sendingAccountId` of its events (ledger). */
+  accountId: 'PIPELINE_ACCOUNT_ID',
+  /** The configuration set every send uses: the `ses:configuration-set` tag of its events (ledger). */
+  configurationSetName: 'CONFIGURATION_SET_NAME',
+  /** The send function's role name: the `ses:caller-identity` tag of its events (ledger). */
+  senderRoleName: 'SENDER_ROLE_NAME',
+} as const;
+
+export interface HandlerSettings {
+  readonly senderAddress: string;
+  /** Display name of the From address, as written (the handler encodes it). */
+  readonly senderName?: string;
+  /** The pipeline's topic: only its envelopes are sent. */
+  readonly topicArn: string;
+  readonly configurationSetName?: string;
+  readonly tableName: string;
+  readonly keyPrefix: string;
+  readonly dedupeWindowSeconds: number;
+  readonly sourceQueueUrl: string;
+  readonly deadLetterQueueUrl: string;
+  readonly maxReceiveCount: number;
+  readonly failOpen: boolean;
+  /** How long one SES request may take. */
+  readonly sesTimeoutMs: number;
+  /** First backoff of a retryable or ambiguous failure; doubles per receive. */
+  readonly retryBaseSeconds: number;
+  /** First backoff of a systemic failure (account paused, quota). */
+  readonly systemicRetrySeconds: number;
+  /** Longest backoff of a retryable or ambiguous failure. */
+  readonly retryCapSeconds: number;
+  /** How long after it first reached the queue a message may still be retried (see retry-budget.ts). */
+  readonly retryBudgetSeconds: number;
+  /** Recipients per second all containers together may send (see pacing.ts). */
+  readonly maxSendRate: number;
+  /** Most containers the event source runs at once: each paces to maxSendRate / maxConcurrency. */
+  readonly maxConcurrency: number;
+}
+
+/** An environment: `process.env` in a function, a plain object in tests and the local pipeline. */
+export type Env = Readonly<Record<string, string | undefined>>;
+
+/** The one reader of a function's variables; every error names the variable and what it holds. */
+export class EnvReader {
+  constructor(private readonly env: Env = process.env) {}
+
+  /** A variable that must be set and not blank. */
+  required(name: string): string {
+    const value = this.env[name];
+    if (value === undefined || value.trim() === '') throw new Error(`Missing required environment variable ${name}`);
+    return value;
+  }
+
+  /** A variable that may be absent or empty (then undefined). */
+  optional(name: string): string | undefined {
+    const value = this.env[name];
+    return value === undefined || value === '' ? undefined : value;
+  }
+
+  /** A whole number above 0, in plain digits. */
+  positiveInt(name: string): number {
+    const raw = this.env[name];
+    if (raw === undefined || raw === '') throw new Error(`Missing required environment variable ${name}`);
+    const value = /^[0-9]+$/.test(raw) ? Number(raw) : NaN;
+    if (!Number.isSafeInteger(value) || value <= 0) {
+      throw new Error(`Environment variable ${name} must be a positive integer, got "${raw}"`);
+    }
+    return value;
+  }
+
+  /** `true` or `false` in any case; `fallback` when absent. */
+  boolean(name: string, fallback: boolean): boolean {
+    const raw = this.env[name];
+    if (raw === undefined) return fallback;
+    if (raw.toLowerCase() !== 'true' && raw.toLowerCase() !== 'false') {
+      throw new Error(`Environment variable ${name} must be "true" or "false", got "${raw}"`);
+    }
+    return raw.toLowerCase() === 'true';
+  }
+}
+
+/** Reads and checks the send function's settings; throws naming the variable at fault. */
+export function readSettings(env: Env = process.env): HandlerSettings {
+  const read = new EnvReader(env);
+  const configurationSetName = read.optional(ENV.configurationSetName);
+  const senderName = read.optional(ENV.senderName);
+  return {
+    senderAddress: read.required(ENV.senderAddress),
+    ...(senderName ? { senderName } : {}),
+    topicArn: read.required(ENV.topicArn),
+    ...(configurationSetName ? { configurationSetName } : {}),
+    tableName: read.required(ENV.tableName),
+    keyPrefix: read.required(ENV.keyPrefix),
+    dedupeWindowSeconds: read.positiveInt(ENV.dedupeWindowSeconds),
+    sourceQueueUrl: read.required(ENV.sourceQueueUrl),
+    deadLetterQueueUrl: read.required(ENV.deadLetterQueueUrl),
+    maxReceiveCount: read.positiveInt(ENV.maxReceiveCount),
+    failOpen: read.boolean(ENV.failOpen, false),
+    sesTimeoutMs: read.positiveInt(ENV.sesTimeoutMs),
+    retryBaseSeconds: read.positiveInt(ENV.retryBaseSeconds),
+    systemicRetrySeconds: read.positiveInt(ENV.systemicRetrySeconds),
+    retryCapSeconds: read.positiveInt(ENV.retryCapSeconds),
+    retryBudgetSeconds: read.positiveInt(ENV.retryBudgetSeconds),
+    maxSendRate: read.positiveInt(ENV.maxSendRate),
+    maxConcurrency: read.positiveInt(ENV.maxConcurrency),
+  };
+}
+
+/** The send function's confirm-before-resend settings. */
+export interface ConfirmSettings {
+  /** The ledger table; none: confirmation is off (every retry sends, as before the ledger). */
+  readonly ledgerTableName?: string;
+  /** How long an unknown-fate send waits for its SES event before it is sent again. */
+  readonly graceSeconds: number;
+  /** How long a dead-letter mark keeps the ledger item (the dedupe window). */
+  readonly retentionSeconds: number;
+}
+
+/** Reads the send function's confirm settings; `retentionSeconds` is its dedupe window. */
+export function readConfirmSettings(env: Env, retentionSeconds: number): ConfirmSettings {
+  const read = new EnvReader(env);
+  const ledgerTableName = read.optional(LEDGER_ENV.tableName);
+  const graceSeconds = read.positiveInt(LEDGER_ENV.sendConfirmationGraceSeconds);
+  return { ...(ledgerTableName ? { ledgerTableName } : {}), graceSeconds, retentionSeconds };
+}
+
+/** What the ledger believes: its events' origin, and the claims their sends were made under. */
+export interface LedgerTrust {
+  readonly origin: TrustedOrigin;
+  /** The send function's idempotency table, where the claims are. */
+  readonly claimsTableName: string;
+  /** The send function's idempotency key prefix (its record ids are `<prefix>#<hash>`). */
+  readonly keyPrefix: string;
+}
+
+export interface LedgerSettings {
+  readonly tableName: string;
+  readonly retentionSeconds: number;
+  /** Where status changes go; none: not published. */
+  readonly deliveryStatusTopicArn?: string;
+  readonly trust: LedgerTrust;
+}
+
+/** Reads the ledger function's settings; throws naming the variable at fault. */
+export function readLedgerSettings(env: Env = process.env): LedgerSettings {
+  const read = new EnvReader(env);
+  const tableName = read.required(LEDGER_ENV.tableName);
+  const retentionSeconds = read.positiveInt(LEDGER_ENV.retentionSeconds);
+  const topic = read.optional(LEDGER_ENV.deliveryStatusTopicArn);
+  const trust: LedgerTrust = {
+    origin: {
+      eventsTopicArn: read.required(LEDGER_ENV.eventsTopicArn),
+      accountId: read.required(LEDGER_ENV.accountId),
+      configurationSetName: read.required(LEDGER_ENV.configurationSetName),
+      senderRoleName: read.required(LEDGER_ENV.senderRoleName),
+    },
+    claimsTableName: read.required(ENV.tableName),
+    keyPrefix: read.required(ENV.keyPrefix),
+  };
+  return { tableName, retentionSeconds, ...(topic ? { deliveryStatusTopicArn: topic } : {}), trust };
+}
+
+/** The tables the status function reads, and the send function's key prefix. */
+export interface StatusSettings {
+  readonly ledgerTableName: string;
+  readonly idempotencyTableName: string;
+  readonly keyPrefix: string;
+}
+
+/** Reads the status function's settings; throws naming the variable at fault. */
+export function readStatusSettings(env: Env = process.env): StatusSettings {
+  const read = new EnvReader(env);
+  return {
+    ledgerTableName: read.required(LEDGER_ENV.tableName),
+    idempotencyTableName: read.required(ENV.tableName),
+    keyPrefix: read.required(ENV.keyPrefix),
+  };
+}

@@ -1,0 +1,62 @@
+/**
+ * The names the pipeline's parts share: what the send function decides per record (the
+ * `decision` log field), the metrics the functions publish and the alarms and dashboard read,
+ * and the attributes a dead letter carries. No imports: the CLI, the construct and the local
+ * tools read them without loading any function's dependencies.
+ */
+
+/** What the send function decides for each record, logged as the `decision` field of one line. */
+export const DECISIONS = ['sent', 'duplicate', 'dead-lettered', 'retry'] as const;
+export type Decision = (typeof DECISIONS)[number];
+
+/** Metric names the send function publishes (Powertools Metrics, embedded metric format). */
+export const METRIC = {
+  emailsSent: 'EmailsSent',
+  duplicatesSuppressed: 'DuplicatesSuppressed',
+  inProgressConflicts: 'InProgressConflicts',
+  permanentFailures: 'PermanentFailures',
+  permanentFailuresByReason: 'PermanentFailuresByReason',
+  retryableFailures: 'RetryableFailures',
+  ambiguousSends: 'AmbiguousSends',
+  systemicFailures: 'SystemicFailures',
+  failOpenSends: 'FailOpenSends',
+  completionWriteFailures: 'CompletionWriteFailures',
+  sesSendLatency: 'SesSendLatency',
+  sesThrottles: 'SesThrottles',
+  sendsHeldByBreaker: 'SendsHeldByBreaker',
+  sendsPastDeadline: 'SendsPastDeadline',
+  retryAge: 'RetryAgeSeconds',
+  retryBudgetExhausted: 'RetryBudgetExhausted',
+} as const;
+
+/** The message attributes a dead-lettered record carries (the DLQ tools and the CLI read them). */
+export const DLQ_ATTRIBUTE = {
+  errorClass: 'error-class',
+  errorCode: 'error-code',
+  reason: 'error-reason',
+  dedupeKey: 'dedupe-key',
+  snsMessageId: 'sns-message-id',
+  failedAt: 'failed-at',
+  sourceMessageId: 'source-message-id',
+  receiveCount: 'receive-count',
+} as const;
+
+/** The send function's confirm-before-resend counts (same namespace and `service` dimension). */
+export const CONFIRM_METRIC = {
+  /** An unknown-fate send that the ledger showed SES had accepted: completed without a send. */
+  confirmedBySesEvent: 'ConfirmedBySesEvent',
+  /** An unknown-fate send with no SES event after the grace: sent again (may be a duplicate). */
+  unconfirmedResends: 'UnconfirmedResends',
+  /** An unknown-fate send still within the grace: retried later without sending. */
+  awaitingConfirmation: 'AwaitingSendConfirmation',
+} as const;
+
+/** Metric names of the ledger function. */
+export const LEDGER_METRIC = {
+  eventsRecorded: 'LedgerEventsRecorded',
+  duplicateEvents: 'LedgerDuplicateEvents',
+  untaggedEvents: 'LedgerUntaggedEvents',
+  statusChanges: 'LedgerStatusChanges',
+  /** Events not recorded because they are not the pipeline's own: foreign origin, or bound to no send of theirs. */
+  untrustedEvents: 'LedgerUntrustedEvents',
+} as const;
