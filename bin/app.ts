@@ -7,7 +7,7 @@ import {
   settingsFromContext,
   splitContextSettings,
   type ContextSettings,
-} from '../lib/config';
+} from '../lib/settings';
 import { principalsFromStrings } from '../lib/email-pipeline';
 import { EmailPipelineStack } from '../lib/email-pipeline-stack';
 

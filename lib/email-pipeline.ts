@@ -24,7 +24,7 @@ import {
   ResolvedSettings,
   SettingsError,
   resolveSettings,
-} from './config';
+} from './settings';
 import { IDEMPOTENCY_TABLE, SERVICE_NAME, handlerEnvironment } from './handler-env';
 import { DeliveryContractValidation } from './delivery-contract';
 import { SendLedger } from './ledger';

@@ -1,6 +1,6 @@
 import { ENV, LEDGER_ENV } from '../lambdas/kernel/environment';
-import type { ResolvedSettings } from './config';
-import { SETTINGS, type SettingName } from './settings-declaration';
+import type { ResolvedSettings } from './settings';
+import { SETTINGS, type SettingName } from './settings';
 
 /** The service name in logs and the `service` metric dimension. */
 export const SERVICE_NAME = 'email-pipeline';

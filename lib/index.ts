@@ -1,6 +1,6 @@
 export * from './email-pipeline';
 export * from './email-pipeline-stack';
 export * from './monitoring';
-export type { LogLevel, PipelineSettings, ResolvedSettings } from './config';
-export { SettingsError, resolveSettings, settingsFromContext } from './config';
+export type { LogLevel, PipelineSettings, ResolvedSettings } from './settings';
+export { SettingsError, resolveSettings, settingsFromContext } from './settings';
 export * from './publisher';

@@ -29,7 +29,7 @@ import {
   protectedTableProps,
   tableKeyStatement,
 } from './construct-defaults';
-import { DLQ_RETENTION_SECONDS, type ResolvedSettings } from './config';
+import { DLQ_RETENTION_SECONDS, type ResolvedSettings } from './settings';
 
 /** The SES events the ledger records (all but opens, clicks and subscriptions, which say nothing about delivery). */
 export const LEDGER_EVENT_TYPES: readonly ses.EmailSendingEvent[] = [

@@ -6,7 +6,7 @@
  */
 import { readFileSync, writeFileSync } from 'node:fs';
 import * as path from 'node:path';
-import { settingsTable } from '../lib/settings-declaration';
+import { settingsTable } from '../lib/settings';
 
 export const README_FILE = path.join(__dirname, '..', 'README.md');
 

@@ -13,7 +13,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { PublishCommand } from '@aws-sdk/client-sns';
 import { SendMessageBatchCommand, SendMessageCommand } from '@aws-sdk/client-sqs';
-import type { PipelineSettings } from '../../lib/config';
+import type { PipelineSettings } from '../../lib/settings';
 import { LOCAL_DIR } from '../../tools/local/paths';
 import {
   delay,

@@ -1,6 +1,6 @@
 import * as lambda from 'aws-cdk-lib/aws-lambda';
 import * as sns from 'aws-cdk-lib/aws-sns';
-import { SettingsError } from '../../lib/config';
+import { SettingsError } from '../../lib/settings';
 import { findCfn, synth } from './helpers';
 
 /** The error a synth throws, so a test can assert on its message. */

@@ -1,4 +1,4 @@
-import { SettingsError } from '../../lib/config';
+import { SettingsError } from '../../lib/settings';
 import { CfnResource } from 'aws-cdk-lib';
 import { DEFAULT_ALARMS, HANDLER_METRICS, LEDGER_METRICS, PipelineAlarmsProps } from '../../lib/monitoring';
 import { flattenJoin, synthDefault, synthesize, Synthesized } from './helpers';

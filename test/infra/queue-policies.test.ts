@@ -1,7 +1,7 @@
 import * as iam from 'aws-cdk-lib/aws-iam';
 import { CfnResource, Stack } from 'aws-cdk-lib';
 import { principalsFromStrings } from '../../lib/email-pipeline';
-import { SettingsError, settingsFromContext, splitContextSettings } from '../../lib/config';
+import { SettingsError, settingsFromContext, splitContextSettings } from '../../lib/settings';
 import { rendered, resource, synthDefault, synthesize, Synthesized } from './helpers';
 
 type Statement = Record<string, any>;

@@ -15,7 +15,7 @@ import {
   status,
   type FaultProxy,
 } from '../../tools/local/fault-proxy';
-import type { PipelineSettings } from '../../lib/config';
+import type { PipelineSettings } from '../../lib/settings';
 import { email, metricTotals, outcomes, startTestPipeline, until, type TestPipeline } from './support';
 
 const running: { stop(): Promise<void> }[] = [];

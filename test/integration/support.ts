@@ -7,7 +7,7 @@ import { randomBytes } from 'node:crypto';
 import * as path from 'node:path';
 import { PublishCommand } from '@aws-sdk/client-sns';
 import { SendMessageCommand, type Message } from '@aws-sdk/client-sqs';
-import type { PipelineSettings } from '../../lib/config';
+import type { PipelineSettings } from '../../lib/settings';
 import { buildBundles, type Bundles } from '../../tools/local/build';
 import { LOCAL_DIR } from '../../tools/local/paths';
 import { readMailbox, type EmulatorEndpoints, type MailboxEmail } from '../../tools/local/emulators';

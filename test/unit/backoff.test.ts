@@ -4,7 +4,7 @@ import {
   retryDelaySeconds,
   type RetryCause,
 } from '../../lambdas/send-email/backoff';
-import { SETTINGS } from '../../lib/settings-declaration';
+import { SETTINGS } from '../../lib/settings';
 
 /** Only the required variables: everything else takes its default. */
 const lowest = () => 0;

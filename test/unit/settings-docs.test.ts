@@ -1,5 +1,5 @@
 import { readFileSync } from 'node:fs';
-import { SETTINGS, settingsTable } from '../../lib/settings-declaration';
+import { SETTINGS, settingsTable } from '../../lib/settings';
 import { README_FILE, TABLE_END, TABLE_START, withSettingsTable } from '../../tools/settings-docs';
 
 describe('README settings table', () => {

@@ -1,5 +1,5 @@
 import { ENV, readSettings } from '../../lambdas/kernel/environment';
-import { resolveSettings } from '../../lib/config';
+import { resolveSettings } from '../../lib/settings';
 import { handlerEnvironment } from '../../lib/handler-env';
 
 /** Every required variable, set; spread and override one at a time. */

@@ -11,7 +11,7 @@ import { performance } from 'node:perf_hooks';
 import { promisify } from 'node:util';
 import { gzipSync } from 'node:zlib';
 import { build } from 'esbuild';
-import type { ResolvedSettings } from '../../lib/config';
+import type { ResolvedSettings } from '../../lib/settings';
 import { handlerEnvironment } from '../../lib/handler-env';
 import { lambdaBuildOptions } from '../lambda-bundle';
 import type { Bundles } from '../local/build';

@@ -10,7 +10,7 @@ import { PublishBatchCommand } from '@aws-sdk/client-sns';
 import { Logger } from '@aws-lambda-powertools/logger';
 import { Metrics } from '@aws-lambda-powertools/metrics';
 import type { SQSBatchResponse, SQSRecord } from 'aws-lambda';
-import type { ResolvedSettings } from '../../lib/config';
+import type { ResolvedSettings } from '../../lib/settings';
 import { handlerEnvironment } from '../../lib/handler-env';
 import { createSendConfirmation, LedgerAwarePersistenceLayer } from '../../lambdas/send-email/confirm';
 import { emulatorClients, emulatorConfig, type EmulatorEndpoints } from '../local/emulators';

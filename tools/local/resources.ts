@@ -20,7 +20,7 @@ import {
 import { CreateTopicCommand, SubscribeCommand, type SNSClient } from '@aws-sdk/client-sns';
 import { CreateQueueCommand, GetQueueAttributesCommand, type SQSClient } from '@aws-sdk/client-sqs';
 import { LEDGER_TABLE } from '../../lambdas/kernel/ledger/schema';
-import { DLQ_RETENTION_SECONDS, type ResolvedSettings } from '../../lib/config';
+import { DLQ_RETENTION_SECONDS, type ResolvedSettings } from '../../lib/settings';
 import { LOCAL_ACCOUNT_ID } from '../../lib/cli/target';
 import { IDEMPOTENCY_TABLE, type HandlerResourceRefs, type LedgerResourceRefs } from '../../lib/handler-env';
 

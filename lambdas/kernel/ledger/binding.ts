@@ -11,9 +11,8 @@
  *   attempt id; once an attempt's SES message id is known (SES's answer stored with the claim,
  *   or the attempt's `Send` event), only events of that message id are bound to it.
  *
- * Pure: no SDK, no clock. The reads are in store.ts and ledger.ts.
+ * Pure: no SDK, no clock. The reads are in lambdas/runtime/ledger-store.ts and lambdas/ledger/ledger.ts.
  */
-import type { ParsedSesEvent } from './events';
 
 /** The message tag with the attempt id of a send (random, 128 bits, hex). */
 export const DEDUPE_ATTEMPT_TAG = 'dedupe-attempt';
@@ -114,7 +113,11 @@ export function claimEvidence(record: Readonly<Record<string, unknown>> | undefi
  * the SES message id of the attempt's `Send` event already in the ledger, if any.
  */
 export function bindingProblem(
-  parsed: Pick<ParsedSesEvent, 'key' | 'attemptId' | 'event'>,
+  parsed: {
+    readonly key: string;
+    readonly attemptId?: string;
+    readonly event: { readonly sesMessageId: string };
+  },
   claim: ClaimEvidence | undefined,
   recordedSend?: string,
 ): string | undefined {

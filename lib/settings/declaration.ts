@@ -1,16 +1,19 @@
 /**
- * The one declaration of every setting: its kind, default, rule, description,
- * context key and (for settings the handler reads) environment variable. It
- * drives `-c` / cdk.json parsing and the defaults (lib/config.ts), the
- * handler's environment (lib/handler-env.ts) and the README's settings table
- * (tools/settings-docs.ts).
+ * The one declaration of every setting: its kind, default, bounds, description, context key and
+ * (for settings a function reads) environment variable. Resolution (resolve.ts) takes defaults
+ * and bounds from it, context parsing (context.ts) its kinds, the functions' environment
+ * (lib/construct/handler-env.ts) its variables, and the README's settings table
+ * (`npm run docs:settings`) its descriptions.
  *
- * Plain TypeScript with no aws-cdk-lib import: the local pipeline loads it.
- * The handler does not: it reads the environment names from ENV and LEDGER_ENV,
- * which this table points at, so its bundle stays small.
+ * Plain data with no aws-cdk-lib import: the local pipeline loads it. The functions do not: they
+ * read the variables' names from the kernel (lambdas/kernel/environment.ts), so their bundles
+ * stay small.
  */
-import { ENV, LEDGER_ENV } from '../lambdas/kernel/environment';
-import type { ContextSettings } from './config';
+import { ENV, LEDGER_ENV } from '../../lambdas/kernel/environment';
+import { SQS_MAX_RETENTION_SECONDS, SQS_MAX_VISIBILITY_SECONDS } from '../../lambdas/kernel/sqs-limits';
+import type { ContextSettings } from './types';
+
+const DAY = 24 * 60 * 60;
 
 /** How a context value is read: `-c` gives strings, cdk.json JSON types. */
 export type SettingKind = 'string' | 'integer' | 'boolean' | 'list';
@@ -32,7 +35,16 @@ export interface SettingDeclaration {
   readonly contextKey: boolean;
   /** The environment variable the handler reads it from, if it does. */
   readonly env?: string;
+  /** An integer's least and greatest value, and what its rule adds after them (units, why). */
+  readonly bounds?: { readonly min: number; readonly max: number; readonly unit: string };
 }
+
+/** The backoff settings' bounds: a delay SQS can hold a message back by (ChangeMessageVisibility). */
+const BACKOFF_BOUNDS = {
+  min: 1,
+  max: SQS_MAX_VISIBILITY_SECONDS,
+  unit: ' seconds (the SQS visibility limit)',
+} as const;
 
 const REQUIRED: DescribedDefault = { described: '— (required)' };
 const NONE: DescribedDefault = { described: 'none' };
@@ -76,6 +88,8 @@ export const SETTINGS = {
     notes:
       "queue retention; must hold one copy's retry path: 900 s + `maxReceiveCount` × max(visibility timeout, 900 s) (synth fails otherwise)",
     contextKey: true,
+
+    bounds: { min: 60, max: SQS_MAX_RETENTION_SECONDS, unit: ' seconds (1 minute to 14 days, the SQS limits)' },
   },
   dedupeWindowSeconds: {
     kind: 'integer',
@@ -83,6 +97,8 @@ export const SETTINGS = {
     notes: 'must be ≥ retention + retry budget + DLQ retention (14 days)',
     contextKey: true,
     env: ENV.dedupeWindowSeconds,
+
+    bounds: { min: 1, max: 366 * DAY, unit: ' seconds' },
   },
   allowShortDedupeWindow: {
     kind: 'boolean',
@@ -97,6 +113,8 @@ export const SETTINGS = {
     notes: 'how long a retryable, systemic or ambiguous failure is retried; then the DLQ with `RetryBudgetExhausted`',
     contextKey: true,
     env: ENV.retryBudgetSeconds,
+
+    bounds: { min: 1, max: 14 * DAY, unit: ' seconds' },
   },
   maxSendRate: {
     kind: 'integer',
@@ -105,6 +123,8 @@ export const SETTINGS = {
       "recipients per second this pipeline may use of the account's SES rate; each container paces to 95 % of `maxSendRate / maxConcurrency`",
     contextKey: true,
     env: ENV.maxSendRate,
+
+    bounds: { min: 1, max: 100_000, unit: ' recipients per second' },
   },
   retryingTooLongSeconds: {
     kind: 'integer',
@@ -112,24 +132,55 @@ export const SETTINGS = {
     defaultNote: '15 min',
     notes: 'the `retryingTooLong` alarm fires when a retried message is older than this',
     contextKey: true,
+
+    bounds: { min: 1, max: 14 * DAY, unit: ' seconds' },
   },
-  functionTimeoutSeconds: { kind: 'integer', default: 30, notes: '', contextKey: true },
-  memorySizeMb: { kind: 'integer', default: 256, notes: 'arm64', contextKey: true },
+  functionTimeoutSeconds: {
+    kind: 'integer',
+    default: 30,
+    notes: '',
+    contextKey: true,
+    bounds: { min: 1, max: 900, unit: ' seconds' },
+  },
+  memorySizeMb: {
+    kind: 'integer',
+    default: 256,
+    notes: 'arm64',
+    contextKey: true,
+    bounds: { min: 128, max: 10240, unit: ' MB' },
+  },
   visibilityTimeoutSeconds: {
     kind: 'integer',
     default: { described: '6 × function timeout' },
     notes: 'must be ≥ 6 × function timeout',
     contextKey: true,
+
+    bounds: { min: 0, max: SQS_MAX_VISIBILITY_SECONDS, unit: ' seconds' },
   },
   batchSize: { kind: 'integer', default: 10, notes: '', contextKey: true },
-  maxBatchingWindowSeconds: { kind: 'integer', default: 1, notes: '', contextKey: true },
-  maxConcurrency: { kind: 'integer', default: 10, notes: '2–1000', contextKey: true, env: ENV.maxConcurrency },
+  maxBatchingWindowSeconds: {
+    kind: 'integer',
+    default: 1,
+    notes: '',
+    contextKey: true,
+    bounds: { min: 0, max: 300, unit: ' seconds' },
+  },
+  maxConcurrency: {
+    kind: 'integer',
+    default: 10,
+    notes: '2–1000',
+    contextKey: true,
+    env: ENV.maxConcurrency,
+    bounds: { min: 2, max: 1000, unit: ' (the Lambda SQS event source limits)' },
+  },
   maxReceiveCount: {
     kind: 'integer',
     default: 5,
     notes: 'must be ≥ 5',
     contextKey: true,
     env: ENV.maxReceiveCount,
+
+    bounds: { min: 1, max: 1000, unit: '' },
   },
   idempotencyKeyPrefix: {
     kind: 'string',
@@ -171,6 +222,8 @@ export const SETTINGS = {
     notes: 'how long an unknown-fate send waits for its SES event; < retention',
     contextKey: true,
     env: LEDGER_ENV.sendConfirmationGraceSeconds,
+
+    bounds: { min: 1, max: SQS_MAX_VISIBILITY_SECONDS, unit: ' seconds' },
   },
   sesTimeoutMs: {
     kind: 'integer',
@@ -185,6 +238,8 @@ export const SETTINGS = {
     notes: 'first backoff of a retryable or ambiguous failure; doubles per receive, with jitter',
     contextKey: true,
     env: ENV.retryBaseSeconds,
+
+    bounds: BACKOFF_BOUNDS,
   },
   systemicRetrySeconds: {
     kind: 'integer',
@@ -192,6 +247,8 @@ export const SETTINGS = {
     notes: 'first backoff of a systemic failure (account paused, daily quota)',
     contextKey: true,
     env: ENV.systemicRetrySeconds,
+
+    bounds: BACKOFF_BOUNDS,
   },
   retryCapSeconds: {
     kind: 'integer',
@@ -199,6 +256,8 @@ export const SETTINGS = {
     notes: 'longest backoff of a retryable or ambiguous failure: the doubling stops here',
     contextKey: true,
     env: ENV.retryCapSeconds,
+
+    bounds: BACKOFF_BOUNDS,
   },
   alarmEmail: {
     kind: 'string',

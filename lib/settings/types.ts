@@ -1,0 +1,173 @@
+/**
+ * The settings' types: what a platform engineer writes (construct props, cdk.json context) and
+ * what resolution gives back. Their defaults, bounds and descriptions live in declaration.ts;
+ * the `@default` tags below are checked against it (test/unit/settings-types.test.ts).
+ */
+
+/** Log levels understood by Powertools Logger. */
+export const LOG_LEVELS = ['DEBUG', 'INFO', 'WARN', 'ERROR'] as const;
+export type LogLevel = (typeof LOG_LEVELS)[number];
+
+/**
+ * Settings of the pipeline, in plain numbers (seconds, megabytes).
+ * Every optional field documents its default.
+ */
+export interface PipelineSettings {
+  /**
+   * The From address of every email: a bare ASCII address (`noreply@example.com`,
+   * domain in punycode), checked by the message contract's address rules.
+   * Required; never taken from a message.
+   */
+  readonly senderAddress: string;
+  /**
+   * Display name of the From address (`Example Shop` gives
+   * `Example Shop <noreply@example.com>`); non-ASCII names are RFC 2047-encoded
+   * for SES. @default none (the bare address)
+   */
+  readonly senderName?: string;
+  /**
+   * The verified SES identity that sends (a domain such as `example.com`, or an
+   * email address). Required; lower-cased, since IAM matches the identity ARN
+   * case-sensitively.
+   */
+  readonly sesIdentity: string;
+  /**
+   * An existing SES configuration set to send with, instead of the one the stack creates (which
+   * publishes the events the send ledger records). @default one owned by the stack
+   */
+  readonly configurationSetName?: string;
+  /** How long SQS keeps an unprocessed message. @default 345600 (4 days, the SQS default) */
+  readonly retentionPeriodSeconds?: number;
+  /**
+   * How long an idempotency record keeps a key claimed. Must cover every path a
+   * copy can take back: the queue's retention, plus the retry budget (a retried
+   * message travels as delayed copies for that long), plus the DLQ's 14 days (the
+   * last copy can be dead-lettered and redriven late). See {@link allowShortDedupeWindow}.
+   * @default retention + retry budget + 14 days + 1 day
+   */
+  readonly dedupeWindowSeconds?: number;
+  /**
+   * Accept a dedupeWindowSeconds shorter than retention + DLQ retention (it must
+   * still cover the retention period). Only for pipelines whose DLQ is never
+   * redriven late, or whose records must expire sooner: a copy redriven after
+   * its record expired is sent again. @default false
+   */
+  readonly allowShortDedupeWindow?: boolean;
+  /** Lambda timeout. @default 30 */
+  readonly functionTimeoutSeconds?: number;
+  /** Lambda memory. @default 256 */
+  readonly memorySizeMb?: number;
+  /**
+   * Queue visibility timeout. Must be at least 6 x the function timeout.
+   * @default 6 × function timeout
+   */
+  readonly visibilityTimeoutSeconds?: number;
+  /** Records per Lambda invocation. @default 10 */
+  readonly batchSize?: number;
+  /** How long the event source waits to fill a batch. @default 1 */
+  readonly maxBatchingWindowSeconds?: number;
+  /** Most concurrent invocations the event source starts (2 to 1000). @default 10 */
+  readonly maxConcurrency?: number;
+  /** Receives before a message moves to the DLQ (at least 5). @default 5 */
+  readonly maxReceiveCount?: number;
+  /**
+   * Prefix of every idempotency record. Stable on purpose: the default in
+   * Powertools is the function name, which changes when a function is replaced.
+   * @default "email-pipeline"
+   */
+  readonly idempotencyKeyPrefix?: string;
+  /**
+   * When the idempotency store is unavailable, send anyway (counted) instead of
+   * leaving the message in the queue. @default false (fail closed)
+   */
+  readonly failOpen?: boolean;
+  /** Lambda log level. @default "INFO" */
+  readonly logLevel?: LogLevel;
+  /** CloudWatch namespace of the custom metrics. @default "EmailPipeline" */
+  readonly metricsNamespace?: string;
+  /** How long the function's logs are kept, in days. @default 30 */
+  readonly logRetentionDays?: number;
+  /**
+   * How long a send whose outcome is unknown (ambiguous SES answer, or a claim
+   * that died with its invocation) waits for its SES `Send` event before it is
+   * sent again. SES usually publishes within seconds; must be shorter than the
+   * retention period.
+   * @default 300
+   */
+  readonly sendConfirmationGraceSeconds?: number;
+  /**
+   * How long after a message first reached the queue a retryable, systemic or
+   * ambiguous failure may still be retried. Past it the message goes to the DLQ
+   * with reason `RetryBudgetExhausted` and its last error. Long enough to wait
+   * out a regional outage of hours.
+   * @default 86400 (24 hours)
+   */
+  readonly retryBudgetSeconds?: number;
+  /**
+   * Recipients per second this pipeline may use of the account's SES sending
+   * rate (SES counts recipients, not requests). Every container paces to its
+   * share, maxSendRate / maxConcurrency.
+   * @default 14 (the rate of a new production SES account)
+   */
+  readonly maxSendRate?: number;
+  /**
+   * The alarm for messages that keep retrying fires when a retried message is
+   * older than this.
+   * @default 900 (15 minutes)
+   */
+  readonly retryingTooLongSeconds?: number;
+  /**
+   * Timeout of one SES SendEmail call, in milliseconds (SES_TIMEOUT_MS). Must
+   * leave room inside the function timeout (at most half of it).
+   * @default 5000, or half the function timeout when that is shorter
+   */
+  readonly sesTimeoutMs?: number;
+  /**
+   * First backoff of a retryable or ambiguous failure, in seconds
+   * (RETRY_BASE_SECONDS); the handler doubles it per receive, with jitter.
+   * @default 2
+   */
+  readonly retryBaseSeconds?: number;
+  /**
+   * First backoff of a systemic failure (account paused, daily quota), in
+   * seconds (SYSTEMIC_RETRY_SECONDS).
+   * @default 300
+   */
+  readonly systemicRetrySeconds?: number;
+  /**
+   * Longest backoff of a retryable or ambiguous failure, in seconds
+   * (RETRY_CAP_SECONDS): the doubling stops here.
+   * @default 300
+   */
+  readonly retryCapSeconds?: number;
+}
+
+/** {@link PipelineSettings} with every default applied. */
+export type ResolvedSettings = Required<Omit<PipelineSettings, 'configurationSetName' | 'senderName'>> &
+  Pick<PipelineSettings, 'configurationSetName' | 'senderName'>;
+
+/**
+ * Settings the CDK app reads from context besides {@link PipelineSettings}:
+ * construct and monitoring options given as plain strings.
+ */
+export interface AppContextSettings {
+  /**
+   * Who may publish to the topic: 12-digit account ids and IAM ARNs (roles,
+   * users). `-c` takes them comma-separated, cdk.json as a list.
+   * @default the deploying account
+   */
+  readonly publisherPrincipals?: readonly string[];
+  /**
+   * Who, besides the redrive role the stack creates, may redrive: IAM role and
+   * user ARNs (no accounts: an exemption names principals). `-c` takes them
+   * comma-separated, cdk.json as a list.
+   * @default none (the stack's redrive role only)
+   */
+  readonly redrivePrincipals?: readonly string[];
+  /** SES templates the function may send with. @default all (`template/*`) */
+  readonly sesTemplateNames?: readonly string[];
+  /** An email address subscribed to the alarm topic. @default none */
+  readonly alarmEmail?: string;
+}
+
+export type ContextSettings = PipelineSettings & AppContextSettings;
