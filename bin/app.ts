@@ -8,8 +8,8 @@ import {
   splitContextSettings,
   type ContextSettings,
 } from '../lib/config';
-import { principalsFromStrings } from '../lib/email-pipeline';
-import { EmailPipelineStack } from '../lib/email-pipeline-stack';
+import { principalsFromStrings } from '../lib/construct/email-pipeline';
+import { EmailPipelineStack } from '../lib/construct/email-pipeline-stack';
 
 // Environment-agnostic on purpose: no account/region, no lookups, so
 // `cdk synth` runs offline and the template deploys to any environment.

@@ -1,6 +1,6 @@
-export * from './email-pipeline';
-export * from './email-pipeline-stack';
-export * from './monitoring';
+export * from './construct/email-pipeline';
+export * from './construct/email-pipeline-stack';
+export * from './construct/monitoring/monitoring';
 export type { LogLevel, PipelineSettings, ResolvedSettings } from './config';
 export { SettingsError, resolveSettings, settingsFromContext } from './config';
 export * from './publisher';

@@ -2,8 +2,8 @@ import { CfnResource } from 'aws-cdk-lib';
 import type { IConstruct } from 'constructs';
 import { LEDGER_ENV } from '../../lambdas/ledger/schema';
 import { ENV } from '../../lambdas/send-email/settings';
-import { BUNDLING } from '../../lib/bundling';
-import { DLQ_RETENTION, RUNTIME } from '../../lib/email-pipeline';
+import { BUNDLING } from '../../lib/construct/bundling';
+import { DLQ_RETENTION, RUNTIME } from '../../lib/construct/email-pipeline';
 import { resource, synthDefault, synthesize } from './helpers';
 
 const arnOf = (logicalId: string) => ({ 'Fn::GetAtt': [logicalId, 'Arn'] });

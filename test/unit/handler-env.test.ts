@@ -1,6 +1,6 @@
 import { readSettings } from '../../lambdas/send-email/settings';
 import { CONTEXT_PREFIX, SettingsError, resolveSettings, settingsFromContext } from '../../lib/config';
-import { handlerEnvironment } from '../../lib/handler-env';
+import { handlerEnvironment } from '../../lib/construct/handler-env';
 import { SETTINGS, type SettingDeclaration } from '../../lib/settings-declaration';
 
 const refs = {

@@ -1,6 +1,6 @@
 import { ENV, readSettings } from '../../lambdas/send-email/settings';
 import { resolveSettings } from '../../lib/config';
-import { handlerEnvironment } from '../../lib/handler-env';
+import { handlerEnvironment } from '../../lib/construct/handler-env';
 
 /** Every required variable, set; spread and override one at a time. */
 const env = {

@@ -30,7 +30,7 @@ import { createLedgerHandler, readLedgerSettings } from '../../lambdas/ledger/le
 import { ledgerKey } from '../../lambdas/ledger/schema';
 import { newAttemptId } from '../../lambdas/send-email/confirm';
 import { idempotencyRecordId } from '../../lambdas/status/lookup';
-import { ledgerEnvironment } from '../../lib/handler-env';
+import { ledgerEnvironment } from '../../lib/construct/handler-env';
 import { ledgerRefs } from '../local/resources';
 import { readLedgerItem } from '../../lambdas/ledger/store';
 import { createDynamoDbClient } from '../../lambdas/send-email/clients';

@@ -10,7 +10,7 @@ import { LEDGER_ENV } from '../../lambdas/ledger/schema';
 import { DECISIONS, type Decision } from '../../lambdas/send-email/decisions';
 import { ENV } from '../../lambdas/send-email/settings';
 import type { ResolvedSettings } from '../../lib/config';
-import { handlerEnvironment, ledgerEnvironment } from '../../lib/handler-env';
+import { handlerEnvironment, ledgerEnvironment } from '../../lib/construct/handler-env';
 import { buildBundles, type Bundles } from './build';
 import { emulatorClients, LOCAL_AWS_ENV, type EmulatorClients, type EmulatorEndpoints } from './emulators';
 import type { BatchReport } from './event-source';

@@ -11,12 +11,7 @@ import * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
 import { handlerCode } from './assets';
 import { BUNDLING } from './bundling';
-import {
-  acknowledgeServerlessRules,
-  onlyTheseSend,
-  protectedTableProps,
-  tableKeyStatement,
-} from './construct-defaults';
+import { acknowledgeServerlessRules, onlyTheseSend, protectedTableProps, tableKeyStatement } from './shared';
 import {
   DLQ_RETENTION_SECONDS,
   PipelineSettings,
@@ -24,10 +19,10 @@ import {
   ResolvedSettings,
   SettingsError,
   resolveSettings,
-} from './config';
+} from '../config';
 import { IDEMPOTENCY_TABLE, SERVICE_NAME, handlerEnvironment } from './handler-env';
 import { DeliveryContractValidation } from './delivery-contract';
-import { SendLedger } from './ledger';
+import { SendLedger } from './ledger/send-ledger';
 
 /** How long the dead-letter queue keeps a message: the SQS maximum, so operators have time to look. */
 export const DLQ_RETENTION = Duration.seconds(DLQ_RETENTION_SECONDS);
@@ -594,7 +589,7 @@ export class EmailPipeline extends Construct {
 function checkConstructOptions(props: EmailPipelineProps): void {
   const runtimeMajor = /^nodejs(\d+)\.x$/.exec(RUNTIME.name)?.[1];
   if (BUNDLING.target !== `node${runtimeMajor}`) {
-    // A programming error, not a setting: lib/bundling.ts and RUNTIME must move together.
+    // A programming error, not a setting: lib/construct/bundling.ts and RUNTIME must move together.
     throw new Error(`esbuild target ${BUNDLING.target} does not match the Lambda runtime ${RUNTIME.name}`);
   }
   const serviceName = props.serviceName ?? DEFAULT_SERVICE_NAME;

@@ -19,17 +19,12 @@ import * as sns from 'aws-cdk-lib/aws-sns';
 import { SqsSubscription } from 'aws-cdk-lib/aws-sns-subscriptions';
 import * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
-import { LEDGER_ENV, LEDGER_TABLE } from '../lambdas/ledger/schema';
-import { ledgerEnvironment } from './handler-env';
-import { ENV } from '../lambdas/send-email/settings';
-import { handlerCode, type LambdaName } from './assets';
-import {
-  acknowledgeServerlessRules,
-  onlyTheseSend,
-  protectedTableProps,
-  tableKeyStatement,
-} from './construct-defaults';
-import { DLQ_RETENTION_SECONDS, type ResolvedSettings } from './config';
+import { LEDGER_ENV, LEDGER_TABLE } from '../../../lambdas/ledger/schema';
+import { ledgerEnvironment } from '../handler-env';
+import { ENV } from '../../../lambdas/send-email/settings';
+import { handlerCode, type LambdaName } from '../assets';
+import { acknowledgeServerlessRules, onlyTheseSend, protectedTableProps, tableKeyStatement } from '../shared';
+import { DLQ_RETENTION_SECONDS, type ResolvedSettings } from '../../config';
 
 /** The SES events the ledger records (all but opens, clicks and subscriptions, which say nothing about delivery). */
 export const LEDGER_EVENT_TYPES: readonly ses.EmailSendingEvent[] = [
@@ -379,7 +374,7 @@ export class SendLedger extends Construct {
     id: string,
     props: SendLedgerProps,
     spec: {
-      /** The pre-built bundle (lib/assets.ts). */
+      /** The pre-built bundle (lib/construct/assets.ts). */
       readonly asset: LambdaName;
       readonly logGroupName: string;
       readonly timeoutSeconds: number;

@@ -1,7 +1,12 @@
-import { LEDGER_ENV } from '../lambdas/ledger/schema';
-import { ENV } from '../lambdas/send-email/settings';
-import type { ResolvedSettings } from './config';
-import { SETTINGS, type SettingName } from './settings-declaration';
+/**
+ * The send-email and ledger functions' environment, built from the settings and the names of the
+ * resources: one mapping for the construct (CDK tokens), the local pipeline and the benchmark (real
+ * names), so a setting cannot reach one and miss the other. Also the idempotency table's shape.
+ */
+import { LEDGER_ENV } from '../../lambdas/ledger/schema';
+import { ENV } from '../../lambdas/send-email/settings';
+import type { ResolvedSettings } from '../config';
+import { SETTINGS, type SettingName } from '../settings-declaration';
 
 /** The service name in logs and the `service` metric dimension. */
 export const SERVICE_NAME = 'email-pipeline';
