@@ -5,68 +5,32 @@
  * function behind an IAM-authenticated function URL (`GET /deliveries/{key}`).
  *
  * {@link EmailPipeline} creates one of these; it is a construct of its own so
- * the pipeline's code stays about sending.
+ * the pipeline's code stays about sending. It only composes: events.ts (the
+ * configuration set, the topic key, the events topic), buffer.ts, functions.ts
+ * and resource-policies.ts build the parts.
  */
-import { Duration, RemovalPolicy, Stack } from 'aws-cdk-lib';
+import type { RemovalPolicy } from 'aws-cdk-lib';
 import * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
 import * as iam from 'aws-cdk-lib/aws-iam';
-import * as kms from 'aws-cdk-lib/aws-kms';
-import * as lambda from 'aws-cdk-lib/aws-lambda';
-import { SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
-import * as logs from 'aws-cdk-lib/aws-logs';
-import * as ses from 'aws-cdk-lib/aws-ses';
+import type * as kms from 'aws-cdk-lib/aws-kms';
+import type * as lambda from 'aws-cdk-lib/aws-lambda';
+import type * as ses from 'aws-cdk-lib/aws-ses';
 import * as sns from 'aws-cdk-lib/aws-sns';
-import { SqsSubscription } from 'aws-cdk-lib/aws-sns-subscriptions';
-import * as sqs from 'aws-cdk-lib/aws-sqs';
+import type * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
 import { LEDGER_ENV, LEDGER_TABLE } from '../../../lambdas/ledger/schema';
-import { ledgerEnvironment } from '../handler-env';
 import { ENV } from '../../../lambdas/send-email/settings';
-import { handlerCode, type LambdaName } from '../assets';
-import { acknowledgeServerlessRules, onlyTheseSend, protectedTableProps, tableKeyStatement } from '../shared';
-import { DLQ_RETENTION_SECONDS, type ResolvedSettings } from '../../config';
+import type { ResolvedSettings } from '../../config';
+import { acknowledgeServerlessRules, protectedTableProps, rotatingKey } from '../shared';
+import { buildBuffer } from './buffer';
+import { buildConfigurationSet, buildEventsTopic, buildLedgerTopicKey } from './events';
+import { LEDGER_FUNCTIONS, buildLedgerFunction, buildStatusFunction } from './functions';
+import { restrictBufferSenders, restrictStatusPublishers } from './resource-policies';
 
-/** The SES events the ledger records (all but opens, clicks and subscriptions, which say nothing about delivery). */
-export const LEDGER_EVENT_TYPES: readonly ses.EmailSendingEvent[] = [
-  ses.EmailSendingEvent.SEND,
-  ses.EmailSendingEvent.DELIVERY,
-  ses.EmailSendingEvent.BOUNCE,
-  ses.EmailSendingEvent.COMPLAINT,
-  ses.EmailSendingEvent.REJECT,
-  ses.EmailSendingEvent.DELIVERY_DELAY,
-  ses.EmailSendingEvent.RENDERING_FAILURE,
-];
+export { CONFIGURATION_SET_DIMENSION, DELIVERY_METRIC_EVENTS, LEDGER_EVENT_TYPES } from './events';
+export { LEDGER_FUNCTIONS };
 
-/** The SES events counted in CloudWatch (AWS/SES, by configuration set) for the dashboard. */
-export const DELIVERY_METRIC_EVENTS: readonly ses.EmailSendingEvent[] = [
-  ses.EmailSendingEvent.DELIVERY,
-  ses.EmailSendingEvent.BOUNCE,
-  ses.EmailSendingEvent.COMPLAINT,
-];
-
-/** SES's auto-tag naming the configuration set of a send: the dimension of those counts. */
-export const CONFIGURATION_SET_DIMENSION = 'ses:configuration-set';
-
-/** Fixed sizing of the two ledger-side functions and the buffer; small, as their work is. */
-export const LEDGER_FUNCTIONS = {
-  /** Ledger function: one UpdateItem (and maybe one Publish) per event. */
-  ledgerTimeoutSeconds: 30,
-  /** Status function: two GetItem at most. */
-  statusTimeoutSeconds: 10,
-  /**
-   * Concurrency reserved for (and the most allowed to) the status function: a flood of status
-   * requests, signed by any principal allowed to call the URL, cannot take the account's
-   * concurrency from the send and ledger functions. Two GetItem each: 5 serve hundreds per second.
-   */
-  statusReservedConcurrency: 5,
-  memorySizeMb: 256,
-  batchSize: 10,
-  maxBatchingWindowSeconds: 1,
-  maxConcurrency: 5,
-  /** Receives of one event before it moves to the ledger's DLQ. */
-  maxReceiveCount: 5,
-} as const;
-
+/** What the pipeline gives its ledger: its settings, and the send side the ledger binds events to. */
 export interface SendLedgerProps {
   readonly settings: ResolvedSettings;
   readonly removalPolicy: RemovalPolicy;
@@ -130,94 +94,23 @@ export class SendLedger extends Construct {
     const { settings, removalPolicy } = props;
 
     // --- configuration set ------------------------------------------------
-    let configurationSet: ses.IConfigurationSet;
-    if (settings.configurationSetName !== undefined) {
-      configurationSet = ses.ConfigurationSet.fromConfigurationSetName(
-        this,
-        'GivenConfigurationSet',
-        settings.configurationSetName,
-      );
-    } else {
-      this.configurationSet = new ses.ConfigurationSet(this, 'ConfigurationSet', { reputationMetrics: true });
-      configurationSet = this.configurationSet;
-    }
-    this.configurationSetName = configurationSet.configurationSetName;
+    const { configurationSet, configurationSetName, ownedConfigurationSet } = buildConfigurationSet(this, settings);
+    this.configurationSet = ownedConfigurationSet;
+    this.configurationSetName = configurationSetName;
 
     // --- keys, topics, buffer ----------------------------------------------
-    this.topicKey = new kms.Key(this, 'TopicKey', {
-      description: 'Encrypts the send ledger topics (SES events, delivery status)',
-      enableKeyRotation: true,
+    this.topicKey = buildLedgerTopicKey(this, { configurationSetName, removalPolicy });
+    this.queueKey = rotatingKey(
+      this,
+      'QueueKey',
+      'Encrypts the send ledger buffer queue and its dead-letter queue',
       removalPolicy,
-    });
-    // SES publishes events to the encrypted topic, for this configuration set of this account
-    // only: the same conditions as the topic policy the event destination adds for sns:Publish.
-    // Without them, SES sending for any configuration set of any account could use the key.
-    const stack = Stack.of(this);
-    this.topicKey.addToResourcePolicy(
-      new iam.PolicyStatement({
-        sid: 'SesPublishesEvents',
-        principals: [new iam.ServicePrincipal('ses.amazonaws.com')],
-        actions: ['kms:Decrypt', 'kms:GenerateDataKey*'],
-        resources: ['*'],
-        conditions: {
-          StringEquals: {
-            'aws:SourceAccount': stack.account,
-            'aws:SourceArn': stack.formatArn({
-              service: 'ses',
-              resource: 'configuration-set',
-              resourceName: this.configurationSetName,
-            }),
-          },
-        },
-      }),
     );
-    this.queueKey = new kms.Key(this, 'QueueKey', {
-      description: 'Encrypts the send ledger buffer queue and its dead-letter queue',
-      enableKeyRotation: true,
-      removalPolicy,
-    });
-
-    this.eventsTopic = new sns.Topic(this, 'EventsTopic', { masterKey: this.topicKey, enforceSSL: true });
-    new ses.ConfigurationSetEventDestination(this, 'EventDestination', {
-      configurationSet,
-      destination: ses.EventDestination.snsTopic(this.eventsTopic),
-      events: [...LEDGER_EVENT_TYPES],
-    });
-    // Counts for the dashboard, per configuration set (SES's own auto-tag as the dimension).
-    new ses.ConfigurationSetEventDestination(this, 'MetricsDestination', {
-      configurationSet,
-      destination: ses.EventDestination.cloudWatchDimensions([
-        {
-          name: CONFIGURATION_SET_DIMENSION,
-          source: ses.CloudWatchDimensionSource.MESSAGE_TAG,
-          defaultValue: 'none',
-        },
-      ]),
-      events: [...DELIVERY_METRIC_EVENTS],
-    });
-
-    this.bufferDeadLetterQueue = new sqs.Queue(this, 'BufferDeadLetterQueue', {
-      retentionPeriod: Duration.seconds(DLQ_RETENTION_SECONDS),
-      encryption: sqs.QueueEncryption.KMS,
-      encryptionMasterKey: this.queueKey,
-      enforceSSL: true,
-    });
-    this.bufferQueue = new sqs.Queue(this, 'BufferQueue', {
-      // 6 x the function timeout, as for the work queue.
-      visibilityTimeout: Duration.seconds(6 * LEDGER_FUNCTIONS.ledgerTimeoutSeconds),
-      // An event waits as long as SQS allows: a ledger outage loses nothing.
-      retentionPeriod: Duration.seconds(DLQ_RETENTION_SECONDS),
-      deadLetterQueue: { queue: this.bufferDeadLetterQueue, maxReceiveCount: LEDGER_FUNCTIONS.maxReceiveCount },
-      encryption: sqs.QueueEncryption.KMS,
-      encryptionMasterKey: this.queueKey,
-      enforceSSL: true,
-    });
-    // The SNS envelope, not raw: the ledger function reads SES's event from its Message. An event
-    // SNS cannot deliver (a policy or key refusal) lands in the buffer's DLQ instead of being lost.
-    this.eventsTopic.addSubscription(
-      new SqsSubscription(this.bufferQueue, { rawMessageDelivery: false, deadLetterQueue: this.bufferDeadLetterQueue }),
-    );
-    this.restrictBufferSenders();
+    this.eventsTopic = buildEventsTopic(this, { topicKey: this.topicKey, configurationSet });
+    const buffer = buildBuffer(this, { queueKey: this.queueKey, eventsTopic: this.eventsTopic });
+    this.bufferDeadLetterQueue = buffer.bufferDeadLetterQueue;
+    this.bufferQueue = buffer.bufferQueue;
+    restrictBufferSenders({ eventsTopic: this.eventsTopic, ...buffer });
 
     this.deliveryStatusTopic = new sns.Topic(this, 'DeliveryStatusTopic', {
       masterKey: this.topicKey,
@@ -230,120 +123,32 @@ export class SendLedger extends Construct {
 
     // --- functions ----------------------------------------------------------
     const common = {
-      POWERTOOLS_SERVICE_NAME: props.serviceName,
-      POWERTOOLS_LOG_LEVEL: settings.logLevel,
-      POWERTOOLS_METRICS_NAMESPACE: settings.metricsNamespace,
-      [LEDGER_ENV.tableName]: this.table.tableName,
-      NODE_OPTIONS: '--enable-source-maps',
+      settings,
+      removalPolicy,
+      runtime: props.runtime,
+      serviceName: props.serviceName,
+      ...(props.logsKey ? { logsKey: props.logsKey } : {}),
+      ...(props.tableKey ? { tableKey: props.tableKey } : {}),
+      table: this.table,
+      idempotencyTable: props.idempotencyTable,
     };
-    this.ledgerFunction = this.createFunction('Ledger', props, {
-      asset: 'ledger',
+    this.ledgerFunction = buildLedgerFunction(this, {
+      ...common,
       logGroupName: props.logGroupNames.ledger,
-      timeoutSeconds: LEDGER_FUNCTIONS.ledgerTimeoutSeconds,
-      description: 'Records SES events per dedupe key in the send ledger and publishes status changes',
-      environment: {
-        ...common,
-        ...ledgerEnvironment(settings, {
-          tableName: this.table.tableName,
-          deliveryStatusTopicArn: this.deliveryStatusTopic.topicArn,
-          origin: {
-            eventsTopicArn: this.eventsTopic.topicArn,
-            accountId: stack.account,
-            configurationSetName: this.configurationSetName,
-            senderRoleName: props.senderRole.roleName,
-          },
-          idempotencyTableName: props.idempotencyTable.tableName,
-        }),
-      },
+      bufferQueue: this.bufferQueue,
+      eventsTopic: this.eventsTopic,
+      deliveryStatusTopic: this.deliveryStatusTopic,
+      topicKey: this.topicKey,
+      configurationSetName,
+      senderRole: props.senderRole,
     });
-    this.ledgerFunction.addEventSource(
-      new SqsEventSource(this.bufferQueue, {
-        batchSize: LEDGER_FUNCTIONS.batchSize,
-        maxBatchingWindow: Duration.seconds(LEDGER_FUNCTIONS.maxBatchingWindowSeconds),
-        maxConcurrency: LEDGER_FUNCTIONS.maxConcurrency,
-        reportBatchItemFailures: true,
-      }),
-    );
-    this.ledgerFunction.addToRolePolicy(
-      new iam.PolicyStatement({
-        sid: 'LedgerItems',
-        actions: ['dynamodb:GetItem', 'dynamodb:UpdateItem'],
-        resources: [this.table.tableArn],
-      }),
-    );
-    // A key's claim holds the attempt ids of its sends: an event binds to a send only through one.
-    this.ledgerFunction.addToRolePolicy(
-      new iam.PolicyStatement({
-        sid: 'ReadSendClaims',
-        actions: ['dynamodb:GetItem'],
-        resources: [props.idempotencyTable.tableArn],
-      }),
-    );
-    if (props.tableKey) this.ledgerFunction.addToRolePolicy(tableKeyStatement('UseTableKey', props.tableKey, 'write'));
-    // Only the ledger function speaks on the status topic: a subscriber can trust what it reads.
-    this.deliveryStatusTopic.addToResourcePolicy(
-      new iam.PolicyStatement({
-        sid: 'OnlyTheLedgerPublishes',
-        effect: iam.Effect.DENY,
-        principals: [new iam.AnyPrincipal()],
-        actions: ['sns:Publish'],
-        resources: [this.deliveryStatusTopic.topicArn],
-        conditions: { ArnNotEquals: { 'aws:PrincipalArn': this.ledgerFunction.role!.roleArn } },
-      }),
-    );
-    // Publishing to an encrypted topic needs a data key (no GenerateDataKey* wildcard).
-    this.ledgerFunction.addToRolePolicy(
-      new iam.PolicyStatement({
-        sid: 'PublishStatusChanges',
-        actions: ['sns:Publish'],
-        resources: [this.deliveryStatusTopic.topicArn],
-      }),
-    );
-    this.ledgerFunction.addToRolePolicy(
-      new iam.PolicyStatement({
-        sid: 'EncryptStatusChanges',
-        actions: ['kms:GenerateDataKey', 'kms:Decrypt'],
-        resources: [this.topicKey.keyArn],
-      }),
-    );
-
-    this.statusFunction = this.createFunction('Status', props, {
-      asset: 'status',
-      logGroupName: props.logGroupNames.status,
-      timeoutSeconds: LEDGER_FUNCTIONS.statusTimeoutSeconds,
-      reservedConcurrency: LEDGER_FUNCTIONS.statusReservedConcurrency,
-      description: 'GET /deliveries/{key}: the delivery status of a dedupe key',
-      environment: {
-        ...common,
-        [ENV.tableName]: props.idempotencyTable.tableName,
-        [ENV.keyPrefix]: settings.idempotencyKeyPrefix,
-      },
-    });
-    this.statusFunction.addToRolePolicy(
-      new iam.PolicyStatement({
-        sid: 'ReadDeliveries',
-        actions: ['dynamodb:GetItem'],
-        resources: [this.table.tableArn, props.idempotencyTable.tableArn],
-      }),
-    );
-    if (props.tableKey) this.statusFunction.addToRolePolicy(tableKeyStatement('UseTableKey', props.tableKey, 'read'));
-    this.statusUrl = this.statusFunction.addFunctionUrl({ authType: lambda.FunctionUrlAuthType.AWS_IAM });
+    restrictStatusPublishers(this.deliveryStatusTopic, this.ledgerFunction);
+    const status = buildStatusFunction(this, { ...common, logGroupName: props.logGroupNames.status });
+    this.statusFunction = status.statusFunction;
+    this.statusUrl = status.statusUrl;
     acknowledgeServerlessRules({
       deadLetterQueues: [this.bufferDeadLetterQueue],
       functions: [this.ledgerFunction, this.statusFunction],
-    });
-  }
-
-  /**
-   * Queue policies of the buffer and its DLQ: only the events topic (SNS delivering SES's events)
-   * may send to the buffer, and only the events topic (what SNS could not deliver) and the buffer's
-   * own redrive to its DLQ. A Deny with no exemption, not even for operators: whatever reaches the
-   * buffer, the ledger records as SES's word, and that decides whether an email is sent again.
-   */
-  private restrictBufferSenders(): void {
-    onlyTheseSend(this.bufferQueue, 'OnlyTheEventsTopicSends', { 'aws:SourceArn': [this.eventsTopic.topicArn] });
-    onlyTheseSend(this.bufferDeadLetterQueue, 'OnlyTheEventsTopicDeadLetters', {
-      'aws:SourceArn': [this.eventsTopic.topicArn, this.bufferQueue.queueArn],
     });
   }
 
@@ -367,46 +172,5 @@ export class SendLedger extends Construct {
         resources: [this.table.tableArn],
       }),
     );
-  }
-
-  /** One function with its own role and log group (no AWSLambdaBasicExecutionRole). */
-  private createFunction(
-    id: string,
-    props: SendLedgerProps,
-    spec: {
-      /** The pre-built bundle (lib/construct/assets.ts). */
-      readonly asset: LambdaName;
-      readonly logGroupName: string;
-      readonly timeoutSeconds: number;
-      /** @default none: the account's unreserved concurrency */
-      readonly reservedConcurrency?: number;
-      readonly description: string;
-      readonly environment: Record<string, string>;
-    },
-  ): lambda.Function {
-    const logGroup = new logs.LogGroup(this, `${id}Logs`, {
-      logGroupName: spec.logGroupName,
-      retention: props.settings.logRetentionDays as logs.RetentionDays,
-      removalPolicy: props.removalPolicy,
-      ...(props.logsKey ? { encryptionKey: props.logsKey } : {}),
-    });
-    const role = new iam.Role(this, `${id}FunctionRole`, {
-      assumedBy: new iam.ServicePrincipal('lambda.amazonaws.com'),
-      description: `Execution role of the email pipeline ${id.toLowerCase()} function`,
-    });
-    logGroup.grantWrite(role);
-    return new lambda.Function(this, `${id}Function`, {
-      role,
-      code: handlerCode(spec.asset),
-      handler: 'index.handler',
-      runtime: props.runtime,
-      architecture: lambda.Architecture.ARM_64,
-      timeout: Duration.seconds(spec.timeoutSeconds),
-      ...(spec.reservedConcurrency !== undefined ? { reservedConcurrentExecutions: spec.reservedConcurrency } : {}),
-      memorySize: LEDGER_FUNCTIONS.memorySizeMb,
-      logGroup,
-      environment: spec.environment,
-      description: spec.description,
-    });
   }
 }

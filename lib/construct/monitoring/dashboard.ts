@@ -7,7 +7,7 @@ import * as cw from 'aws-cdk-lib/aws-cloudwatch';
 import * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
 import { Construct } from 'constructs';
 import type { EmailPipeline } from '../email-pipeline';
-import { CONFIGURATION_SET_DIMENSION } from '../ledger/send-ledger';
+import { CONFIGURATION_SET_DIMENSION } from '../ledger/events';
 import { FIVE_MINUTES, HANDLER_METRICS, LEDGER_METRICS, handlerMetric, sesMetric } from './metrics';
 
 const DYNAMO_OPERATIONS = [
