@@ -1,4 +1,8 @@
 #!/usr/bin/env node
+/**
+ * The CDK app of `cdk synth` and `cdk deploy`: one EmailPipelineStack from cdk.json's context (and
+ * `-c` overrides), checked by cdk-nag on every synth.
+ */
 import { App, Validations } from 'aws-cdk-lib';
 import { AwsSolutionsChecks, ServerlessChecks } from 'cdk-nag';
 import {

@@ -1,3 +1,8 @@
+/**
+ * The package's public API: the construct (EmailPipeline, EmailPipelineStack,
+ * EmailPipelineMonitoring and their props and constants), the settings, and the
+ * publisher client.
+ */
 export * from './construct/email-pipeline';
 export * from './construct/email-pipeline-stack';
 export * from './construct/monitoring/monitoring';
