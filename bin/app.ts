@@ -1,4 +1,8 @@
 #!/usr/bin/env node
+/**
+ * The CDK app of `cdk synth` and `cdk deploy`: one EmailPipelineStack from cdk.json's context (and
+ * `-c` overrides), checked by cdk-nag on every synth.
+ */
 import { App, Validations } from 'aws-cdk-lib';
 import { AwsSolutionsChecks, ServerlessChecks } from 'cdk-nag';
 import {
@@ -8,8 +12,8 @@ import {
   splitContextSettings,
   type ContextSettings,
 } from '../lib/settings';
-import { principalsFromStrings } from '../lib/email-pipeline';
-import { EmailPipelineStack } from '../lib/email-pipeline-stack';
+import { principalsFromStrings } from '../lib/construct/email-pipeline';
+import { EmailPipelineStack } from '../lib/construct/email-pipeline-stack';
 
 // Environment-agnostic on purpose: no account/region, no lookups, so
 // `cdk synth` runs offline and the template deploys to any environment.

@@ -1,6 +1,11 @@
-export * from './email-pipeline';
-export * from './email-pipeline-stack';
-export * from './monitoring';
+/**
+ * The package's public API: the construct (EmailPipeline, EmailPipelineStack,
+ * EmailPipelineMonitoring and their props and constants), the settings, and the
+ * publisher client.
+ */
+export * from './construct/email-pipeline';
+export * from './construct/email-pipeline-stack';
+export * from './construct/monitoring/monitoring';
 export type { LogLevel, PipelineSettings, ResolvedSettings } from './settings';
 export { SettingsError, resolveSettings, settingsFromContext } from './settings';
 export * from './publisher';

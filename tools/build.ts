@@ -13,7 +13,7 @@ import { execFileSync } from 'node:child_process';
 import { rmSync } from 'node:fs';
 import * as path from 'node:path';
 import { build } from 'esbuild';
-import { ASSET_FILE, LAMBDA_ENTRIES } from '../lib/assets';
+import { ASSET_FILE, LAMBDA_ENTRIES } from '../lib/construct/assets';
 import { lambdaBuildOptions } from './lambda-bundle';
 import { writeSchema } from './schema';
 import { writeSettingsTable } from './settings-docs';

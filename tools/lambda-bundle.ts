@@ -5,7 +5,7 @@
  * uploads. Its own module, light to load: the local tools do not load aws-cdk-lib.
  */
 import type { BuildOptions } from 'esbuild';
-import { BUNDLING } from '../lib/bundling';
+import { BUNDLING } from '../lib/construct/bundling';
 import { sdkSchemaKeysPlugin } from './sdk-schema-keys';
 
 /** esbuild options for a Lambda entry point, as `npm run build` bundles it for `cdk deploy`. */

@@ -1,8 +1,8 @@
 import { CfnResource } from 'aws-cdk-lib';
 import type { IConstruct } from 'constructs';
 import { ENV, LEDGER_ENV } from '../../lambdas/kernel/environment';
-import { BUNDLING } from '../../lib/bundling';
-import { DLQ_RETENTION, RUNTIME } from '../../lib/email-pipeline';
+import { BUNDLING } from '../../lib/construct/bundling';
+import { DLQ_RETENTION, RUNTIME } from '../../lib/construct/email-pipeline';
 import { resource, synthDefault, synthesize } from './helpers';
 
 const arnOf = (logicalId: string) => ({ 'Fn::GetAtt': [logicalId, 'Arn'] });

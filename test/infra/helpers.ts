@@ -4,9 +4,9 @@ import * as path from 'node:path';
 import { App, CfnResource, Validations } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
 import { IConstruct } from 'constructs';
-import { EmailPipelineProps } from '../../lib/email-pipeline';
+import { EmailPipelineProps } from '../../lib/construct/email-pipeline';
 import { AwsSolutionsChecks, ServerlessChecks } from 'cdk-nag';
-import { EmailPipelineStack, EmailPipelineStackProps } from '../../lib/email-pipeline-stack';
+import { EmailPipelineStack, EmailPipelineStackProps } from '../../lib/construct/email-pipeline-stack';
 
 /** The feature flags and settings `cdk synth` uses, so tests synthesize the same way. */
 const CDK_JSON_CONTEXT: Record<string, unknown> = JSON.parse(

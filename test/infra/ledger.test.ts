@@ -3,8 +3,8 @@ import * as iam from 'aws-cdk-lib/aws-iam';
 import type { IConstruct } from 'constructs';
 import { LEDGER_TABLE } from '../../lambdas/kernel/ledger/schema';
 import { ENV, LEDGER_ENV } from '../../lambdas/kernel/environment';
-import type { EmailPipelineStack } from '../../lib/email-pipeline-stack';
-import { LEDGER_FUNCTIONS } from '../../lib/ledger';
+import type { EmailPipelineStack } from '../../lib/construct/email-pipeline-stack';
+import { LEDGER_FUNCTIONS } from '../../lib/construct/ledger/send-ledger';
 import { functionPolicyStatements, rendered, resource, statementsFor, synthDefault, synthesize } from './helpers';
 
 const asList = <T>(v: T | T[]): T[] => ([] as T[]).concat(v);

@@ -1,6 +1,11 @@
 import { SettingsError } from '../../lib/settings';
 import { CfnResource } from 'aws-cdk-lib';
-import { DEFAULT_ALARMS, HANDLER_METRICS, LEDGER_METRICS, PipelineAlarmsProps } from '../../lib/monitoring';
+import {
+  DEFAULT_ALARMS,
+  HANDLER_METRICS,
+  LEDGER_METRICS,
+  PipelineAlarmsProps,
+} from '../../lib/construct/monitoring/monitoring';
 import { flattenJoin, synthDefault, synthesize, Synthesized } from './helpers';
 
 type Alarm = { Properties: Record<string, any> };

@@ -1,6 +1,6 @@
 import * as iam from 'aws-cdk-lib/aws-iam';
 import { CfnResource, Stack } from 'aws-cdk-lib';
-import { principalsFromStrings } from '../../lib/email-pipeline';
+import { principalsFromStrings } from '../../lib/construct/email-pipeline';
 import { SettingsError, settingsFromContext, splitContextSettings } from '../../lib/settings';
 import { rendered, resource, synthDefault, synthesize, Synthesized } from './helpers';
 

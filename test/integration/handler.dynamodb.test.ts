@@ -11,7 +11,7 @@ import { DynamoDBPersistenceLayer } from '@aws-lambda-powertools/idempotency/dyn
 import { Logger } from '@aws-lambda-powertools/logger';
 import { Metrics } from '@aws-lambda-powertools/metrics';
 import type { SQSBatchResponse, SQSRecord } from 'aws-lambda';
-import { handlerEnvironment } from '../../lib/handler-env';
+import { handlerEnvironment } from '../../lib/construct/handler-env';
 import { emulatorClients, emulatorConfig } from '../../tools/local/emulators';
 import { makeContext, toSqsRecord } from '../../tools/local/event-source';
 import { drainQueue } from '../../tools/local/queues';

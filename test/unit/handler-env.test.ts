@@ -1,6 +1,6 @@
 import { readSettings } from '../../lambdas/kernel/environment';
 import { CONTEXT_PREFIX, SettingsError, resolveSettings, settingsFromContext } from '../../lib/settings';
-import { handlerEnvironment } from '../../lib/handler-env';
+import { handlerEnvironment } from '../../lib/construct/handler-env';
 import { SETTINGS, type SettingDeclaration } from '../../lib/settings';
 
 const refs = {

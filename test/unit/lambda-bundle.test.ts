@@ -5,7 +5,7 @@
  */
 import * as path from 'node:path';
 import { build, type Metafile } from 'esbuild';
-import { HANDLER_ENTRY } from '../../lib/bundling';
+import { HANDLER_ENTRY } from '../../lib/construct/bundling';
 import { lambdaBuildOptions } from '../../tools/lambda-bundle';
 import { literalSchemaKeys } from '../../tools/sdk-schema-keys';
 

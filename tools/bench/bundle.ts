@@ -12,7 +12,7 @@ import { promisify } from 'node:util';
 import { gzipSync } from 'node:zlib';
 import { build } from 'esbuild';
 import type { ResolvedSettings } from '../../lib/settings';
-import { handlerEnvironment } from '../../lib/handler-env';
+import { handlerEnvironment } from '../../lib/construct/handler-env';
 import { lambdaBuildOptions } from '../lambda-bundle';
 import type { Bundles } from '../local/build';
 import { LOCAL_AWS_ENV } from '../local/emulators';

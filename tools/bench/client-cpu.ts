@@ -16,7 +16,7 @@ import { promisify } from 'node:util';
 import { CreateTableCommand, ScanCommand, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { build } from 'esbuild';
 import type { ResolvedSettings } from '../../lib/settings';
-import { handlerEnvironment, IDEMPOTENCY_TABLE } from '../../lib/handler-env';
+import { handlerEnvironment, IDEMPOTENCY_TABLE } from '../../lib/construct/handler-env';
 import { lambdaBuildOptions } from '../lambda-bundle';
 import { LOCAL_AWS_ENV } from '../local/emulators';
 import { queueRecord, snsEnvelope } from '../local/records';

@@ -11,7 +11,7 @@ import { Logger } from '@aws-lambda-powertools/logger';
 import { Metrics } from '@aws-lambda-powertools/metrics';
 import type { SQSBatchResponse, SQSRecord } from 'aws-lambda';
 import type { ResolvedSettings } from '../../lib/settings';
-import { handlerEnvironment } from '../../lib/handler-env';
+import { handlerEnvironment } from '../../lib/construct/handler-env';
 import { createSendConfirmation, LedgerAwarePersistenceLayer } from '../../lambdas/send-email/confirm';
 import { emulatorClients, emulatorConfig, type EmulatorEndpoints } from '../local/emulators';
 import { queueRecord, snsEnvelope } from '../local/records';

@@ -31,7 +31,7 @@ import { readLedgerSettings } from '../../lambdas/kernel/environment';
 import { ledgerKey } from '../../lambdas/kernel/ledger/schema';
 import { newAttemptId } from '../../lambdas/send-email/confirm';
 import { idempotencyRecordId } from '../../lambdas/status/lookup';
-import { ledgerEnvironment } from '../../lib/handler-env';
+import { ledgerEnvironment } from '../../lib/construct/handler-env';
 import { ledgerRefs } from '../local/resources';
 import { readLedgerItem } from '../../lambdas/runtime/ledger-store';
 import { createDynamoDbClient } from '../../lambdas/runtime/clients';

@@ -53,7 +53,7 @@ import {
   type EmulatorEndpoints,
 } from '../local/emulators';
 import { loadLocalSettings } from '../local/settings';
-import { LEDGER_FUNCTIONS } from '../../lib/ledger';
+import { LEDGER_FUNCTIONS } from '../../lib/construct/ledger/send-ledger';
 import type { ResolvedSettings } from '../../lib/settings';
 
 const THROUGHPUT_MESSAGES = Number(process.env.BENCH_MESSAGES ?? 2000);

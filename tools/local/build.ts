@@ -6,7 +6,7 @@
 import { existsSync } from 'node:fs';
 import * as path from 'node:path';
 import { build } from 'esbuild';
-import { LAMBDA_ENTRIES, type LambdaName } from '../../lib/bundling';
+import { LAMBDA_ENTRIES, type LambdaName } from '../../lib/construct/bundling';
 import { lambdaBuildOptions } from '../lambda-bundle';
 import { LOCAL_DIR } from './paths';
 

@@ -9,7 +9,7 @@ import { GetQueueAttributesCommand, type SQSClient } from '@aws-sdk/client-sqs';
 import { DECISIONS, type Decision } from '../../lambdas/kernel/names';
 import { ENV, LEDGER_ENV } from '../../lambdas/kernel/environment';
 import type { ResolvedSettings } from '../../lib/settings';
-import { handlerEnvironment, ledgerEnvironment } from '../../lib/handler-env';
+import { handlerEnvironment, ledgerEnvironment } from '../../lib/construct/handler-env';
 import { buildBundles, type Bundles } from './build';
 import { emulatorClients, LOCAL_AWS_ENV, type EmulatorClients, type EmulatorEndpoints } from './emulators';
 import type { BatchReport } from './event-source';

@@ -22,7 +22,7 @@ import { CreateQueueCommand, GetQueueAttributesCommand, type SQSClient } from '@
 import { LEDGER_TABLE } from '../../lambdas/kernel/ledger/schema';
 import { DLQ_RETENTION_SECONDS, type ResolvedSettings } from '../../lib/settings';
 import { LOCAL_ACCOUNT_ID } from '../../lib/cli/target';
-import { IDEMPOTENCY_TABLE, type HandlerResourceRefs, type LedgerResourceRefs } from '../../lib/handler-env';
+import { IDEMPOTENCY_TABLE, type HandlerResourceRefs, type LedgerResourceRefs } from '../../lib/construct/handler-env';
 
 /**
  * The local send ledger table of the pipeline named `name`: the one place the

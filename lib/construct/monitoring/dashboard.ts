@@ -6,8 +6,8 @@ import { Duration } from 'aws-cdk-lib';
 import * as cw from 'aws-cdk-lib/aws-cloudwatch';
 import * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
 import { Construct } from 'constructs';
-import type { EmailPipeline } from './email-pipeline';
-import { CONFIGURATION_SET_DIMENSION } from './ledger';
+import type { EmailPipeline } from '../email-pipeline';
+import { CONFIGURATION_SET_DIMENSION } from '../ledger/events';
 import { FIVE_MINUTES, HANDLER_METRICS, LEDGER_METRICS, handlerMetric, sesMetric } from './metrics';
 
 const DYNAMO_OPERATIONS = [

@@ -1,15 +1,34 @@
 /**
- * What the pipeline's parts share, so they cannot drift apart: the table
- * properties of both tables (idempotency records, send ledger) and what a
- * caller needs on their key, and the cdk-nag Serverless rules that do not
- * apply to its functions and dead-letter queues.
+ * What the pipeline's parts share, so they cannot drift apart: the Lambda
+ * runtime, the dead-letter queues' retention and the default service name; the
+ * customer-managed keys; the table properties of both tables (idempotency
+ * records, send ledger) and what a caller needs on their key; the queue policy
+ * that names who may send; and the cdk-nag Serverless rules that do not apply
+ * to its functions and dead-letter queues.
  */
-import { RemovalPolicy, Stack, Validations } from 'aws-cdk-lib';
+import { Duration, RemovalPolicy, Stack, Validations } from 'aws-cdk-lib';
 import * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
 import * as iam from 'aws-cdk-lib/aws-iam';
-import type * as kms from 'aws-cdk-lib/aws-kms';
+import * as kms from 'aws-cdk-lib/aws-kms';
 import * as lambda from 'aws-cdk-lib/aws-lambda';
 import type * as sqs from 'aws-cdk-lib/aws-sqs';
+import type { Construct } from 'constructs';
+import { DLQ_RETENTION_SECONDS } from '../settings';
+import { SERVICE_NAME } from './handler-env';
+
+/** How long the dead-letter queue keeps a message: the SQS maximum, so operators have time to look. */
+export const DLQ_RETENTION = Duration.seconds(DLQ_RETENTION_SECONDS);
+
+/** The Lambda runtime; {@link BUNDLING}.target must name the same Node.js major version. */
+export const RUNTIME = lambda.Runtime.NODEJS_24_X;
+
+/** Default of {@link EmailPipelineProps.serviceName} (the local pipeline's too). */
+export const DEFAULT_SERVICE_NAME = SERVICE_NAME;
+
+/** A customer-managed key with rotation on, removed (or kept) with the stateful resources. */
+export function rotatingKey(scope: Construct, id: string, description: string, removalPolicy: RemovalPolicy): kms.Key {
+  return new kms.Key(scope, id, { description, enableKeyRotation: true, removalPolicy });
+}
 
 /**
  * An on-demand table keyed by one string attribute, with TTL, point-in-time

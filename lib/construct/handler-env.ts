@@ -1,6 +1,11 @@
-import { ENV, LEDGER_ENV } from '../lambdas/kernel/environment';
-import type { ResolvedSettings } from './settings';
-import { SETTINGS, type SettingName } from './settings';
+/**
+ * The send-email and ledger functions' environment, built from the settings and the names of the
+ * resources: one mapping for the construct (CDK tokens), the local pipeline and the benchmark (real
+ * names), so a setting cannot reach one and miss the other. Also the idempotency table's shape.
+ */
+import { ENV, LEDGER_ENV } from '../../lambdas/kernel/environment';
+import type { ResolvedSettings } from '../settings';
+import { SETTINGS, type SettingName } from '../settings';
 
 /** The service name in logs and the `service` metric dimension. */
 export const SERVICE_NAME = 'email-pipeline';

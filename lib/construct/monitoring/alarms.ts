@@ -10,8 +10,8 @@ import * as kms from 'aws-cdk-lib/aws-kms';
 import * as sns from 'aws-cdk-lib/aws-sns';
 import { EmailSubscription } from 'aws-cdk-lib/aws-sns-subscriptions';
 import { Construct } from 'constructs';
-import { DEFAULTS, SettingsError, configuredAddressProblem } from './settings';
-import type { EmailPipeline } from './email-pipeline';
+import { DEFAULTS, SettingsError, configuredAddressProblem } from '../../settings';
+import type { EmailPipeline } from '../email-pipeline';
 import { HANDLER_METRICS, LEDGER_METRICS, handlerMetric, sesMetric } from './metrics';
 
 /** How one alarm behaves. Every field is optional; see each alarm for its defaults. */

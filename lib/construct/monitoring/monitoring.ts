@@ -1,6 +1,6 @@
 /**
- * Monitoring of one pipeline: the alarms (lib/alarms.ts), the dashboard
- * (lib/dashboard.ts) and the metrics both read (lib/metrics.ts), composed into
+ * Monitoring of one pipeline: the alarms (alarms.ts), the dashboard
+ * (dashboard.ts) and the metrics both read (metrics.ts), composed into
  * one construct.
  */
 import * as cw from 'aws-cdk-lib/aws-cloudwatch';
@@ -8,7 +8,7 @@ import * as sns from 'aws-cdk-lib/aws-sns';
 import { Construct } from 'constructs';
 import { createAlarmTopic, createAlarms, subscribeAlarmEmail, type PipelineAlarmsProps } from './alarms';
 import { createDashboard } from './dashboard';
-import { EmailPipeline } from './email-pipeline';
+import { EmailPipeline } from '../email-pipeline';
 import { handlerMetric, sesMetric } from './metrics';
 
 export { DEFAULT_ALARMS, type AlarmTuning, type PipelineAlarmsProps } from './alarms';

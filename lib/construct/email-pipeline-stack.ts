@@ -1,7 +1,11 @@
+/**
+ * The deployable stack: one pipeline, its monitoring, and the outputs publishers, operators and
+ * the CLI read.
+ */
 import { CfnOutput, Stack, StackProps } from 'aws-cdk-lib';
 import { Construct } from 'constructs';
 import { EmailPipeline, EmailPipelineProps } from './email-pipeline';
-import { EmailPipelineMonitoring, EmailPipelineMonitoringProps } from './monitoring';
+import { EmailPipelineMonitoring, EmailPipelineMonitoringProps } from './monitoring/monitoring';
 
 export interface EmailPipelineStackProps extends StackProps {
   /** Settings of the pipeline (see {@link EmailPipelineProps}). */

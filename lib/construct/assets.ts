@@ -1,6 +1,6 @@
 /**
  * The Lambda handlers ship pre-bundled: `npm run build` bundles each entry with esbuild
- * (the options of lib/bundling.ts) into `dist/assets/<name>/index.js`, and the construct
+ * (the options of lib/construct/bundling.ts) into `dist/assets/<name>/index.js`, and the construct
  * loads that folder as an asset. An app that installs the package needs neither esbuild nor
  * Docker, and the asset hash depends only on the bundle, not on the machine that synthesizes.
  */
@@ -15,11 +15,11 @@ export { LAMBDA_ENTRIES, type LambdaName };
 export const ASSET_FILE = 'index.js';
 
 /**
- * Where the bundles are: beside the compiled library in the package (`dist/lib` ->
+ * Where the bundles are: beside the compiled library in the package (`dist/lib/construct` ->
  * `dist/assets`), or under `dist/` when the library runs from its TypeScript sources in
  * this repository.
  */
-const ASSET_ROOTS = [path.join(__dirname, '..', 'assets'), path.join(__dirname, '..', 'dist', 'assets')];
+const ASSET_ROOTS = [path.join(__dirname, '..', '..', 'assets'), path.join(__dirname, '..', '..', 'dist', 'assets')];
 
 /** The folder of one pre-built handler. Throws, saying how to build it, when it is missing. */
 export function assetDir(name: LambdaName): string {

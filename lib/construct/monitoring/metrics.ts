@@ -1,7 +1,11 @@
+/**
+ * The metrics the alarms and the dashboard read: the handler's custom metrics (namespace and
+ * `service` dimension of the pipeline's settings) and SES's account-level ones.
+ */
 import { Duration } from 'aws-cdk-lib';
 import * as cw from 'aws-cdk-lib/aws-cloudwatch';
-import { CONFIRM_METRIC, LEDGER_METRIC, METRIC } from '../lambdas/kernel/names';
-import type { EmailPipeline } from './email-pipeline';
+import { CONFIRM_METRIC, LEDGER_METRIC, METRIC } from '../../../lambdas/kernel/names';
+import type { EmailPipeline } from '../email-pipeline';
 
 /** Metric names the handler publishes in `settings.metricsNamespace`, dimension `service`. */
 export const HANDLER_METRICS = METRIC;

@@ -1,16 +1,16 @@
-import * as path from 'node:path';
-
 /**
  * How the Lambda handlers are bundled. `npm run build` (the pre-built assets the
  * construct ships, tools/build.ts) and the local pipeline (tools/local/build.ts)
  * both read these values, so the code a developer runs locally is the code
  * `cdk deploy` uploads.
  */
-export const HANDLER_ENTRY = path.join(__dirname, '..', 'lambdas', 'send-email', 'handler.ts');
-export const LEDGER_ENTRY = path.join(__dirname, '..', 'lambdas', 'ledger', 'handler.ts');
-export const STATUS_ENTRY = path.join(__dirname, '..', 'lambdas', 'status', 'handler.ts');
+import * as path from 'node:path';
+
+export const HANDLER_ENTRY = path.join(__dirname, '..', '..', 'lambdas', 'send-email', 'handler.ts');
+export const LEDGER_ENTRY = path.join(__dirname, '..', '..', 'lambdas', 'ledger', 'handler.ts');
+export const STATUS_ENTRY = path.join(__dirname, '..', '..', 'lambdas', 'status', 'handler.ts');
 /** The functions' credential chain: environment, then a container endpoint (see the module). */
-export const LAMBDA_CREDENTIALS_ENTRY = path.join(__dirname, '..', 'lambdas', 'runtime', 'lambda-credentials.ts');
+export const LAMBDA_CREDENTIALS_ENTRY = path.join(__dirname, '..', '..', 'lambdas', 'runtime', 'lambda-credentials.ts');
 
 /** Every function of the pipeline by name (its asset folder), each bundled with the same options below. */
 export const LAMBDA_ENTRIES = {
@@ -21,7 +21,7 @@ export const LAMBDA_ENTRIES = {
 export type LambdaName = keyof typeof LAMBDA_ENTRIES;
 
 export const BUNDLING = {
-  /** esbuild target; matches the Lambda runtime (nodejs24.x, RUNTIME in email-pipeline.ts). */
+  /** esbuild target; matches the Lambda runtime (nodejs24.x, RUNTIME in lib/construct/shared.ts). */
   target: 'node24',
   minify: true,
   sourceMap: true,

@@ -1,0 +1,284 @@
+/**
+ * The EmailPipeline construct: SNS topic -> SQS queue -> send function -> DynamoDB
+ * idempotency record + SES v2, with its DLQs, keys, policies and the send ledger.
+ * It only composes: each part is built by a function of its own in pipeline/
+ * (queues, topic, idempotency store, logs, send function, grants, redrive role,
+ * resource policies) or is a construct of its own (ledger/SendLedger).
+ */
+import { RemovalPolicy } from 'aws-cdk-lib';
+import type * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
+import * as iam from 'aws-cdk-lib/aws-iam';
+import type * as kms from 'aws-cdk-lib/aws-kms';
+import type * as lambda from 'aws-cdk-lib/aws-lambda';
+import type * as logs from 'aws-cdk-lib/aws-logs';
+import type * as sns from 'aws-cdk-lib/aws-sns';
+import type * as sqs from 'aws-cdk-lib/aws-sqs';
+import { Construct } from 'constructs';
+import { PipelineSettings, ResolvedSettings, resolveSettings } from '../settings';
+import { DeliveryContractValidation } from './delivery-contract';
+import { SendLedger } from './ledger/send-ledger';
+import { buildFunctionLogs } from './pipeline/function-logs';
+import { grantSendFunctionLeastPrivilege } from './pipeline/grants';
+import { buildIdempotencyStore } from './pipeline/idempotency-store';
+import { checkConstructOptions } from './pipeline/options';
+import { buildQueues } from './pipeline/queues';
+import { buildRedriveRole } from './pipeline/redrive-role';
+import { restrictPublishers, restrictQueueSenders } from './pipeline/resource-policies';
+import { buildSendFunction } from './pipeline/send-function';
+import { buildTopic } from './pipeline/topic';
+import { DEFAULT_SERVICE_NAME, RUNTIME, acknowledgeServerlessRules, rotatingKey, tableKeyStatement } from './shared';
+
+export { DEFAULT_SERVICE_NAME, DLQ_RETENTION, RUNTIME } from './shared';
+export { principalsFromStrings } from './pipeline/principals';
+
+/**
+ * Settings of the pipeline ({@link PipelineSettings}, shared with the local
+ * pipeline) plus options that only the CDK construct has.
+ */
+export interface EmailPipelineProps extends PipelineSettings {
+  /**
+   * What happens to the stateful resources (idempotency table, function log
+   * group, KMS keys) when they leave the stack. With anything but RETAIN the
+   * table also loses its deletion protection.
+   * @default RemovalPolicy.RETAIN
+   */
+  readonly removalPolicy?: RemovalPolicy;
+  /**
+   * SES stored templates the function may send with. Messages name their
+   * template, so the default allows every template of the account in the
+   * stack's region; list the names to narrow it.
+   * @default all templates in the account and region (`template/*`)
+   */
+  readonly sesTemplateNames?: readonly string[];
+  /**
+   * Powertools service name (POWERTOOLS_SERVICE_NAME); also the `service`
+   * dimension of the custom metrics.
+   * @default "email-pipeline"
+   */
+  readonly serviceName?: string;
+  /**
+   * Who may publish to the topic. The topic policy allows these principals and
+   * denies sns:Publish to everyone else, including other principals of the
+   * deploying account. Accounts (`AccountPrincipal`, `AccountRootPrincipal`),
+   * roles and `ArnPrincipal`s are accepted.
+   * @default the deploying account (`new iam.AccountRootPrincipal()`)
+   */
+  readonly publisherPrincipals?: readonly iam.IPrincipal[];
+  /**
+   * Who else, besides the redrive role the construct creates
+   * ({@link EmailPipeline.redriveRole}), may redrive: the queue policies deny
+   * sqs:SendMessage to everyone but the topic (work queue) and the function
+   * (DLQ), except these principals, named by ARN (`aws:PrincipalArn`). Roles
+   * (`IRole`, or `ArnPrincipal` with a role ARN: its sessions match too) and
+   * users (`ArnPrincipal`). Accounts are refused: an account's ARN would
+   * exempt only its root user, and a whole account is not a name. Never a tag:
+   * a principal that may tag itself could give itself the exemption.
+   * @default none: only the redrive role
+   */
+  readonly redrivePrincipals?: readonly iam.IPrincipal[];
+  /**
+   * Who may assume the redrive role ({@link EmailPipeline.redriveRole}): its
+   * trust policy. With the default, the account decides through IAM: any of
+   * its principals whose IAM policies allow `sts:AssumeRole` on the role
+   * (administrators, and `PowerUserAccess`, which allows every STS action);
+   * name the operators' roles to narrow it.
+   * @default the deploying account (`new iam.AccountRootPrincipal()`)
+   */
+  readonly redriveRoleAssumedBy?: iam.IPrincipal;
+  /**
+   * Encrypt both tables (idempotency records, send ledger) with a customer-managed
+   * key (rotation on; {@link EmailPipeline.tableKey}), which only their callers may
+   * use, through DynamoDB. Turn off to use the AWS-managed key (`aws/dynamodb`),
+   * which every principal of the account allowed to use DynamoDB may use.
+   * @default true
+   */
+  readonly customerManagedTableKey?: boolean;
+  /**
+   * Encrypt the function's log group with a customer-managed key (rotation on).
+   * Turn off to use CloudWatch Logs' default encryption.
+   * @default true
+   */
+  readonly encryptLogs?: boolean;
+}
+
+/**
+ * SNS topic -> SQS queue (SNS envelope) -> Lambda (batches, partial batch
+ * response) -> DynamoDB idempotency record + SES v2 SendEmail, with a DLQ.
+ *
+ * Every setting is resolved and checked by {@link resolveSettings}; the
+ * invariants that an escape hatch could still break (raw message delivery,
+ * batch item failure reporting) are checked again on the synthesized
+ * resources.
+ */
+export class EmailPipeline extends Construct {
+  /** Publishers send here. */
+  public readonly topic: sns.Topic;
+  /** The work queue, subscribed to {@link topic} with the SNS envelope. */
+  public readonly queue: sqs.Queue;
+  /** Permanent failures (sent by the handler) and messages past maxReceiveCount. */
+  public readonly deadLetterQueue: sqs.Queue;
+  /** Deliveries SNS could not make to the work queue (the subscription's redrive policy). */
+  public readonly subscriptionDeadLetterQueue: sqs.Queue;
+  /** Customer-managed key (rotation on) of the function's logs, unless `encryptLogs` is false. */
+  public readonly logsKey?: kms.Key;
+  /** Powertools idempotency records, one per dedupe key. */
+  public readonly table: dynamodb.Table;
+  /**
+   * Customer-managed key (rotation on) of both tables, unless
+   * `customerManagedTableKey` is false. See {@link grantStatusLookup}.
+   */
+  public readonly tableKey?: kms.Key;
+  /** The send-email function (its code is the package's pre-built bundle). */
+  public readonly sendFunction: lambda.Function;
+  /** The function's log group. */
+  public readonly logGroup: logs.LogGroup;
+  /**
+   * The names of the three functions' log groups (send, ledger, status), fixed at synth:
+   * `/email-pipeline/<unique id of this construct>/<function>`. The logs key serves these only.
+   */
+  public readonly logGroupNames: { readonly send: string; readonly ledger: string; readonly status: string };
+  /** The function's execution role (no managed policies). */
+  public readonly role: iam.Role;
+  /**
+   * The operators' role for the DLQ: list, redrive (native move task or copy)
+   * and purge it with the CLI. The queue policies exempt it by ARN; see
+   * {@link EmailPipelineProps.redriveRoleAssumedBy} for who may assume it.
+   */
+  public readonly redriveRole: iam.Role;
+  /** Customer-managed key (rotation on) of the topic. */
+  public readonly topicKey: kms.Key;
+  /**
+   * Customer-managed key (rotation on) of the queue and the DLQ. Separate from
+   * {@link topicKey}: its policy names the topic (SNS may use it only for this
+   * topic), and one key for both would make the topic and the key depend on
+   * each other.
+   */
+  public readonly queueKey: kms.Key;
+  /** The send ledger: configuration set, SES events, ledger table, status topic and status URL. */
+  public readonly ledger: SendLedger;
+  /** The settings with every default applied. */
+  public readonly settings: ResolvedSettings;
+  /** The Powertools service name (`service` dimension of the custom metrics). */
+  public readonly serviceName: string;
+
+  constructor(scope: Construct, id: string, props: EmailPipelineProps) {
+    super(scope, id);
+    const settings = resolveSettings(props);
+    this.settings = settings;
+    const removalPolicy = props.removalPolicy ?? RemovalPolicy.RETAIN;
+    this.serviceName = props.serviceName ?? DEFAULT_SERVICE_NAME;
+    checkConstructOptions(props);
+
+    // --- encryption, queues and topic ------------------------------------
+    this.topicKey = rotatingKey(this, 'TopicKey', 'Encrypts the email pipeline topic', removalPolicy);
+    const queues = buildQueues(this, { settings, removalPolicy });
+    this.queueKey = queues.queueKey;
+    this.deadLetterQueue = queues.deadLetterQueue;
+    this.queue = queues.queue;
+    this.subscriptionDeadLetterQueue = queues.subscriptionDeadLetterQueue;
+    this.topic = buildTopic(this, {
+      topicKey: this.topicKey,
+      queue: this.queue,
+      subscriptionDeadLetterQueue: this.subscriptionDeadLetterQueue,
+    });
+    const publishers = props.publisherPrincipals ?? [new iam.AccountRootPrincipal()];
+    restrictPublishers(this.topic, publishers);
+
+    // --- idempotency store ------------------------------------------------
+    const store = buildIdempotencyStore(this, {
+      removalPolicy,
+      customerManagedTableKey: props.customerManagedTableKey ?? true,
+    });
+    this.tableKey = store.tableKey;
+    this.table = store.table;
+
+    // --- function ----------------------------------------------------------
+    const functionLogs = buildFunctionLogs(this, { settings, removalPolicy, encryptLogs: props.encryptLogs ?? true });
+    this.logGroupNames = functionLogs.logGroupNames;
+    this.logsKey = functionLogs.logsKey;
+    this.logGroup = functionLogs.logGroup;
+    const send = buildSendFunction(this, {
+      settings,
+      serviceName: this.serviceName,
+      logGroup: this.logGroup,
+      topic: this.topic,
+      table: this.table,
+      queue: this.queue,
+      deadLetterQueue: this.deadLetterQueue,
+    });
+    this.role = send.role;
+    this.sendFunction = send.sendFunction;
+
+    // --- send ledger (SES events, delivery status) ---------------------------
+    this.ledger = new SendLedger(this, 'Ledger', {
+      settings,
+      removalPolicy,
+      runtime: RUNTIME,
+      idempotencyTable: this.table,
+      senderRole: this.role,
+      serviceName: this.serviceName,
+      subscriberPrincipals: publishers,
+      logGroupNames: { ledger: this.logGroupNames.ledger, status: this.logGroupNames.status },
+      ...(this.logsKey ? { logsKey: this.logsKey } : {}),
+      ...(this.tableKey ? { tableKey: this.tableKey } : {}),
+    });
+    this.ledger.grantSender(this.sendFunction);
+
+    // --- permissions and policies ------------------------------------------
+    grantSendFunctionLeastPrivilege(this.sendFunction, {
+      settings,
+      role: this.role,
+      table: this.table,
+      ...(this.tableKey ? { tableKey: this.tableKey } : {}),
+      queue: this.queue,
+      deadLetterQueue: this.deadLetterQueue,
+      queueKey: this.queueKey,
+      configurationSetName: this.ledger.configurationSetName,
+      ...(props.sesTemplateNames ? { sesTemplateNames: props.sesTemplateNames } : {}),
+    });
+    this.redriveRole = buildRedriveRole(this, {
+      assumedBy: props.redriveRoleAssumedBy ?? new iam.AccountRootPrincipal(),
+      queue: this.queue,
+      deadLetterQueue: this.deadLetterQueue,
+      queueKey: this.queueKey,
+    });
+    restrictQueueSenders({
+      topic: this.topic,
+      queue: this.queue,
+      deadLetterQueue: this.deadLetterQueue,
+      subscriptionDeadLetterQueue: this.subscriptionDeadLetterQueue,
+      senderRole: this.role,
+      redrivePrincipals: [this.redriveRole, ...(props.redrivePrincipals ?? [])],
+    });
+    acknowledgeServerlessRules({
+      deadLetterQueues: [this.deadLetterQueue, this.subscriptionDeadLetterQueue],
+      functions: [this.sendFunction],
+    });
+
+    this.node.addValidation(new DeliveryContractValidation(this, this.queue));
+    // The ledger's buffer has the same contract: SNS envelope in, partial batch responses out.
+    this.node.addValidation(new DeliveryContractValidation(this, this.ledger.bufferQueue));
+  }
+
+  /**
+   * Lets `grantee` look keys up as `npm run status -- --stack` does: GetItem on both tables, and
+   * their key (through DynamoDB) when it is customer-managed.
+   */
+  public grantStatusLookup(grantee: iam.IGrantable): iam.Grant {
+    const grant = iam.Grant.addToPrincipal({
+      grantee,
+      actions: ['dynamodb:GetItem'],
+      resourceArns: [this.table.tableArn, this.ledger.table.tableArn],
+    });
+    if (this.tableKey === undefined) return grant;
+    const key = tableKeyStatement('UseTableKey', this.tableKey, 'read');
+    return grant.combine(
+      iam.Grant.addToPrincipal({
+        grantee,
+        actions: key.actions,
+        resourceArns: key.resources,
+        conditions: key.conditions,
+      }),
+    );
+  }
+}

@@ -1,0 +1,233 @@
+/**
+ * The send ledger's two functions, each with its own role and log group (no
+ * AWSLambdaBasicExecutionRole) and the least it needs: the ledger function,
+ * fed by the buffer, records SES events in the ledger table and publishes
+ * status changes; the status function answers `GET /deliveries/{key}` behind an
+ * IAM-authenticated function URL.
+ */
+import { Duration, RemovalPolicy, Stack } from 'aws-cdk-lib';
+import type * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
+import * as iam from 'aws-cdk-lib/aws-iam';
+import type * as kms from 'aws-cdk-lib/aws-kms';
+import * as lambda from 'aws-cdk-lib/aws-lambda';
+import { SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
+import * as logs from 'aws-cdk-lib/aws-logs';
+import type * as sns from 'aws-cdk-lib/aws-sns';
+import type * as sqs from 'aws-cdk-lib/aws-sqs';
+import type { Construct } from 'constructs';
+import { ENV, LEDGER_ENV } from '../../../lambdas/kernel/environment';
+import type { ResolvedSettings } from '../../settings';
+import { handlerCode, type LambdaName } from '../assets';
+import { ledgerEnvironment } from '../handler-env';
+import { tableKeyStatement } from '../shared';
+
+/** Fixed sizing of the two ledger-side functions and the buffer; small, as their work is. */
+export const LEDGER_FUNCTIONS = {
+  /** Ledger function: one UpdateItem (and maybe one Publish) per event. */
+  ledgerTimeoutSeconds: 30,
+  /** Status function: two GetItem at most. */
+  statusTimeoutSeconds: 10,
+  /**
+   * Concurrency reserved for (and the most allowed to) the status function: a flood of status
+   * requests, signed by any principal allowed to call the URL, cannot take the account's
+   * concurrency from the send and ledger functions. Two GetItem each: 5 serve hundreds per second.
+   */
+  statusReservedConcurrency: 5,
+  memorySizeMb: 256,
+  batchSize: 10,
+  maxBatchingWindowSeconds: 1,
+  maxConcurrency: 5,
+  /** Receives of one event before it moves to the ledger's DLQ. */
+  maxReceiveCount: 5,
+} as const;
+
+/** What both functions are built with. */
+export interface LedgerFunctionsCommon {
+  readonly settings: ResolvedSettings;
+  readonly removalPolicy: RemovalPolicy;
+  readonly runtime: lambda.Runtime;
+  /** Powertools service name of the functions' logs. */
+  readonly serviceName: string;
+  /** Encrypts the functions' logs. @default the default encryption */
+  readonly logsKey?: kms.IKey;
+  /** The key of both tables, which the functions then get (through DynamoDB). @default the AWS-managed key */
+  readonly tableKey?: kms.IKey;
+  /** The ledger table. */
+  readonly table: dynamodb.ITable;
+  /** The send function's idempotency table. */
+  readonly idempotencyTable: dynamodb.ITable;
+}
+
+/** The variables both functions share. */
+function commonEnvironment(props: LedgerFunctionsCommon): Record<string, string> {
+  return {
+    POWERTOOLS_SERVICE_NAME: props.serviceName,
+    POWERTOOLS_LOG_LEVEL: props.settings.logLevel,
+    POWERTOOLS_METRICS_NAMESPACE: props.settings.metricsNamespace,
+    [LEDGER_ENV.tableName]: props.table.tableName,
+    NODE_OPTIONS: '--enable-source-maps',
+  };
+}
+
+/**
+ * The ledger function, fed by the buffer: it reads a key's claim (whose attempt ids bind events to
+ * sends), updates the ledger item and publishes status changes to the encrypted status topic; in
+ * `scope` (the ledger).
+ */
+export function buildLedgerFunction(
+  scope: Construct,
+  props: LedgerFunctionsCommon & {
+    readonly logGroupName: string;
+    readonly bufferQueue: sqs.IQueue;
+    readonly eventsTopic: sns.ITopic;
+    readonly deliveryStatusTopic: sns.ITopic;
+    /** Encrypts the status topic. */
+    readonly topicKey: kms.IKey;
+    /** The configuration set every send uses. */
+    readonly configurationSetName: string;
+    /** The send function's role: SES names it in each event's `ses:caller-identity` tag. */
+    readonly senderRole: iam.IRole;
+  },
+): lambda.Function {
+  const ledgerFunction = createFunction(scope, 'Ledger', props, {
+    asset: 'ledger',
+    logGroupName: props.logGroupName,
+    timeoutSeconds: LEDGER_FUNCTIONS.ledgerTimeoutSeconds,
+    description: 'Records SES events per dedupe key in the send ledger and publishes status changes',
+    environment: {
+      ...commonEnvironment(props),
+      ...ledgerEnvironment(props.settings, {
+        tableName: props.table.tableName,
+        deliveryStatusTopicArn: props.deliveryStatusTopic.topicArn,
+        origin: {
+          eventsTopicArn: props.eventsTopic.topicArn,
+          accountId: Stack.of(scope).account,
+          configurationSetName: props.configurationSetName,
+          senderRoleName: props.senderRole.roleName,
+        },
+        idempotencyTableName: props.idempotencyTable.tableName,
+      }),
+    },
+  });
+  ledgerFunction.addEventSource(
+    new SqsEventSource(props.bufferQueue, {
+      batchSize: LEDGER_FUNCTIONS.batchSize,
+      maxBatchingWindow: Duration.seconds(LEDGER_FUNCTIONS.maxBatchingWindowSeconds),
+      maxConcurrency: LEDGER_FUNCTIONS.maxConcurrency,
+      reportBatchItemFailures: true,
+    }),
+  );
+  ledgerFunction.addToRolePolicy(
+    new iam.PolicyStatement({
+      sid: 'LedgerItems',
+      actions: ['dynamodb:GetItem', 'dynamodb:UpdateItem'],
+      resources: [props.table.tableArn],
+    }),
+  );
+  // A key's claim holds the attempt ids of its sends: an event binds to a send only through one.
+  ledgerFunction.addToRolePolicy(
+    new iam.PolicyStatement({
+      sid: 'ReadSendClaims',
+      actions: ['dynamodb:GetItem'],
+      resources: [props.idempotencyTable.tableArn],
+    }),
+  );
+  if (props.tableKey) ledgerFunction.addToRolePolicy(tableKeyStatement('UseTableKey', props.tableKey, 'write'));
+  // Publishing to an encrypted topic needs a data key (no GenerateDataKey* wildcard).
+  ledgerFunction.addToRolePolicy(
+    new iam.PolicyStatement({
+      sid: 'PublishStatusChanges',
+      actions: ['sns:Publish'],
+      resources: [props.deliveryStatusTopic.topicArn],
+    }),
+  );
+  ledgerFunction.addToRolePolicy(
+    new iam.PolicyStatement({
+      sid: 'EncryptStatusChanges',
+      actions: ['kms:GenerateDataKey', 'kms:Decrypt'],
+      resources: [props.topicKey.keyArn],
+    }),
+  );
+  return ledgerFunction;
+}
+
+/** What {@link buildStatusFunction} made. */
+export interface StatusFunction {
+  readonly statusFunction: lambda.Function;
+  /** `GET <url>deliveries/{key}`, SigV4-signed (AWS_IAM). */
+  readonly statusUrl: lambda.FunctionUrl;
+}
+
+/**
+ * The status function (reserved concurrency, GetItem on both tables) and its IAM-authenticated
+ * function URL; in `scope` (the ledger).
+ */
+export function buildStatusFunction(
+  scope: Construct,
+  props: LedgerFunctionsCommon & { readonly logGroupName: string },
+): StatusFunction {
+  const statusFunction = createFunction(scope, 'Status', props, {
+    asset: 'status',
+    logGroupName: props.logGroupName,
+    timeoutSeconds: LEDGER_FUNCTIONS.statusTimeoutSeconds,
+    reservedConcurrency: LEDGER_FUNCTIONS.statusReservedConcurrency,
+    description: 'GET /deliveries/{key}: the delivery status of a dedupe key',
+    environment: {
+      ...commonEnvironment(props),
+      [ENV.tableName]: props.idempotencyTable.tableName,
+      [ENV.keyPrefix]: props.settings.idempotencyKeyPrefix,
+    },
+  });
+  statusFunction.addToRolePolicy(
+    new iam.PolicyStatement({
+      sid: 'ReadDeliveries',
+      actions: ['dynamodb:GetItem'],
+      resources: [props.table.tableArn, props.idempotencyTable.tableArn],
+    }),
+  );
+  if (props.tableKey) statusFunction.addToRolePolicy(tableKeyStatement('UseTableKey', props.tableKey, 'read'));
+  const statusUrl = statusFunction.addFunctionUrl({ authType: lambda.FunctionUrlAuthType.AWS_IAM });
+  return { statusFunction, statusUrl };
+}
+
+/** One function with its own role and log group (no AWSLambdaBasicExecutionRole). */
+function createFunction(
+  scope: Construct,
+  id: string,
+  props: LedgerFunctionsCommon,
+  spec: {
+    /** The pre-built bundle (lib/construct/assets.ts). */
+    readonly asset: LambdaName;
+    readonly logGroupName: string;
+    readonly timeoutSeconds: number;
+    /** @default none: the account's unreserved concurrency */
+    readonly reservedConcurrency?: number;
+    readonly description: string;
+    readonly environment: Record<string, string>;
+  },
+): lambda.Function {
+  const logGroup = new logs.LogGroup(scope, `${id}Logs`, {
+    logGroupName: spec.logGroupName,
+    retention: props.settings.logRetentionDays as logs.RetentionDays,
+    removalPolicy: props.removalPolicy,
+    ...(props.logsKey ? { encryptionKey: props.logsKey } : {}),
+  });
+  const role = new iam.Role(scope, `${id}FunctionRole`, {
+    assumedBy: new iam.ServicePrincipal('lambda.amazonaws.com'),
+    description: `Execution role of the email pipeline ${id.toLowerCase()} function`,
+  });
+  logGroup.grantWrite(role);
+  return new lambda.Function(scope, `${id}Function`, {
+    role,
+    code: handlerCode(spec.asset),
+    handler: 'index.handler',
+    runtime: props.runtime,
+    architecture: lambda.Architecture.ARM_64,
+    timeout: Duration.seconds(spec.timeoutSeconds),
+    ...(spec.reservedConcurrency !== undefined ? { reservedConcurrentExecutions: spec.reservedConcurrency } : {}),
+    memorySize: LEDGER_FUNCTIONS.memorySizeMb,
+    logGroup,
+    environment: spec.environment,
+    description: spec.description,
+  });
+}

@@ -1,0 +1,176 @@
+/**
+ * The send ledger's infrastructure: SES configuration set and its event
+ * destination -> encrypted events topic -> encrypted buffer queue (+ DLQ) ->
+ * ledger function -> ledger table and delivery-status topic; and the status
+ * function behind an IAM-authenticated function URL (`GET /deliveries/{key}`).
+ *
+ * {@link EmailPipeline} creates one of these; it is a construct of its own so
+ * the pipeline's code stays about sending. It only composes: events.ts (the
+ * configuration set, the topic key, the events topic), buffer.ts, functions.ts
+ * and resource-policies.ts build the parts.
+ */
+import type { RemovalPolicy } from 'aws-cdk-lib';
+import * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
+import * as iam from 'aws-cdk-lib/aws-iam';
+import type * as kms from 'aws-cdk-lib/aws-kms';
+import type * as lambda from 'aws-cdk-lib/aws-lambda';
+import type * as ses from 'aws-cdk-lib/aws-ses';
+import * as sns from 'aws-cdk-lib/aws-sns';
+import type * as sqs from 'aws-cdk-lib/aws-sqs';
+import { Construct } from 'constructs';
+import { LEDGER_TABLE } from '../../../lambdas/kernel/ledger/schema';
+import { ENV, LEDGER_ENV } from '../../../lambdas/kernel/environment';
+import type { ResolvedSettings } from '../../settings';
+import { acknowledgeServerlessRules, protectedTableProps, rotatingKey } from '../shared';
+import { buildBuffer } from './buffer';
+import { buildConfigurationSet, buildEventsTopic, buildLedgerTopicKey } from './events';
+import { LEDGER_FUNCTIONS, buildLedgerFunction, buildStatusFunction } from './functions';
+import { restrictBufferSenders, restrictStatusPublishers } from './resource-policies';
+
+export { CONFIGURATION_SET_DIMENSION, DELIVERY_METRIC_EVENTS, LEDGER_EVENT_TYPES } from './events';
+export { LEDGER_FUNCTIONS };
+
+/** What the pipeline gives its ledger: its settings, and the send side the ledger binds events to. */
+export interface SendLedgerProps {
+  readonly settings: ResolvedSettings;
+  readonly removalPolicy: RemovalPolicy;
+  readonly runtime: lambda.Runtime;
+  /**
+   * The send function's idempotency table: the status lookup reads it when no event came in yet,
+   * and the ledger function reads a key's claim to bind events to its sends.
+   */
+  readonly idempotencyTable: dynamodb.ITable;
+  /**
+   * The send function's role: SES names it (by role name) in each event's `ses:caller-identity`
+   * tag, and the ledger function takes only events of its sends.
+   */
+  readonly senderRole: iam.IRole;
+  /** Powertools service name of the ledger and status functions' logs. */
+  readonly serviceName: string;
+  /** Who may subscribe to the delivery-status topic (the pipeline's publishers). */
+  readonly subscriberPrincipals: readonly iam.IPrincipal[];
+  /** Encrypts the ledger and status functions' logs, as the send function's. @default the default encryption */
+  readonly logsKey?: kms.IKey;
+  /** The names of the ledger and status functions' log groups (the logs key names them). */
+  readonly logGroupNames: { readonly ledger: string; readonly status: string };
+  /**
+   * Encrypts the ledger table, as the idempotency table; the functions get what they need on it.
+   * @default the AWS-managed key (`aws/dynamodb`)
+   */
+  readonly tableKey?: kms.IKey;
+}
+
+/** See the module comment. */
+export class SendLedger extends Construct {
+  /**
+   * The configuration set every send uses: owned by this construct, unless
+   * the `configurationSetName` setting names an existing one, which then only
+   * gains this construct's event destination.
+   */
+  public readonly configurationSetName: string;
+  /** The owned configuration set; undefined when a given one is used. */
+  public readonly configurationSet?: ses.ConfigurationSet;
+  /** SES publishes the events here. */
+  public readonly eventsTopic: sns.Topic;
+  /** Between the events topic and the ledger function (SNS envelope). */
+  public readonly bufferQueue: sqs.Queue;
+  /** Events the ledger function could not record after {@link LEDGER_FUNCTIONS}.maxReceiveCount receives. */
+  public readonly bufferDeadLetterQueue: sqs.Queue;
+  /** One item per dedupe key: SES MessageId, status, timeline. */
+  public readonly table: dynamodb.Table;
+  /** Every status change, with `status` and `idempotency-key` message attributes. */
+  public readonly deliveryStatusTopic: sns.Topic;
+  public readonly ledgerFunction: lambda.Function;
+  public readonly statusFunction: lambda.Function;
+  /** `GET <url>deliveries/{key}`, SigV4-signed (AWS_IAM). */
+  public readonly statusUrl: lambda.FunctionUrl;
+  /** Encrypts both topics (SES may use it to publish events). */
+  public readonly topicKey: kms.Key;
+  /** Encrypts the buffer queue and its DLQ (its policy names the events topic). */
+  public readonly queueKey: kms.Key;
+
+  constructor(scope: Construct, id: string, props: SendLedgerProps) {
+    super(scope, id);
+    const { settings, removalPolicy } = props;
+
+    // --- configuration set ------------------------------------------------
+    const { configurationSet, configurationSetName, ownedConfigurationSet } = buildConfigurationSet(this, settings);
+    this.configurationSet = ownedConfigurationSet;
+    this.configurationSetName = configurationSetName;
+
+    // --- keys, topics, buffer ----------------------------------------------
+    this.topicKey = buildLedgerTopicKey(this, { configurationSetName, removalPolicy });
+    this.queueKey = rotatingKey(
+      this,
+      'QueueKey',
+      'Encrypts the send ledger buffer queue and its dead-letter queue',
+      removalPolicy,
+    );
+    this.eventsTopic = buildEventsTopic(this, { topicKey: this.topicKey, configurationSet });
+    const buffer = buildBuffer(this, { queueKey: this.queueKey, eventsTopic: this.eventsTopic });
+    this.bufferDeadLetterQueue = buffer.bufferDeadLetterQueue;
+    this.bufferQueue = buffer.bufferQueue;
+    restrictBufferSenders({ eventsTopic: this.eventsTopic, ...buffer });
+
+    this.deliveryStatusTopic = new sns.Topic(this, 'DeliveryStatusTopic', {
+      masterKey: this.topicKey,
+      enforceSSL: true,
+    });
+    for (const principal of props.subscriberPrincipals) this.deliveryStatusTopic.grantSubscribe(principal);
+
+    // --- ledger table -------------------------------------------------------
+    this.table = new dynamodb.Table(this, 'Table', protectedTableProps(LEDGER_TABLE, removalPolicy, props.tableKey));
+
+    // --- functions ----------------------------------------------------------
+    const common = {
+      settings,
+      removalPolicy,
+      runtime: props.runtime,
+      serviceName: props.serviceName,
+      ...(props.logsKey ? { logsKey: props.logsKey } : {}),
+      ...(props.tableKey ? { tableKey: props.tableKey } : {}),
+      table: this.table,
+      idempotencyTable: props.idempotencyTable,
+    };
+    this.ledgerFunction = buildLedgerFunction(this, {
+      ...common,
+      logGroupName: props.logGroupNames.ledger,
+      bufferQueue: this.bufferQueue,
+      eventsTopic: this.eventsTopic,
+      deliveryStatusTopic: this.deliveryStatusTopic,
+      topicKey: this.topicKey,
+      configurationSetName,
+      senderRole: props.senderRole,
+    });
+    restrictStatusPublishers(this.deliveryStatusTopic, this.ledgerFunction);
+    const status = buildStatusFunction(this, { ...common, logGroupName: props.logGroupNames.status });
+    this.statusFunction = status.statusFunction;
+    this.statusUrl = status.statusUrl;
+    acknowledgeServerlessRules({
+      deadLetterQueues: [this.bufferDeadLetterQueue],
+      functions: [this.ledgerFunction, this.statusFunction],
+    });
+  }
+
+  /** Lets `grantee` call `GET /deliveries/{key}` (lambda:InvokeFunctionUrl and the InvokeFunction it implies). */
+  public grantStatusRead(grantee: iam.IGrantable): iam.Grant {
+    return this.statusUrl.grantInvokeUrl(grantee);
+  }
+
+  /**
+   * What the send function needs: SendEmail with the configuration set (the
+   * caller's statement pins identity and sender), and the ledger item of a key
+   * (read before a resend, marked when the key is dead-lettered).
+   */
+  public grantSender(fn: lambda.Function): void {
+    fn.addEnvironment(ENV.configurationSetName, this.configurationSetName);
+    fn.addEnvironment(LEDGER_ENV.tableName, this.table.tableName);
+    fn.addToRolePolicy(
+      new iam.PolicyStatement({
+        sid: 'LedgerConfirmAndMark',
+        actions: ['dynamodb:GetItem', 'dynamodb:UpdateItem'],
+        resources: [this.table.tableArn],
+      }),
+    );
+  }
+}

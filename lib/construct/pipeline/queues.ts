@@ -1,0 +1,82 @@
+/**
+ * The pipeline's queues and their key: the work queue (its name fixed at
+ * synth), the dead-letter queue only the work queue may redrive into, and the
+ * DLQ of the topic's subscription, all encrypted with one customer-managed key.
+ */
+import { ArnFormat, Duration, Names, RemovalPolicy, Stack, Validations } from 'aws-cdk-lib';
+import type * as kms from 'aws-cdk-lib/aws-kms';
+import * as sqs from 'aws-cdk-lib/aws-sqs';
+import type { Construct } from 'constructs';
+import type { ResolvedSettings } from '../../settings';
+import { DLQ_RETENTION, rotatingKey } from '../shared';
+
+/** What {@link buildQueues} made. */
+export interface PipelineQueues {
+  /** Encrypts the three queues (its policy names the topic once the topic subscribes). */
+  readonly queueKey: kms.Key;
+  /** Permanent failures (sent by the handler) and messages past maxReceiveCount. */
+  readonly deadLetterQueue: sqs.Queue;
+  /** The work queue: the topic's envelopes, consumed by the send function. */
+  readonly queue: sqs.Queue;
+  /** Deliveries SNS could not make to the work queue (the subscription's redrive policy). */
+  readonly subscriptionDeadLetterQueue: sqs.Queue;
+}
+
+/** The key, the DLQ, the work queue and the subscription's DLQ, in `scope` (the pipeline). */
+export function buildQueues(
+  scope: Construct,
+  props: { readonly settings: ResolvedSettings; readonly removalPolicy: RemovalPolicy },
+): PipelineQueues {
+  const { settings } = props;
+  const queueKey = rotatingKey(
+    scope,
+    'QueueKey',
+    'Encrypts the email pipeline queue and dead-letter queue',
+    props.removalPolicy,
+  );
+
+  // The work queue's name is fixed here (not generated) so that the DLQ's
+  // RedriveAllowPolicy can name it without a reference cycle.
+  const queueName = Names.uniqueResourceName(scope, { maxLength: 74, separator: '-' }) + '-work';
+  const queueArn = Stack.of(scope).formatArn({
+    service: 'sqs',
+    resource: queueName,
+    arnFormat: ArnFormat.NO_RESOURCE_NAME,
+  });
+  const deadLetterQueue = new sqs.Queue(scope, 'DeadLetterQueue', {
+    retentionPeriod: DLQ_RETENTION,
+    encryption: sqs.QueueEncryption.KMS,
+    encryptionMasterKey: queueKey,
+    enforceSSL: true,
+  });
+  // Only the work queue may use this DLQ (set on the L1: the L2 would need the queue object).
+  (deadLetterQueue.node.defaultChild as sqs.CfnQueue).redriveAllowPolicy = {
+    redrivePermission: 'byQueue',
+    sourceQueueArns: [queueArn],
+  };
+
+  const queue = new sqs.Queue(scope, 'Queue', {
+    queueName,
+    visibilityTimeout: Duration.seconds(settings.visibilityTimeoutSeconds),
+    retentionPeriod: Duration.seconds(settings.retentionPeriodSeconds),
+    deadLetterQueue: { queue: deadLetterQueue, maxReceiveCount: settings.maxReceiveCount },
+    encryption: sqs.QueueEncryption.KMS,
+    encryptionMasterKey: queueKey,
+    enforceSSL: true,
+  });
+
+  const subscriptionDeadLetterQueue = new sqs.Queue(scope, 'SubscriptionDeadLetterQueue', {
+    retentionPeriod: DLQ_RETENTION,
+    encryption: sqs.QueueEncryption.KMS,
+    encryptionMasterKey: queueKey,
+    enforceSSL: true,
+  });
+  Validations.of(subscriptionDeadLetterQueue).acknowledge({
+    id: 'AwsSolutions::AwsSolutions-SQS3',
+    reason:
+      "This queue is the SNS subscription's dead-letter queue (its redrive policy names it); cdk-nag recognises only SQS " +
+      'redrive policies as DLQ use, and a DLQ of a DLQ would only move the same messages once more.',
+  });
+
+  return { queueKey, deadLetterQueue, queue, subscriptionDeadLetterQueue };
+}

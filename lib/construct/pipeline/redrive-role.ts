@@ -1,0 +1,67 @@
+/**
+ * The operators' role for the DLQ: what `email-pipeline dlq list|redrive|purge
+ * --stack` needs on the DLQ, the work queue and their key, and nothing else.
+ * The queue policies exempt it by ARN (resource-policies.ts).
+ */
+import { Duration, Stack } from 'aws-cdk-lib';
+import * as iam from 'aws-cdk-lib/aws-iam';
+import type * as kms from 'aws-cdk-lib/aws-kms';
+import type * as sqs from 'aws-cdk-lib/aws-sqs';
+import type { Construct } from 'constructs';
+
+/** The redrive role, assumable by `assumedBy`, in `scope` (the pipeline). The CLI reads the stack's outputs first. */
+export function buildRedriveRole(
+  scope: Construct,
+  props: {
+    readonly assumedBy: iam.IPrincipal;
+    readonly queue: sqs.IQueue;
+    readonly deadLetterQueue: sqs.IQueue;
+    readonly queueKey: kms.IKey;
+  },
+): iam.Role {
+  const role = new iam.Role(scope, 'RedriveRole', {
+    assumedBy: props.assumedBy,
+    description: "Operators' role for the email pipeline's DLQ: list, redrive and purge it",
+    maxSessionDuration: Duration.hours(1),
+  });
+  role.addToPolicy(
+    new iam.PolicyStatement({
+      sid: 'ReadStackOutputs',
+      actions: ['cloudformation:DescribeStacks'],
+      resources: [Stack.of(scope).stackId],
+    }),
+  );
+  role.addToPolicy(
+    new iam.PolicyStatement({
+      sid: 'ListRedrivePurgeDeadLetters',
+      // list: receive and make visible again; redrive: the native move task (which receives and
+      // deletes as the caller) or, with --max, receive, send to the queue, delete; purge.
+      actions: [
+        'sqs:GetQueueAttributes',
+        'sqs:ReceiveMessage',
+        'sqs:ChangeMessageVisibility',
+        'sqs:DeleteMessage',
+        'sqs:StartMessageMoveTask',
+        'sqs:ListMessageMoveTasks',
+        'sqs:CancelMessageMoveTask',
+        'sqs:PurgeQueue',
+      ],
+      resources: [props.deadLetterQueue.queueArn],
+    }),
+  );
+  role.addToPolicy(
+    new iam.PolicyStatement({
+      sid: 'RedriveToTheQueue',
+      actions: ['sqs:GetQueueAttributes', 'sqs:SendMessage'],
+      resources: [props.queue.queueArn],
+    }),
+  );
+  role.addToPolicy(
+    new iam.PolicyStatement({
+      sid: 'ReadAndWriteEncryptedMessages',
+      actions: ['kms:Decrypt', 'kms:GenerateDataKey'],
+      resources: [props.queueKey.keyArn],
+    }),
+  );
+  return role;
+}

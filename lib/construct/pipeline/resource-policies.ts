@@ -1,0 +1,88 @@
+/**
+ * The pipeline's resource policies, each a Deny that no IAM policy of the
+ * account can open and no tag a principal could set on itself unlocks: only
+ * the listed publishers may publish to the topic, and only the topic, the send
+ * function and the queue's own redrive (plus the named redrive principals) may
+ * send to the queues.
+ */
+import * as iam from 'aws-cdk-lib/aws-iam';
+import type * as sns from 'aws-cdk-lib/aws-sns';
+import type * as sqs from 'aws-cdk-lib/aws-sqs';
+import { SettingsError } from '../../settings';
+import { onlyTheseSend } from '../shared';
+import { isRole, principalArn } from './principals';
+
+/**
+ * Topic policy: the listed publishers may publish (and use the key to do
+ * so); everyone else is denied, whatever their IAM policies say.
+ */
+export function restrictPublishers(topic: sns.Topic, principals: readonly iam.IPrincipal[]): void {
+  if (principals.length === 0) {
+    throw new SettingsError('publisherPrincipals', [], 'must name at least one publisher');
+  }
+  const accounts: string[] = [];
+  const arns: string[] = [];
+  for (const principal of principals) {
+    if (principal instanceof iam.AccountPrincipal) accounts.push(principal.accountId);
+    else if (principal instanceof iam.ArnPrincipal) arns.push(principal.arn);
+    else if (isRole(principal)) arns.push(principal.roleArn);
+    else {
+      throw new SettingsError(
+        'publisherPrincipals',
+        principal.toString(),
+        'each must be an account (AccountPrincipal, AccountRootPrincipal), a role or an ArnPrincipal',
+      );
+    }
+    topic.grantPublish(principal);
+  }
+  const conditions: Record<string, Record<string, string[]>> = {};
+  if (accounts.length > 0) conditions.StringNotEquals = { 'aws:PrincipalAccount': accounts };
+  if (arns.length > 0) conditions.ArnNotEquals = { 'aws:PrincipalArn': arns };
+  topic.addToResourcePolicy(
+    new iam.PolicyStatement({
+      sid: 'OnlyConfiguredPublishers',
+      effect: iam.Effect.DENY,
+      principals: [new iam.AnyPrincipal()],
+      actions: ['sns:Publish'],
+      resources: [topic.topicArn],
+      conditions,
+    }),
+  );
+}
+
+/**
+ * Queue policies: only the topic (and the function, re-enqueueing a retried
+ * message) may send to the work queue, only the function (and the queue's own
+ * redrive) to its DLQ, only the topic to the subscription's DLQ; the redrive
+ * principals, named by ARN, are exempt. A Deny, so that no IAM policy
+ * (PowerUser, a CI role) can plant a message the function would send, and no
+ * tag a principal could set on itself opens it.
+ */
+export function restrictQueueSenders(props: {
+  readonly topic: sns.ITopic;
+  readonly queue: sqs.IQueue;
+  readonly deadLetterQueue: sqs.IQueue;
+  readonly subscriptionDeadLetterQueue: sqs.IQueue;
+  /** The send function's role. */
+  readonly senderRole: iam.IRole;
+  /** The redrive role and `redrivePrincipals`: roles or users, by ARN. */
+  readonly redrivePrincipals: readonly iam.IPrincipal[];
+}): void {
+  const redrivers = props.redrivePrincipals.map((principal) => principalArn(principal, 'redrivePrincipals'));
+  const deny = (queue: sqs.IQueue, sid: string, allowed: Record<string, string[]>) =>
+    onlyTheseSend(queue, sid, {
+      ...allowed,
+      'aws:PrincipalArn': [...(allowed['aws:PrincipalArn'] ?? []), ...redrivers],
+    });
+  // The function sends too: a retried message goes back to the work queue as a delayed copy
+  // (the retry budget); it only ever re-enqueues an envelope it received from the topic.
+  deny(props.queue, 'OnlyTheTopicSends', {
+    'aws:SourceArn': [props.topic.topicArn],
+    'aws:PrincipalArn': [props.senderRole.roleArn],
+  });
+  deny(props.deadLetterQueue, 'OnlyTheFunctionDeadLetters', {
+    'aws:PrincipalArn': [props.senderRole.roleArn],
+    'aws:SourceArn': [props.queue.queueArn],
+  });
+  deny(props.subscriptionDeadLetterQueue, 'OnlyTheTopicDeadLetters', { 'aws:SourceArn': [props.topic.topicArn] });
+}

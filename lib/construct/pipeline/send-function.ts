@@ -1,0 +1,86 @@
+/**
+ * The send-email function: its own execution role (no managed policies; it
+ * writes to its own log group only), the pre-built bundle, the environment from
+ * the settings, and the work queue as its event source (batches, partial batch
+ * responses). Its other permissions are in grants.ts.
+ */
+import { Duration } from 'aws-cdk-lib';
+import type * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
+import * as iam from 'aws-cdk-lib/aws-iam';
+import * as lambda from 'aws-cdk-lib/aws-lambda';
+import { SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
+import type * as logs from 'aws-cdk-lib/aws-logs';
+import type * as sns from 'aws-cdk-lib/aws-sns';
+import type * as sqs from 'aws-cdk-lib/aws-sqs';
+import type { Construct } from 'constructs';
+import type { ResolvedSettings } from '../../settings';
+import { handlerCode } from '../assets';
+import { handlerEnvironment } from '../handler-env';
+import { RUNTIME } from '../shared';
+
+/** What {@link buildSendFunction} made. */
+export interface SendFunction {
+  /** The function's execution role (no managed policies). */
+  readonly role: iam.Role;
+  /** The send-email function, fed by the work queue. */
+  readonly sendFunction: lambda.Function;
+}
+
+/** The role and the function, with the work queue as its event source, in `scope` (the pipeline). */
+export function buildSendFunction(
+  scope: Construct,
+  props: {
+    readonly settings: ResolvedSettings;
+    /** The Powertools service name (`service` dimension of the custom metrics). */
+    readonly serviceName: string;
+    readonly logGroup: logs.LogGroup;
+    readonly topic: sns.ITopic;
+    readonly table: dynamodb.ITable;
+    readonly queue: sqs.IQueue;
+    readonly deadLetterQueue: sqs.IQueue;
+  },
+): SendFunction {
+  const { settings } = props;
+  // The shared mapping (also used by the local pipeline), plus what only the
+  // deployed function sets.
+  const environment: Record<string, string> = {
+    ...handlerEnvironment(settings, {
+      topicArn: props.topic.topicArn,
+      tableName: props.table.tableName,
+      sourceQueueUrl: props.queue.queueUrl,
+      deadLetterQueueUrl: props.deadLetterQueue.queueUrl,
+    }),
+    POWERTOOLS_SERVICE_NAME: props.serviceName,
+    NODE_OPTIONS: '--enable-source-maps',
+  };
+
+  // Own role, no AWSLambdaBasicExecutionRole: logs go to this log group only.
+  const role = new iam.Role(scope, 'SendFunctionRole', {
+    assumedBy: new iam.ServicePrincipal('lambda.amazonaws.com'),
+    description: 'Execution role of the email pipeline send function',
+  });
+  props.logGroup.grantWrite(role);
+
+  const sendFunction = new lambda.Function(scope, 'SendFunction', {
+    role,
+    code: handlerCode('send-email'),
+    handler: 'index.handler',
+    runtime: RUNTIME,
+    architecture: lambda.Architecture.ARM_64,
+    timeout: Duration.seconds(settings.functionTimeoutSeconds),
+    memorySize: settings.memorySizeMb,
+    logGroup: props.logGroup,
+    environment,
+    description: 'Sends each queued email once: idempotency record in DynamoDB, then SES v2 SendEmail',
+  });
+
+  sendFunction.addEventSource(
+    new SqsEventSource(props.queue, {
+      batchSize: settings.batchSize,
+      maxBatchingWindow: Duration.seconds(settings.maxBatchingWindowSeconds),
+      maxConcurrency: settings.maxConcurrency,
+      reportBatchItemFailures: true,
+    }),
+  );
+  return { role, sendFunction };
+}
