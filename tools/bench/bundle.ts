@@ -13,7 +13,7 @@ import { gzipSync } from 'node:zlib';
 import { build } from 'esbuild';
 import type { ResolvedSettings } from '../../lib/config';
 import { handlerEnvironment } from '../../lib/handler-env';
-import { lambdaBuildOptions } from '../lambda-bundle';
+import { lambdaBuildOptions } from '../build/lambda-bundle';
 import type { Bundles } from '../local/build';
 import { LOCAL_AWS_ENV } from '../local/emulators';
 import { median, round } from './stats';

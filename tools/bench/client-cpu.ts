@@ -17,7 +17,7 @@ import { CreateTableCommand, ScanCommand, type DynamoDBClient } from '@aws-sdk/c
 import { build } from 'esbuild';
 import type { ResolvedSettings } from '../../lib/config';
 import { handlerEnvironment, IDEMPOTENCY_TABLE } from '../../lib/handler-env';
-import { lambdaBuildOptions } from '../lambda-bundle';
+import { lambdaBuildOptions } from '../build/lambda-bundle';
 import { LOCAL_AWS_ENV } from '../local/emulators';
 import { queueRecord, snsEnvelope } from '../local/records';
 import { benchEmail } from './in-process';

@@ -1,11 +1,11 @@
 /**
- * esbuild options for one Lambda entry point. `npm run build` (tools/build.ts: the assets the
+ * esbuild options for one Lambda entry point. `npm run build` (tools/build/build.ts: the assets the
  * package ships), the local pipeline (tools/local/build.ts) and the benchmark all bundle with
  * these, from the values of lib/bundling.ts, so the code run locally is the code `cdk deploy`
  * uploads. Its own module, light to load: the local tools do not load aws-cdk-lib.
  */
 import type { BuildOptions } from 'esbuild';
-import { BUNDLING } from '../lib/bundling';
+import { BUNDLING } from '../../lib/bundling';
 import { sdkSchemaKeysPlugin } from './sdk-schema-keys';
 
 /** esbuild options for a Lambda entry point, as `npm run build` bundles it for `cdk deploy`. */

@@ -3,8 +3,8 @@
  *
  *   dist/assets/<name>/index.js   every Lambda handler, bundled as `cdk deploy` needs it
  *   dist/lib, dist/lambdas, ...   the library compiled to JavaScript with .d.ts (tsconfig.build.json)
- *   schema/email-message.schema.json   the message contract for publishers (tools/schema.ts)
- *   README.md's settings table          from the settings declaration (tools/settings-docs.ts)
+ *   schema/email-message.schema.json   the message contract for publishers (tools/build/schema.ts)
+ *   README.md's settings table          from the settings declaration (tools/build/settings-docs.ts)
  *
  * `--assets` builds the handler bundles only (the infra tests and `cdk synth` need them);
  * `--no-check` skips the type check of the whole repository (prepack: the emit checks what ships).
@@ -13,12 +13,12 @@ import { execFileSync } from 'node:child_process';
 import { rmSync } from 'node:fs';
 import * as path from 'node:path';
 import { build } from 'esbuild';
-import { ASSET_FILE, LAMBDA_ENTRIES } from '../lib/assets';
+import { ASSET_FILE, LAMBDA_ENTRIES } from '../../lib/assets';
 import { lambdaBuildOptions } from './lambda-bundle';
 import { writeSchema } from './schema';
 import { writeSettingsTable } from './settings-docs';
 
-const ROOT = path.join(__dirname, '..');
+const ROOT = path.join(__dirname, '..', '..');
 const DIST = path.join(ROOT, 'dist');
 const TSC = path.join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc');
 

@@ -6,9 +6,9 @@
  */
 import { readFileSync, writeFileSync } from 'node:fs';
 import * as path from 'node:path';
-import { settingsTable } from '../lib/settings-declaration';
+import { settingsTable } from '../../lib/settings-declaration';
 
-export const README_FILE = path.join(__dirname, '..', 'README.md');
+export const README_FILE = path.join(__dirname, '..', '..', 'README.md');
 
 export const TABLE_START = '<!-- settings:start -->';
 export const TABLE_END = '<!-- settings:end -->';

@@ -12,9 +12,9 @@ import {
   type ContractFieldName,
   type PatternRule,
   type TextRules,
-} from '../lambdas/kernel/contract';
+} from '../../lambdas/kernel/contract';
 
-export const SCHEMA_FILE = path.join(__dirname, '..', 'schema', 'email-message.schema.json');
+export const SCHEMA_FILE = path.join(__dirname, '..', '..', 'schema', 'email-message.schema.json');
 
 /** A JSON Schema object (draft-07). */
 export type JsonSchema = { readonly [keyword: string]: unknown };
