@@ -8,7 +8,7 @@
  * together with AWS_REGION and fake credentials (LOCAL_AWS_ENV).
  *
  * The handle stays in this (jest's main) process for global-teardown.ts. Should jest die
- * without running the teardown, the emulators exit on their own (see tools/local/processes.ts).
+ * without running the teardown, the emulators exit on their own (see tools/dev/local/processes.ts).
  */
 import {
   ANY_FREE_PORTS,
@@ -17,7 +17,7 @@ import {
   ensureDynamoDbLocal,
   startEmulators,
   type Emulators,
-} from '../../tools/local/emulators';
+} from '../../tools/dev/local/emulators';
 
 /** Recipients per second the tests' SES allows. */
 const TEST_SES_MAX_SEND_RATE = 1000;

@@ -8,7 +8,7 @@ import { run, runCommand } from '../../lib/cli/main';
 import { printable, printableIo, printableLines } from '../../lib/cli/printable';
 import { formatDeadLetter, type DeadLetter } from '../../lib/dlq';
 import { formatReport } from '../../lib/status';
-import { formatDecision } from '../../tools/local/format';
+import { formatDecision } from '../../tools/dev/local/format';
 
 /** Every character a terminal could act on, or that reorders or hides text. */
 const RAW =

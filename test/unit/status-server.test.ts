@@ -1,5 +1,5 @@
 /** The local status server's own behaviour (the lookup itself is tested against DynamoDB Local). */
-import { startStatusServer, statusPort } from '../../tools/local/status-server';
+import { startStatusServer, statusPort } from '../../tools/dev/local/status-server';
 
 const lookup = async (key: string) => ({ key, status: 'sent' as const, events: [] });
 

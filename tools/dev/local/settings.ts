@@ -10,7 +10,7 @@ import {
   splitContextSettings,
   type PipelineSettings,
   type ResolvedSettings,
-} from '../../lib/config';
+} from '../../../lib/config';
 import { REPO_ROOT } from './paths';
 
 export function readCdkContext(file = path.join(REPO_ROOT, 'cdk.json')): Record<string, unknown> {

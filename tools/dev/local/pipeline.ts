@@ -6,10 +6,10 @@
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import type { SNSClient } from '@aws-sdk/client-sns';
 import { GetQueueAttributesCommand, type SQSClient } from '@aws-sdk/client-sqs';
-import { DECISIONS, type Decision } from '../../lambdas/kernel/names';
-import { ENV, LEDGER_ENV } from '../../lambdas/kernel/environment';
-import type { ResolvedSettings } from '../../lib/config';
-import { handlerEnvironment, ledgerEnvironment } from '../../lib/handler-env';
+import { DECISIONS, type Decision } from '../../../lambdas/kernel/names';
+import { ENV, LEDGER_ENV } from '../../../lambdas/kernel/environment';
+import type { ResolvedSettings } from '../../../lib/config';
+import { handlerEnvironment, ledgerEnvironment } from '../../../lib/handler-env';
 import { buildBundles, type Bundles } from './build';
 import { emulatorClients, LOCAL_AWS_ENV, type EmulatorClients, type EmulatorEndpoints } from './emulators';
 import type { BatchReport } from './event-source';

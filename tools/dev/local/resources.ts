@@ -19,10 +19,10 @@ import {
 } from '@aws-sdk/client-sesv2';
 import { CreateTopicCommand, SubscribeCommand, type SNSClient } from '@aws-sdk/client-sns';
 import { CreateQueueCommand, GetQueueAttributesCommand, type SQSClient } from '@aws-sdk/client-sqs';
-import { LEDGER_TABLE } from '../../lambdas/kernel/ledger/schema';
-import { DLQ_RETENTION_SECONDS, type ResolvedSettings } from '../../lib/config';
-import { LOCAL_ACCOUNT_ID } from '../../lib/cli/target';
-import { IDEMPOTENCY_TABLE, type HandlerResourceRefs, type LedgerResourceRefs } from '../../lib/handler-env';
+import { LEDGER_TABLE } from '../../../lambdas/kernel/ledger/schema';
+import { DLQ_RETENTION_SECONDS, type ResolvedSettings } from '../../../lib/config';
+import { LOCAL_ACCOUNT_ID } from '../../../lib/cli/target';
+import { IDEMPOTENCY_TABLE, type HandlerResourceRefs, type LedgerResourceRefs } from '../../../lib/handler-env';
 
 /**
  * The local send ledger table of the pipeline named `name`: the one place the

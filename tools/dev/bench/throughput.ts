@@ -6,7 +6,7 @@
  * The variants run alternately, in the order on, off, off, on, on, off, ... after a warm-up.
  */
 import { performance } from 'node:perf_hooks';
-import type { ResolvedSettings } from '../../lib/config';
+import type { ResolvedSettings } from '../../../lib/config';
 import type { Bundles } from '../local/build';
 import { clearMailbox, readMailbox, type EmulatorEndpoints } from '../local/emulators';
 import { LocalPipeline } from '../local/pipeline';

@@ -6,7 +6,7 @@
  * last send), the share of SendEmail requests SES throttled, the DLQ depth and duplicates.
  */
 import { performance } from 'node:perf_hooks';
-import type { ResolvedSettings } from '../../lib/config';
+import type { ResolvedSettings } from '../../../lib/config';
 import type { Bundles } from '../local/build';
 import { clearMailbox, readMailbox, type EmulatorEndpoints } from '../local/emulators';
 import { LocalPipeline } from '../local/pipeline';

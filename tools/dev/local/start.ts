@@ -24,7 +24,7 @@ import { formatDecision } from './format';
 import { LocalPipeline } from './pipeline';
 import { startStatusServer, statusPort, type StatusServer } from './status-server';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { lookupDelivery } from '../../lambdas/status/lookup';
+import { lookupDelivery } from '../../../lambdas/status/lookup';
 import { sesMaxSendRateFromEnv } from './ses-rate-limit';
 import { loadLocalSettings } from './settings';
 import { OUTPUTS_FILE, PID_FILE, STATE_DIR, localOutputs } from './state';

@@ -17,7 +17,7 @@
  * a queue by the region in the URL's host and the name at the end of its path, whatever the
  * host and port; 1.x wanted the exact URL string back.)
  */
-import { LOCAL_CREDENTIALS, LOCAL_REGION } from '../../lib/cli/target';
+import { LOCAL_CREDENTIALS, LOCAL_REGION } from '../../../lib/cli/target';
 import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { mkdir, mkdtemp, readdir, rename, rm } from 'node:fs/promises';

@@ -25,7 +25,7 @@ import { randomUUID } from 'node:crypto';
 import * as http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { PublishCommand, SNSClient } from '@aws-sdk/client-sns';
-import { LOCAL_ACCOUNT_ID } from '../../lib/cli/target';
+import { LOCAL_ACCOUNT_ID } from '../../../lib/cli/target';
 import { emulatorConfig } from './emulators';
 
 /** SES v2 event types (MatchingEventTypes) and the eventType SES writes for each. */

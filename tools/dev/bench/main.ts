@@ -53,8 +53,8 @@ import {
   type EmulatorEndpoints,
 } from '../local/emulators';
 import { loadLocalSettings } from '../local/settings';
-import { LEDGER_FUNCTIONS } from '../../lib/ledger';
-import type { ResolvedSettings } from '../../lib/config';
+import { LEDGER_FUNCTIONS } from '../../../lib/ledger';
+import type { ResolvedSettings } from '../../../lib/config';
 
 const THROUGHPUT_MESSAGES = Number(process.env.BENCH_MESSAGES ?? 2000);
 const THROUGHPUT_ROUNDS = 4; // on, off, off, on, on, off, off, on

@@ -3,7 +3,7 @@
  * DynamoDB clients of clients.ts), with SES answering at once and SQS refusing every call:
  * what the client-CPU benchmark loads in a fresh process. Bundled with the deployed options.
  */
-import { createContainerHandler } from '../../../lambdas/send-email/container';
+import { createContainerHandler } from '../../../../lambdas/send-email/container';
 
 let sent = 0;
 

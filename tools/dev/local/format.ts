@@ -1,4 +1,4 @@
-import { printable } from '../../lib/cli/printable';
+import { printable } from '../../../lib/cli/printable';
 import type { DecisionEvent } from './pipeline';
 
 const LABEL: Record<DecisionEvent['decision'], string> = {

@@ -1,7 +1,7 @@
 /**
  * One local consumer ("pod"): a process that loads the handler bundle, as a
  * Lambda container would, and feeds it batches from the queue. Started by
- * tools/local/pipeline.ts; everything it is told comes through the environment.
+ * tools/dev/local/pipeline.ts; everything it is told comes through the environment.
  * Handler log lines pass through stdout untouched; this file adds its own lines
  * as JSON with a `consumer` field.
  */

@@ -6,8 +6,8 @@
 import { existsSync } from 'node:fs';
 import * as path from 'node:path';
 import { build } from 'esbuild';
-import { LAMBDA_ENTRIES, type LambdaName } from '../../lib/bundling';
-import { lambdaBuildOptions } from '../build/lambda-bundle';
+import { LAMBDA_ENTRIES, type LambdaName } from '../../../lib/bundling';
+import { lambdaBuildOptions } from '../../build/lambda-bundle';
 import { LOCAL_DIR } from './paths';
 
 export interface Bundles {

@@ -6,8 +6,8 @@
  */
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { DeliveryReport } from '../../lambdas/kernel/ledger/schema';
-import { handleStatusRequest } from '../../lambdas/status/http';
+import type { DeliveryReport } from '../../../lambdas/kernel/ledger/schema';
+import { handleStatusRequest } from '../../../lambdas/status/http';
 
 /** STATUS_PORT, else 8010 (0 picks a free port). */
 export function statusPort(env: NodeJS.ProcessEnv = process.env): number {
