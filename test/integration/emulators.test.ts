@@ -26,7 +26,8 @@ import {
   SQSClient,
   type Message,
 } from '@aws-sdk/client-sqs';
-import { LOCAL_AWS_ENV, readMailbox, type MailboxEmail } from '../../tools/dev/local/emulators';
+import { readMailbox, type MailboxEmail } from '../../tools/dev/local/emulators';
+import { LOCAL_AWS_ENV } from '../../tools/dev/local/emulator-config';
 import {
   delay,
   down,

@@ -12,12 +12,12 @@
  */
 import {
   ANY_FREE_PORTS,
-  LOCAL_AWS_ENV,
   checkJava,
   ensureDynamoDbLocal,
   startEmulators,
   type Emulators,
 } from '../../tools/dev/local/emulators';
+import { LOCAL_AWS_ENV } from '../../tools/dev/local/emulator-config';
 
 /** Recipients per second the tests' SES allows. */
 const TEST_SES_MAX_SEND_RATE = 1000;

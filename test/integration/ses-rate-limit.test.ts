@@ -3,7 +3,7 @@
  * beyond the rate, counted in recipients, SES's own 429 TooManyRequestsException.
  */
 import { SendEmailCommand, SESv2Client } from '@aws-sdk/client-sesv2';
-import { emulatorConfig } from '../../tools/dev/local/emulators';
+import { emulatorConfig } from '../../tools/dev/local/emulator-config';
 import { startSesRateLimit, type SesRateLimit } from '../../tools/dev/local/ses-rate-limit';
 import { endpointsFromEnv, uniqueName } from './support';
 

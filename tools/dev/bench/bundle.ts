@@ -15,7 +15,7 @@ import type { ResolvedSettings } from '../../../lib/config';
 import { handlerEnvironment } from '../../../lib/handler-env';
 import { lambdaBuildOptions } from '../../build/lambda-bundle';
 import type { Bundles } from '../local/build';
-import { LOCAL_AWS_ENV } from '../local/emulators';
+import { LOCAL_AWS_ENV } from '../local/emulator-config';
 import { median, round } from './stats';
 
 const execFileAsync = promisify(execFile);

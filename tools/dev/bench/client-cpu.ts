@@ -18,7 +18,7 @@ import { build } from 'esbuild';
 import type { ResolvedSettings } from '../../../lib/config';
 import { handlerEnvironment, IDEMPOTENCY_TABLE } from '../../../lib/handler-env';
 import { lambdaBuildOptions } from '../../build/lambda-bundle';
-import { LOCAL_AWS_ENV } from '../local/emulators';
+import { LOCAL_AWS_ENV } from '../local/emulator-config';
 import { queueRecord, snsEnvelope } from '../local/records';
 import { benchEmail } from './in-process';
 import { median, round } from './stats';

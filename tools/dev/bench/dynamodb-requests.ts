@@ -6,7 +6,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { DynamoDBClient, ScanCommand, type AttributeValue } from '@aws-sdk/client-dynamodb';
-import { emulatorConfig } from '../local/emulators';
+import { emulatorConfig } from '../local/emulator-config';
 import {
   benchEmail,
   chunk,

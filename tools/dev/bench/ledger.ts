@@ -37,7 +37,7 @@ import { readLedgerItem } from '../../../lambdas/runtime/ledger-store';
 import { createDynamoDbClient } from '../../../lambdas/runtime/clients';
 import { buildSendEmailInput } from '../../../lambdas/send-email/email';
 import { validateEmail } from '../../../lambdas/kernel/contract';
-import { emulatorConfig } from '../local/emulators';
+import { emulatorConfig } from '../local/emulator-config';
 import { makeContext } from '../local/event-source';
 import { queueRecord, snsEnvelope } from '../local/records';
 import { sesEventsFor } from '../local/ses-front';

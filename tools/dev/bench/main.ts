@@ -46,12 +46,12 @@ import { LOCAL_DIR } from '../local/paths';
 import {
   ANY_FREE_PORTS,
   checkJava,
-  emulatorConfig,
   ensureDynamoDbLocal,
   startDynamoDbLocal,
   startEmulators,
   type EmulatorEndpoints,
 } from '../local/emulators';
+import { emulatorConfig } from '../local/emulator-config';
 import { loadLocalSettings } from '../local/settings';
 import { LEDGER_FUNCTIONS } from '../../../lib/ledger';
 import type { ResolvedSettings } from '../../../lib/config';

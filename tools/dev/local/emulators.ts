@@ -17,7 +17,6 @@
  * a queue by the region in the URL's host and the name at the end of its path, whatever the
  * host and port; 1.x wanted the exact URL string back.)
  */
-import { LOCAL_CREDENTIALS, LOCAL_REGION } from '../../../lib/cli/target';
 import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { mkdir, mkdtemp, readdir, rename, rm } from 'node:fs/promises';
@@ -27,6 +26,7 @@ import { DynamoDBClient, ListTablesCommand } from '@aws-sdk/client-dynamodb';
 import { SESv2Client } from '@aws-sdk/client-sesv2';
 import { SNSClient } from '@aws-sdk/client-sns';
 import { ListQueuesCommand, SQSClient } from '@aws-sdk/client-sqs';
+import { emulatorConfig } from './emulator-config';
 import { LOCAL_DIR, REPO_ROOT } from './paths';
 import { startSesRateLimit } from './ses-rate-limit';
 import { freePort, launch, waitFor, type ManagedProcess, type OutputListener, type OutputStream } from './processes';
@@ -38,19 +38,6 @@ const execFileAsync = promisify(execFile);
 export const DYNAMODB_LOCAL_PACKAGE = 'amplify-dynamodb-simulator@2.9.30';
 /** Where {@link ensureDynamoDbLocal} keeps DynamoDB Local (git-ignored). */
 export const DYNAMODB_LOCAL_DIR = join(LOCAL_DIR, 'dynamodb-local');
-
-/** Region and fake credentials for talking to the emulators (they accept any): one definition, shipped with the operator CLI. */
-export { LOCAL_CREDENTIALS, LOCAL_REGION };
-
-/**
- * Environment for processes that talk to the emulators: region and fake credentials (so that
- * nothing can reach a real account with real ones).
- */
-export const LOCAL_AWS_ENV: Readonly<Record<string, string>> = {
-  AWS_REGION: LOCAL_REGION,
-  AWS_ACCESS_KEY_ID: LOCAL_CREDENTIALS.accessKeyId,
-  AWS_SECRET_ACCESS_KEY: LOCAL_CREDENTIALS.secretAccessKey,
-};
 
 const NODE_SERVICE_SCRIPT = join(__dirname, 'node-service.mjs');
 const JAVA_INSTALL_HINT = 'Install it with: sudo apt-get install -y openjdk-17-jre-headless';
@@ -508,15 +495,6 @@ export interface EmulatorEndpoints {
   readonly ses: string;
   /** The mailbox web page of aws-ses-v2-local (for people; tests use {@link readMailbox}). */
   readonly mailboxUrl: string;
-}
-
-/** Client configuration for one emulator: its endpoint, the local region and fake credentials. */
-export function emulatorConfig(endpoint: string): {
-  endpoint: string;
-  region: string;
-  credentials: typeof LOCAL_CREDENTIALS;
-} {
-  return { endpoint, region: LOCAL_REGION, credentials: LOCAL_CREDENTIALS };
 }
 
 /** SDK clients for the emulators. */

@@ -11,7 +11,8 @@ import { ENV, LEDGER_ENV } from '../../../lambdas/kernel/environment';
 import type { ResolvedSettings } from '../../../lib/config';
 import { handlerEnvironment, ledgerEnvironment } from '../../../lib/handler-env';
 import { buildBundles, type Bundles } from './build';
-import { emulatorClients, LOCAL_AWS_ENV, type EmulatorClients, type EmulatorEndpoints } from './emulators';
+import { emulatorClients, type EmulatorClients, type EmulatorEndpoints } from './emulators';
+import { LOCAL_AWS_ENV } from './emulator-config';
 import type { BatchReport } from './event-source';
 import { launch, waitFor, type ManagedProcess } from './processes';
 import {

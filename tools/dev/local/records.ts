@@ -7,7 +7,7 @@ import { randomUUID } from 'node:crypto';
 import type { SQSRecord } from 'aws-lambda';
 import { IDEMPOTENCY_KEY_ATTRIBUTE } from '../../../lambdas/kernel/contract';
 import { toSqsRecord } from './event-source';
-import { LOCAL_REGION } from './emulators';
+import { LOCAL_REGION } from './emulator-config';
 
 export interface EnvelopeOptions {
   /** @default a new UUID */

@@ -26,7 +26,7 @@ import * as http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { PublishCommand, SNSClient } from '@aws-sdk/client-sns';
 import { LOCAL_ACCOUNT_ID } from '../../../lib/cli/target';
-import { emulatorConfig } from './emulators';
+import { emulatorConfig } from './emulator-config';
 
 /** SES v2 event types (MatchingEventTypes) and the eventType SES writes for each. */
 export const SES_EVENT_TYPES = {
