@@ -14,8 +14,8 @@ afterEach(async () => {
   await limit?.close();
 });
 
-async function start(maxSendRate: number): Promise<SESv2Client> {
-  limit = await startSesRateLimit({ target: endpointsFromEnv().ses, maxSendRate });
+async function start(accountRatePerSecond: number): Promise<SESv2Client> {
+  limit = await startSesRateLimit({ target: endpointsFromEnv().ses, accountRatePerSecond });
   client = new SESv2Client({ ...emulatorConfig(limit.endpoint), maxAttempts: 1 });
   return client;
 }

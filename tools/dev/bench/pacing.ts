@@ -1,8 +1,8 @@
 /**
- * The pacing benchmark (`npm run bench -- pacing`): a burst of emails into a local SES that
- * allows `sesRate` recipients a second (ses-rate-limit.ts, in front of aws-ses-v2-local),
- * with the pipeline's maxSendRate set to the same rate and maxConcurrency to the number of
- * consumer processes. Measured: achieved rate / allowed rate (from the first Publish to the
+ * The pacing benchmark (`npm run bench -- pacing`): a burst of emails into a local SES whose
+ * account allows `accountRatePerSecond` recipients a second (ses-rate-limit.ts, in front of
+ * aws-ses-v2-local), with the pipeline's maxSendRate set to the same rate and maxConcurrency to
+ * the number of consumer processes. Measured: achieved rate / allowed rate (from the first Publish to the
  * last send), the share of SendEmail requests SES throttled, the DLQ depth and duplicates.
  */
 import { performance } from 'node:perf_hooks';
@@ -41,7 +41,7 @@ export async function measurePacing(options: {
   readonly timeoutMs?: number;
 }): Promise<PacingResult> {
   const { emails, consumers, settings } = options;
-  const limit = await startSesRateLimit({ target: options.endpoints.ses, maxSendRate: settings.maxSendRate });
+  const limit = await startSesRateLimit({ target: options.endpoints.ses, accountRatePerSecond: settings.maxSendRate });
   let sent = 0;
   let retries = 0;
   let finishedAt = 0;

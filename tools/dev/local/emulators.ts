@@ -339,25 +339,26 @@ export async function startSnsSqs(options: EmulatorOptions = {}): Promise<Runnin
 
 export interface SesLocalOptions extends EmulatorOptions {
   /**
-   * SES's maximum send rate in recipients per second: a layer in front of the emulator
+   * The emulated SES account's maximum send rate in recipients per second (not the pipeline's
+   * maxSendRate setting): a layer in front of the emulator
    * answers 429 TooManyRequestsException beyond it (ses-rate-limit.ts), on `port`, while the
    * emulator itself takes a free port. @default none (no limit)
    */
-  readonly maxSendRate?: number;
+  readonly accountRatePerSecond?: number;
 }
 
 /**
- * Starts aws-ses-v2-local, behind the sending-rate layer when `maxSendRate` is given.
+ * Starts aws-ses-v2-local, behind the sending-rate layer when `accountRatePerSecond` is given.
  * Resolves when `GET /store` answers through it.
  */
 export async function startSesLocal(options: SesLocalOptions = {}): Promise<RunningEmulator> {
-  if (options.maxSendRate === undefined) return startSesEmulator(options);
-  const { maxSendRate, port, ...rest } = options;
+  if (options.accountRatePerSecond === undefined) return startSesEmulator(options);
+  const { accountRatePerSecond, port, ...rest } = options;
   const emulator = await startSesEmulator(rest);
   try {
     const limit = await startSesRateLimit({
       target: emulator.endpoint,
-      maxSendRate,
+      accountRatePerSecond,
       port: validPort(port ?? 0, 'SES'),
     });
     return {
@@ -548,8 +549,8 @@ export interface StartEmulatorsOptions {
   readonly startTimeoutMs?: number;
   /** Receives every output line of every service. @default none */
   readonly onOutput?: (service: EmulatorName, line: string, stream: OutputStream) => void;
-  /** SES's maximum send rate, recipients per second (see {@link SesLocalOptions}). @default no limit */
-  readonly sesMaxSendRate?: number;
+  /** The emulated SES account's maximum send rate, recipients per second (see {@link SesLocalOptions}). @default no limit */
+  readonly sesAccountRate?: number;
 }
 
 /**
@@ -572,7 +573,7 @@ export async function startEmulators(options: StartEmulatorsOptions = {}): Promi
       // On a free port: the events layer (ses-front.ts) takes the SES port, in front of the rate layer.
       port: 0,
       onOutput: forward('ses'),
-      ...(options.sesMaxSendRate !== undefined ? { maxSendRate: options.sesMaxSendRate } : {}),
+      ...(options.sesAccountRate !== undefined ? { accountRatePerSecond: options.sesAccountRate } : {}),
     }),
   ]);
   const started = results.flatMap((result) => (result.status === 'fulfilled' ? [result.value] : []));

@@ -11,12 +11,12 @@
 import { pass, sesThrottle, startFaultProxy, type Chooser, type FaultProxy } from './fault-proxy';
 
 /** The rate of a new production SES account; `npm start` uses it unless SES_MAX_SEND_RATE says otherwise. */
-export const DEFAULT_SES_MAX_SEND_RATE = 14;
+export const DEFAULT_SES_ACCOUNT_RATE = 14;
 
 /** Reads SES_MAX_SEND_RATE (recipients per second, above 0). */
-export function sesMaxSendRateFromEnv(env: NodeJS.ProcessEnv = process.env): number {
+export function sesAccountRateFromEnv(env: NodeJS.ProcessEnv = process.env): number {
   const raw = env.SES_MAX_SEND_RATE;
-  if (raw === undefined || raw.trim() === '') return DEFAULT_SES_MAX_SEND_RATE;
+  if (raw === undefined || raw.trim() === '') return DEFAULT_SES_ACCOUNT_RATE;
   const rate = Number(raw);
   if (!Number.isFinite(rate) || rate <= 0) {
     throw new Error(`SES_MAX_SEND_RATE=${raw}: must be a number of recipients per second above 0`);
@@ -54,11 +54,13 @@ export function recipientCount(body: Buffer): number {
 
 /** The limiter as a fault-proxy chooser: SendEmail over the rate gets SES's 429, everything else passes. */
 export function sesRateLimiter(
-  maxSendRate: number,
+  accountRatePerSecond: number,
   now: () => number = Date.now,
 ): { readonly chooser: Chooser; counts(): SesRateCounts } {
-  if (!(maxSendRate > 0)) throw new Error(`maxSendRate must be above 0, got ${maxSendRate}`);
-  const capacity = Math.max(1, maxSendRate);
+  if (!(accountRatePerSecond > 0)) {
+    throw new Error(`accountRatePerSecond must be above 0, got ${accountRatePerSecond}`);
+  }
+  const capacity = Math.max(1, accountRatePerSecond);
   let tokens = capacity;
   let updatedAt = now();
   let accepted = 0;
@@ -67,7 +69,7 @@ export function sesRateLimiter(
   const chooser: Chooser = (request) => {
     if (request.operation !== 'SendEmail') return pass();
     const t = now();
-    tokens = Math.min(capacity, tokens + ((t - updatedAt) / 1000) * maxSendRate);
+    tokens = Math.min(capacity, tokens + ((t - updatedAt) / 1000) * accountRatePerSecond);
     updatedAt = t;
     const n = recipientCount(request.body);
     // SES counts each recipient; a single email above the bucket is allowed from a full one.
@@ -86,7 +88,8 @@ export function sesRateLimiter(
 export interface SesRateLimit {
   readonly endpoint: string;
   readonly port: number;
-  readonly maxSendRate: number;
+  /** The emulated SES account's maximum send rate, recipients per second (not the pipeline's maxSendRate). */
+  readonly accountRatePerSecond: number;
   counts(): SesRateCounts;
   close(): Promise<void>;
 }
@@ -94,10 +97,10 @@ export interface SesRateLimit {
 /** Starts the limiter on 127.0.0.1:`port` (0: a free one) in front of `target`. */
 export async function startSesRateLimit(options: {
   readonly target: string;
-  readonly maxSendRate: number;
+  readonly accountRatePerSecond: number;
   readonly port?: number;
 }): Promise<SesRateLimit> {
-  const limiter = sesRateLimiter(options.maxSendRate);
+  const limiter = sesRateLimiter(options.accountRatePerSecond);
   const proxy: FaultProxy = await startFaultProxy({
     target: options.target,
     port: options.port ?? 0,
@@ -106,7 +109,7 @@ export async function startSesRateLimit(options: {
   return {
     endpoint: proxy.endpoint,
     port: proxy.port,
-    maxSendRate: options.maxSendRate,
+    accountRatePerSecond: options.accountRatePerSecond,
     counts: limiter.counts,
     close: () => proxy.close(),
   };

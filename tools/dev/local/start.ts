@@ -25,7 +25,7 @@ import { LocalPipeline } from './pipeline';
 import { startStatusServer, statusPort, type StatusServer } from './status-server';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { lookupDelivery } from '../../../lambdas/status/lookup';
-import { sesMaxSendRateFromEnv } from './ses-rate-limit';
+import { sesAccountRateFromEnv } from './ses-rate-limit';
 import { loadLocalSettings } from './settings';
 import { OUTPUTS_FILE, PID_FILE, STATE_DIR, localOutputs } from './state';
 
@@ -70,7 +70,7 @@ function readConfiguration() {
     return {
       settings: loadLocalSettings(),
       consumers: consumersWanted(),
-      sesMaxSendRate: sesMaxSendRateFromEnv(),
+      sesAccountRate: sesAccountRateFromEnv(),
       ports: defaultPorts(),
       statusPort: statusPort(),
     };
@@ -105,7 +105,7 @@ Runs the whole pipeline on local emulators until Ctrl-C. Environment:
 export async function main(argv: readonly string[] = process.argv.slice(2)): Promise<void> {
   acceptNoArguments('npm start', USAGE, argv, ': npm start takes its settings from the environment');
   const started = Date.now();
-  const { settings, consumers, sesMaxSendRate, ports, statusPort: port } = readConfiguration();
+  const { settings, consumers, sesAccountRate, ports, statusPort: port } = readConfiguration();
   const rawLogs = process.env.LOCAL_RAW_LOGS === '1';
   claimPidFile();
   let emulators: Emulators | undefined;
@@ -134,7 +134,7 @@ export async function main(argv: readonly string[] = process.argv.slice(2)): Pro
     await checkJava();
     await ensureDynamoDbLocal();
     console.log('Starting DynamoDB Local, the SNS/SQS emulator and the SES emulator...');
-    emulators = await startEmulators({ sesMaxSendRate, ports });
+    emulators = await startEmulators({ sesAccountRate, ports });
     pipeline = await LocalPipeline.create({
       name: LOCAL_NAME,
       settings,
@@ -195,7 +195,7 @@ export async function main(argv: readonly string[] = process.argv.slice(2)): Pro
       '',
       `  SNS and SQS   ${endpoints.sns}`,
       `  DynamoDB      ${endpoints.dynamodb}   table ${resources.tableName}`,
-      `  SES v2        ${endpoints.ses}   sent mail: ${endpoints.ses}/store   max send rate ${sesMaxSendRate}/s (SES_MAX_SEND_RATE), pipeline maxSendRate ${settings.maxSendRate}/s`,
+      `  SES v2        ${endpoints.ses}   sent mail: ${endpoints.ses}/store   max send rate ${sesAccountRate}/s (SES_MAX_SEND_RATE), pipeline maxSendRate ${settings.maxSendRate}/s`,
       `  Mailbox page  ${endpoints.mailboxUrl}`,
       `  Topic         ${resources.topicArn}`,
       `  Status        ${status.url}/deliveries/{key}   or: ${stateEnv}npm run status -- <key>`,
