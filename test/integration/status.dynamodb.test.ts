@@ -20,7 +20,7 @@ import { REPO_ROOT } from '../../tools/dev/local/paths';
 import { createResources } from '../../tools/dev/local/resources';
 import { loadLocalSettings } from '../../tools/dev/local/settings';
 import { localOutputs, type LocalOutputs } from '../../tools/dev/local/state';
-import { startStatusServer, type StatusServer } from '../../tools/dev/local/status-server';
+import { startStatusEndpoint, type StatusEndpoint } from '../../tools/dev/local/status-endpoint';
 import { endpointsFromEnv, uniqueName } from './support';
 
 const endpoints = endpointsFromEnv();
@@ -199,9 +199,9 @@ describe('the status function (its handler, as the function URL calls it)', () =
 });
 
 describe('the local status server', () => {
-  let server: StatusServer;
+  let server: StatusEndpoint;
   beforeAll(async () => {
-    server = await startStatusServer({ port: 0, lookup });
+    server = await startStatusEndpoint({ port: 0, lookup });
   });
   afterAll(() => server.close());
 

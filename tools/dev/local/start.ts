@@ -22,7 +22,7 @@ import {
 import { acceptNoArguments } from './arguments';
 import { formatDecision } from './format';
 import { LocalPipeline } from './pipeline';
-import { startStatusServer, statusPort, type StatusServer } from './status-server';
+import { startStatusEndpoint, statusPort, type StatusEndpoint } from './status-endpoint';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { lookupDelivery } from '../../../lambdas/status/lookup';
 import { sesAccountRateFromEnv } from './ses-rate-limit';
@@ -110,7 +110,7 @@ export async function main(argv: readonly string[] = process.argv.slice(2)): Pro
   claimPidFile();
   let emulators: Emulators | undefined;
   let pipeline: LocalPipeline | undefined;
-  let status: StatusServer | undefined;
+  let status: StatusEndpoint | undefined;
   let stopping = false;
 
   const shutdown = async (signal: string, exitCode = 0) => {
@@ -157,7 +157,7 @@ export async function main(argv: readonly string[] = process.argv.slice(2)): Pro
       idempotencyTableName: pipeline.resources.tableName,
       keyPrefix: settings.idempotencyKeyPrefix,
     };
-    status = await startStatusServer({
+    status = await startStatusEndpoint({
       port,
       lookup: (key) => lookupDelivery(target, key),
       onError: (error) =>

@@ -18,20 +18,20 @@ export function statusPort(env: NodeJS.ProcessEnv = process.env): number {
   return port;
 }
 
-export interface StatusServer {
+export interface StatusEndpoint {
   /** Base URL, e.g. `http://127.0.0.1:8010`; lookups are `${url}/deliveries/{key}`. */
   readonly url: string;
   close(): Promise<void>;
 }
 
-export interface StatusServerOptions {
+export interface StatusEndpointOptions {
   readonly port: number;
   readonly lookup: (key: string) => Promise<DeliveryReport>;
   /** Called with a lookup that failed for another reason than a bad key (the answer is a 503). */
   readonly onError?: (error: unknown) => void;
 }
 
-export function startStatusServer(options: StatusServerOptions): Promise<StatusServer> {
+export function startStatusEndpoint(options: StatusEndpointOptions): Promise<StatusEndpoint> {
   const server = createServer((request, response) => {
     // The path as sent, without a query string.
     const rawPath = (request.url ?? '/').split('?')[0];

@@ -1,11 +1,11 @@
 /**
- * `npm run status` without the process around it: where a lookup reads (the
- * local pipeline's outputs.json or a stack's outputs) and how a report reads
- * to a person.
+ * `npm run status` (status-command.ts) without the process around it: where a
+ * lookup reads (the local pipeline's outputs.json or a stack's outputs) and how a
+ * report reads to a person.
  */
-import type { DeliveryReport } from '../lambdas/kernel/ledger/schema';
-import type { LookupTarget } from '../lambdas/status/lookup';
-import { printable } from './cli/printable';
+import type { DeliveryReport } from '../../lambdas/kernel/ledger/schema';
+import type { LookupTarget } from '../../lambdas/status/lookup';
+import { printable } from './printable';
 
 /** The outputs a lookup needs (same keys in a stack's outputs and in the local outputs.json). */
 export const STATUS_OUTPUTS = ['LedgerTableName', 'TableName', 'IdempotencyKeyPrefix'] as const;

@@ -1,13 +1,13 @@
 /** The local status server's own behaviour (the lookup itself is tested against DynamoDB Local). */
-import { startStatusServer, statusPort } from '../../tools/dev/local/status-server';
+import { startStatusEndpoint, statusPort } from '../../tools/dev/local/status-endpoint';
 
 const lookup = async (key: string) => ({ key, status: 'sent' as const, events: [] });
 
 test('a port already in use is refused naming STATUS_PORT', async () => {
-  const first = await startStatusServer({ port: 0, lookup });
+  const first = await startStatusEndpoint({ port: 0, lookup });
   try {
     const port = Number(new URL(first.url).port);
-    await expect(startStatusServer({ port, lookup })).rejects.toThrow(
+    await expect(startStatusEndpoint({ port, lookup })).rejects.toThrow(
       `The status port ${port} is in use: stop what holds it, or set STATUS_PORT to another port`,
     );
   } finally {
@@ -16,7 +16,7 @@ test('a port already in use is refused naming STATUS_PORT', async () => {
 });
 
 test('it serves GET /deliveries/{key}, ignoring a query string', async () => {
-  const server = await startStatusServer({ port: 0, lookup });
+  const server = await startStatusEndpoint({ port: 0, lookup });
   try {
     const response = await fetch(`${server.url}/deliveries/order-42?x=1`);
     expect(response.status).toBe(200);
