@@ -1,4 +1,4 @@
-/** `npm run demo`: the duplicate-email incident replayed on the local stack (tools/local/demo.ts). */
-import { main } from '../tools/local/demo';
+/** `npm run demo`: the duplicate-email incident replayed on the local stack (tools/dev/local/demo.ts). */
+import { main } from '../tools/dev/local/demo';
 
 void main();

@@ -1,4 +1,4 @@
-/** `npm start`: the whole pipeline on this machine (tools/local/start.ts). */
-import { main } from '../tools/local/start';
+/** `npm start`: the whole pipeline on this machine (tools/dev/local/start.ts). */
+import { main } from '../tools/dev/local/start';
 
 void main();

@@ -3,8 +3,8 @@
  * outside the ambiguous window, a duplicate no injected fault explains. Checked on made-up
  * evidence, so a checker that could never fail does not pass unnoticed.
  */
-import type { MailboxEmail } from '../../tools/local/emulators';
-import type { DecisionEvent } from '../../tools/local/pipeline';
+import type { MailboxEmail } from '../../tools/dev/local/emulators';
+import type { DecisionEvent } from '../../tools/dev/local/pipeline';
 import { account, type AccountInput, type Unit } from './account';
 
 const unit = (n: number, key = `key-${n}`): Unit => ({

@@ -11,8 +11,8 @@
  *   event. Two sends both recorded as completed, or a duplicate no injected fault explains,
  *   is a bug: it goes to `problems` with the key and its log lines.
  */
-import type { MailboxEmail } from '../../tools/local/emulators';
-import type { DecisionEvent } from '../../tools/local/pipeline';
+import type { MailboxEmail } from '../../tools/dev/local/emulators';
+import type { DecisionEvent } from '../../tools/dev/local/pipeline';
 
 /** How a unit must end. `either`: of units sharing a key, one is sent and the others dead-lettered. */
 export type Expect = 'email' | 'dead-letter' | 'either';

@@ -10,7 +10,7 @@
  * published for the accepted email, and completes without sending. Zero duplicates; the harness
  * still sees every injected crash.
  */
-import { pass } from '../../tools/local/fault-proxy';
+import { pass } from '../../tools/dev/local/fault-proxy';
 import { metricTotals } from '../integration/support';
 import { ChaosRun, expectReliable, stopRuns, type SesSend } from './harness';
 

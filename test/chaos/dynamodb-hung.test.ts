@@ -11,7 +11,7 @@
  * retry goes back as a delayed copy within the retry budget, and every email is sent once
  * after the store recovers; none is dead-lettered.
  */
-import { pass } from '../../tools/local/fault-proxy';
+import { pass } from '../../tools/dev/local/fault-proxy';
 import { until } from '../integration/support';
 import { ChaosRun, expectReliable, hungUntil, stopRuns } from './harness';
 

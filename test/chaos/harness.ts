@@ -14,7 +14,7 @@ import * as path from 'node:path';
 import { PublishCommand } from '@aws-sdk/client-sns';
 import { SendMessageBatchCommand, SendMessageCommand } from '@aws-sdk/client-sqs';
 import type { PipelineSettings } from '../../lib/settings';
-import { LOCAL_DIR } from '../../tools/local/paths';
+import { LOCAL_DIR } from '../../tools/dev/local/paths';
 import {
   delay,
   forwardThenReset,
@@ -22,11 +22,11 @@ import {
   startFaultProxy,
   type Behaviour,
   type FaultProxy,
-} from '../../tools/local/fault-proxy';
-import { startSesFront, type SesFront } from '../../tools/local/ses-front';
-import type { Consumer, DecisionEvent } from '../../tools/local/pipeline';
-import { waitFor } from '../../tools/local/processes';
-import { drainQueue } from '../../tools/local/queues';
+} from '../../tools/dev/local/fault-proxy';
+import { startSesFront, type SesFront } from '../../tools/dev/local/ses-front';
+import type { Consumer, DecisionEvent } from '../../tools/dev/local/pipeline';
+import { waitFor } from '../../tools/dev/local/processes';
+import { drainQueue } from '../../tools/dev/local/queues';
 import { email, FAST_RETRY_ENV, startTestPipeline, type TestPipeline } from '../integration/support';
 import { account, type Account, type Crash, type Expect, type Unit } from './account';
 

@@ -9,8 +9,8 @@
  */
 import { PublishCommand } from '@aws-sdk/client-sns';
 import { randomBytes } from 'node:crypto';
-import { pass, sesInternalFailure } from '../../tools/local/fault-proxy';
-import { sesEventsFor } from '../../tools/local/ses-front';
+import { pass, sesInternalFailure } from '../../tools/dev/local/fault-proxy';
+import { sesEventsFor } from '../../tools/dev/local/ses-front';
 import { metricTotals, until } from '../integration/support';
 import { ChaosRun, expectReliable, stopRuns, type SesSend } from './harness';
 

@@ -5,7 +5,7 @@
  * reused by a publisher for a different email. Each bad one goes to the DLQ at once, with its
  * reason, while its batch neighbours are sent; nothing is retried into the DLQ.
  */
-import { pass, status } from '../../tools/local/fault-proxy';
+import { pass, status } from '../../tools/dev/local/fault-proxy';
 import { email } from '../integration/support';
 import { ChaosRun, expectReliable, inParallel, stopRuns, type Unit } from './harness';
 

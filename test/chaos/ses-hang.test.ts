@@ -14,8 +14,8 @@
  * keys are withheld past the grace. Those five are sent again, each counted as an unconfirmed
  * resend; every other key is confirmed from its Send event. Duplicates: exactly those five.
  */
-import { forwardThenReset, pass } from '../../tools/local/fault-proxy';
-import { waitFor } from '../../tools/local/processes';
+import { forwardThenReset, pass } from '../../tools/dev/local/fault-proxy';
+import { waitFor } from '../../tools/dev/local/processes';
 import { metricTotals } from '../integration/support';
 import { ChaosRun, CHAOS_GRACE_SECONDS, expectReliable, stopRuns, type SesSend } from './harness';
 

@@ -9,7 +9,7 @@
  * copy, the pods' circuit breakers hold new sends and probe with one, and the pacing halves
  * its rate. Every email is sent once afterwards; none is dead-lettered.
  */
-import { pass, sesThrottle } from '../../tools/local/fault-proxy';
+import { pass, sesThrottle } from '../../tools/dev/local/fault-proxy';
 import { until } from '../integration/support';
 import { ChaosRun, expectReliable, stopRuns } from './harness';
 

@@ -4,7 +4,7 @@
  * to repeat: the SDK retries it a couple of times, then the queue backs it off. Nothing may
  * be lost, and since SES never accepted a throttled request, nothing may be sent twice.
  */
-import { pass, sesThrottle } from '../../tools/local/fault-proxy';
+import { pass, sesThrottle } from '../../tools/dev/local/fault-proxy';
 import { ChaosRun, expectReliable, stopRuns } from './harness';
 
 afterEach(stopRuns);

@@ -15,7 +15,7 @@
  * outage, so an invocation that was mid-send when the store went away still has room for
  * its completion write after the store is back, whatever the machine's speed.
  */
-import { down, pass } from '../../tools/local/fault-proxy';
+import { down, pass } from '../../tools/dev/local/fault-proxy';
 import { until } from '../integration/support';
 import { COMPLETION_RETRY_MARGIN_MS } from '../../lambdas/send-email/backoff';
 import { completionUnwritten } from './account';

@@ -6,8 +6,8 @@
  */
 import { SendMessageCommand } from '@aws-sdk/client-sqs';
 import { PublishCommand } from '@aws-sdk/client-sns';
-import { drainQueue } from '../../tools/local/queues';
-import { snsEnvelope } from '../../tools/local/records';
+import { drainQueue } from '../../tools/dev/local/queues';
+import { snsEnvelope } from '../../tools/dev/local/records';
 import { email, startTestPipeline, until, type TestPipeline } from './support';
 
 let p: TestPipeline;

@@ -8,9 +8,9 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { PublishCommand } from '@aws-sdk/client-sns';
-import { freePort } from '../../tools/local/processes';
-import { REPO_ROOT } from '../../tools/local/paths';
-import { loadLocalSettings } from '../../tools/local/settings';
+import { freePort } from '../../tools/dev/local/processes';
+import { REPO_ROOT } from '../../tools/dev/local/paths';
+import { loadLocalSettings } from '../../tools/dev/local/settings';
 import { startTestPipeline, until, type TestPipeline } from './support';
 
 const TSX = path.join(REPO_ROOT, 'node_modules', 'tsx', 'dist', 'cli.mjs');

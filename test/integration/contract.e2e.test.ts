@@ -7,9 +7,9 @@
  */
 import { PublishCommand } from '@aws-sdk/client-sns';
 import { SendMessageCommand } from '@aws-sdk/client-sqs';
-import { readMailbox, type MailboxEmail } from '../../tools/local/emulators';
-import { drainQueue } from '../../tools/local/queues';
-import { snsEnvelope } from '../../tools/local/records';
+import { readMailbox, type MailboxEmail } from '../../tools/dev/local/emulators';
+import { drainQueue } from '../../tools/dev/local/queues';
+import { snsEnvelope } from '../../tools/dev/local/records';
 import { email, startTestPipeline, until, type TestPipeline } from './support';
 
 let p: TestPipeline;

@@ -4,7 +4,7 @@
  * otherwise).
  */
 import { spawnSync } from 'node:child_process';
-import { REPO_ROOT } from '../../tools/local/paths';
+import { REPO_ROOT } from '../../tools/dev/local/paths';
 import { npmScript } from './npm-script';
 
 const DEMO = npmScript('demo');

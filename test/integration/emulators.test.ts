@@ -26,7 +26,8 @@ import {
   SQSClient,
   type Message,
 } from '@aws-sdk/client-sqs';
-import { LOCAL_AWS_ENV, readMailbox, type MailboxEmail } from '../../tools/local/emulators';
+import { readMailbox, type MailboxEmail } from '../../tools/dev/local/emulators';
+import { LOCAL_AWS_ENV } from '../../tools/dev/local/emulator-config';
 import {
   delay,
   down,
@@ -37,8 +38,8 @@ import {
   sesThrottle,
   startFaultProxy,
   type FaultProxy,
-} from '../../tools/local/fault-proxy';
-import { waitFor } from '../../tools/local/processes';
+} from '../../tools/dev/local/fault-proxy';
+import { waitFor } from '../../tools/dev/local/processes';
 
 function env(name: string): string {
   const value = process.env[name];

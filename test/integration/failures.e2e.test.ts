@@ -14,7 +14,7 @@ import {
   startFaultProxy,
   status,
   type FaultProxy,
-} from '../../tools/local/fault-proxy';
+} from '../../tools/dev/local/fault-proxy';
 import type { PipelineSettings } from '../../lib/settings';
 import { email, metricTotals, outcomes, startTestPipeline, until, type TestPipeline } from './support';
 

@@ -9,7 +9,7 @@ import { CreateQueueCommand, GetQueueAttributesCommand, ReceiveMessageCommand } 
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { readLedgerItem } from '../../lambdas/runtime/ledger-store';
 import { lookupDelivery } from '../../lambdas/status/lookup';
-import { sesEventsFor } from '../../tools/local/ses-front';
+import { sesEventsFor } from '../../tools/dev/local/ses-front';
 import { email, startTestPipeline, until, type TestPipeline } from './support';
 
 type SesEvent = { eventType: string; mail: Record<string, unknown> & { tags: Record<string, string[]> } } & Record<

@@ -8,19 +8,19 @@
  * together with AWS_REGION and fake credentials (LOCAL_AWS_ENV).
  *
  * The handle stays in this (jest's main) process for global-teardown.ts. Should jest die
- * without running the teardown, the emulators exit on their own (see tools/local/processes.ts).
+ * without running the teardown, the emulators exit on their own (see tools/dev/local/processes.ts).
  */
 import {
   ANY_FREE_PORTS,
-  LOCAL_AWS_ENV,
   checkJava,
   ensureDynamoDbLocal,
   startEmulators,
   type Emulators,
-} from '../../tools/local/emulators';
+} from '../../tools/dev/local/emulators';
+import { LOCAL_AWS_ENV } from '../../tools/dev/local/emulator-config';
 
 /** Recipients per second the tests' SES allows. */
-const TEST_SES_MAX_SEND_RATE = 1000;
+const TEST_SES_ACCOUNT_RATE = 1000;
 
 declare global {
   // Set by global-setup.ts, read by global-teardown.ts (same process).
@@ -33,7 +33,7 @@ export default async function globalSetup(): Promise<void> {
   await ensureDynamoDbLocal();
   // Every test sends through the local SES's sending-rate layer, at a rate no test reaches
   // unless it means to (those start a layer of their own with a low rate).
-  const emulators = await startEmulators({ ports: ANY_FREE_PORTS, sesMaxSendRate: TEST_SES_MAX_SEND_RATE });
+  const emulators = await startEmulators({ ports: ANY_FREE_PORTS, sesAccountRate: TEST_SES_ACCOUNT_RATE });
   globalThis.__integrationEmulators = emulators;
   Object.assign(process.env, {
     EMULATOR_DYNAMODB_ENDPOINT: emulators.endpoints.dynamodb,

@@ -5,7 +5,7 @@
  */
 import { PublishCommand, type MessageAttributeValue } from '@aws-sdk/client-sns';
 import type { Message } from '@aws-sdk/client-sqs';
-import { drainQueue } from '../../tools/local/queues';
+import { drainQueue } from '../../tools/dev/local/queues';
 import { startTestPipeline, until, type TestPipeline } from './support';
 
 let p: TestPipeline;

@@ -11,10 +11,10 @@ import { SubscribeCommand } from '@aws-sdk/client-sns';
 import { parseSesEvent, type ParsedSesEvent } from '../../lambdas/kernel/ledger/events';
 import type { DeliveryReport } from '../../lambdas/kernel/ledger/schema';
 import { readLedgerItem, recordEvent, type StoredLedgerItem } from '../../lambdas/runtime/ledger-store';
-import { emulatorClients } from '../../tools/local/emulators';
-import { createResources, type LocalResources } from '../../tools/local/resources';
-import { sesEventsFor } from '../../tools/local/ses-front';
-import { loadLocalSettings } from '../../tools/local/settings';
+import { emulatorClients } from '../../tools/dev/local/emulators';
+import { createResources, type LocalResources } from '../../tools/dev/local/resources';
+import { sesEventsFor } from '../../tools/dev/local/ses-front';
+import { loadLocalSettings } from '../../tools/dev/local/settings';
 import { permutations } from '../unit/records';
 import { email, endpointsFromEnv, startTestPipeline, uniqueName, until, type TestPipeline } from './support';
 

@@ -5,7 +5,7 @@
  */
 import { readFileSync } from 'node:fs';
 import * as path from 'node:path';
-import { REPO_ROOT } from '../../tools/local/paths';
+import { REPO_ROOT } from '../../tools/dev/local/paths';
 
 export interface ScriptCommand {
   readonly command: string;

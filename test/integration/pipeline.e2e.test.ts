@@ -2,8 +2,8 @@
  * End to end on the emulators: SNS topic -> SQS queue -> consumer processes
  * running the real handler bundle -> DynamoDB Local -> SES emulator.
  */
-import { down, onlyOperation, startFaultProxy } from '../../tools/local/fault-proxy';
-import { freePort } from '../../tools/local/processes';
+import { down, onlyOperation, startFaultProxy } from '../../tools/dev/local/fault-proxy';
+import { freePort } from '../../tools/dev/local/processes';
 import { email, enqueue, receiveOne, startTestPipeline, until, type TestPipeline } from './support';
 
 const running: TestPipeline[] = [];

@@ -1,10 +1,10 @@
 /**
- * The local SES's sending rate (tools/local/ses-rate-limit.ts) through the real SES v2 client:
+ * The local SES's sending rate (tools/dev/local/ses-rate-limit.ts) through the real SES v2 client:
  * beyond the rate, counted in recipients, SES's own 429 TooManyRequestsException.
  */
 import { SendEmailCommand, SESv2Client } from '@aws-sdk/client-sesv2';
-import { emulatorConfig } from '../../tools/local/emulators';
-import { startSesRateLimit, type SesRateLimit } from '../../tools/local/ses-rate-limit';
+import { emulatorConfig } from '../../tools/dev/local/emulator-config';
+import { startSesRateLimit, type SesRateLimit } from '../../tools/dev/local/ses-rate-limit';
 import { endpointsFromEnv, uniqueName } from './support';
 
 let limit: SesRateLimit | undefined;
@@ -14,8 +14,8 @@ afterEach(async () => {
   await limit?.close();
 });
 
-async function start(maxSendRate: number): Promise<SESv2Client> {
-  limit = await startSesRateLimit({ target: endpointsFromEnv().ses, maxSendRate });
+async function start(accountRatePerSecond: number): Promise<SESv2Client> {
+  limit = await startSesRateLimit({ target: endpointsFromEnv().ses, accountRatePerSecond });
   client = new SESv2Client({ ...emulatorConfig(limit.endpoint), maxAttempts: 1 });
   return client;
 }

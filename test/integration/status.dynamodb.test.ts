@@ -15,12 +15,12 @@ import type { LambdaFunctionURLEvent, LambdaFunctionURLResult } from 'aws-lambda
 import { ledgerKey, type DeliveryReport, type LedgerItem } from '../../lambdas/kernel/ledger/schema';
 import { ENV, LEDGER_ENV } from '../../lambdas/kernel/environment';
 import { lookupDelivery, type LookupTarget } from '../../lambdas/status/lookup';
-import { emulatorClients } from '../../tools/local/emulators';
-import { REPO_ROOT } from '../../tools/local/paths';
-import { createResources } from '../../tools/local/resources';
-import { loadLocalSettings } from '../../tools/local/settings';
-import { localOutputs, type LocalOutputs } from '../../tools/local/state';
-import { startStatusServer, type StatusServer } from '../../tools/local/status-server';
+import { emulatorClients } from '../../tools/dev/local/emulators';
+import { REPO_ROOT } from '../../tools/dev/local/paths';
+import { createResources } from '../../tools/dev/local/resources';
+import { loadLocalSettings } from '../../tools/dev/local/settings';
+import { localOutputs, type LocalOutputs } from '../../tools/dev/local/state';
+import { startStatusEndpoint, type StatusEndpoint } from '../../tools/dev/local/status-endpoint';
 import { endpointsFromEnv, uniqueName } from './support';
 
 const endpoints = endpointsFromEnv();
@@ -199,9 +199,9 @@ describe('the status function (its handler, as the function URL calls it)', () =
 });
 
 describe('the local status server', () => {
-  let server: StatusServer;
+  let server: StatusEndpoint;
   beforeAll(async () => {
-    server = await startStatusServer({ port: 0, lookup });
+    server = await startStatusEndpoint({ port: 0, lookup });
   });
   afterAll(() => server.close());
 

@@ -8,13 +8,13 @@ import * as path from 'node:path';
 import { PublishCommand } from '@aws-sdk/client-sns';
 import { SendMessageCommand, type Message } from '@aws-sdk/client-sqs';
 import type { PipelineSettings } from '../../lib/settings';
-import { buildBundles, type Bundles } from '../../tools/local/build';
-import { LOCAL_DIR } from '../../tools/local/paths';
-import { readMailbox, type EmulatorEndpoints, type MailboxEmail } from '../../tools/local/emulators';
-import { LocalPipeline, type Consumer, type ConsumerOptions, type DecisionEvent } from '../../tools/local/pipeline';
-import { waitFor } from '../../tools/local/processes';
-import { loadLocalSettings } from '../../tools/local/settings';
-import { drainQueue } from '../../tools/local/queues';
+import { buildBundles, type Bundles } from '../../tools/dev/local/build';
+import { LOCAL_DIR } from '../../tools/dev/local/paths';
+import { readMailbox, type EmulatorEndpoints, type MailboxEmail } from '../../tools/dev/local/emulators';
+import { LocalPipeline, type Consumer, type ConsumerOptions, type DecisionEvent } from '../../tools/dev/local/pipeline';
+import { waitFor } from '../../tools/dev/local/processes';
+import { loadLocalSettings } from '../../tools/dev/local/settings';
+import { drainQueue } from '../../tools/dev/local/queues';
 
 export function endpointsFromEnv(): EmulatorEndpoints {
   const read = (name: string): string => {

@@ -82,7 +82,7 @@ const nodeBins = new Map<number, string>();
 beforeAll(() => {
   work = fs.mkdtempSync(path.join(os.tmpdir(), 'package-test-'));
   // What prepack runs, first, so that its output stays out of npm pack's JSON.
-  run(TSX, [path.join(ROOT, 'tools', 'build.ts'), '--no-check'], ROOT);
+  run(TSX, [path.join(ROOT, 'tools', 'build', 'build.ts'), '--no-check'], ROOT);
   const packed = JSON.parse(run(NPM, ['pack', '--json', '--ignore-scripts', '--pack-destination', work], ROOT)) as {
     filename: string;
     files: { path: string }[];

@@ -7,8 +7,8 @@ import type { Command } from '../../lib/cli/command';
 import { run, runCommand } from '../../lib/cli/main';
 import { printable, printableIo, printableLines } from '../../lib/cli/printable';
 import { formatDeadLetter, type DeadLetter } from '../../lib/dlq';
-import { formatReport } from '../../lib/status';
-import { formatDecision } from '../../tools/local/format';
+import { formatReport } from '../../lib/cli/status-report';
+import { formatDecision } from '../../tools/dev/local/format';
 
 /** Every character a terminal could act on, or that reorders or hides text. */
 const RAW =

@@ -1,4 +1,4 @@
-import { costModel, ledgerCostModel, type CostInputs, type LedgerCostInputs } from '../../tools/bench/cost';
+import { costModel, ledgerCostModel, type CostInputs, type LedgerCostInputs } from '../../tools/dev/bench/cost';
 
 /** The inputs of the 2026-11-29 run in BENCHMARKS.md section 5. */
 const SEND_PATH: CostInputs = {

@@ -1,13 +1,13 @@
 /**
- * What the Lambda bundles leave out (tools/lambda-bundle.ts): the SDK's default credential
+ * What the Lambda bundles leave out (tools/build/lambda-bundle.ts): the SDK's default credential
  * chain, replaced by lambdas/runtime/lambda-credentials.ts, and the schemas of SDK operations no
- * handler calls (tools/sdk-schema-keys.ts). Read from esbuild's metafile and output.
+ * handler calls (tools/build/sdk-schema-keys.ts). Read from esbuild's metafile and output.
  */
 import * as path from 'node:path';
 import { build, type Metafile } from 'esbuild';
 import { HANDLER_ENTRY } from '../../lib/construct/bundling';
-import { lambdaBuildOptions } from '../../tools/lambda-bundle';
-import { literalSchemaKeys } from '../../tools/sdk-schema-keys';
+import { lambdaBuildOptions } from '../../tools/build/lambda-bundle';
+import { literalSchemaKeys } from '../../tools/build/sdk-schema-keys';
 
 interface Bundle {
   readonly code: string;

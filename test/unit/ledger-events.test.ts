@@ -12,7 +12,7 @@ import {
 } from '../../lambdas/kernel/ledger/events';
 import { sesEventOf } from '../../lambdas/ledger/ledger';
 import type { LedgerEvent } from '../../lambdas/kernel/ledger/schema';
-import { snsEnvelope } from '../../tools/local/records';
+import { snsEnvelope } from '../../tools/dev/local/records';
 import { permutations } from './records';
 
 /** An SES event as SES publishes it to an SNS event destination (trimmed to the fields we read and a few more). */

@@ -5,7 +5,7 @@
  * the queue (raw).
  */
 import type { QueueRecordLike } from '../../lambdas/send-email/envelope';
-import { snsEnvelope } from '../../tools/local/records';
+import { snsEnvelope } from '../../tools/dev/local/records';
 
 export const SNS_MESSAGE_ID = '5f3c2b1a-0d9e-4c8b-a7f6-e5d4c3b2a190';
 

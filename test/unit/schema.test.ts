@@ -5,7 +5,7 @@
 import { readFileSync } from 'node:fs';
 import Ajv from 'ajv';
 import { idempotencyKeyIssues, InvalidMessageError, LIMITS, validateEmail } from '../../lambdas/kernel/contract';
-import { emailMessageSchema, SCHEMA_FILE, schemaText } from '../../tools/schema';
+import { emailMessageSchema, SCHEMA_FILE, schemaText } from '../../tools/build/schema';
 import { addresses, validMessage } from './records';
 
 const schema = emailMessageSchema();

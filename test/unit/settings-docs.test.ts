@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { SETTINGS, settingsTable } from '../../lib/settings';
-import { README_FILE, TABLE_END, TABLE_START, withSettingsTable } from '../../tools/settings-docs';
+import { README_FILE, TABLE_END, TABLE_START, withSettingsTable } from '../../tools/build/settings-docs';
 
 describe('README settings table', () => {
   test('the committed table is the one the declaration gives (run npm run docs:settings)', () => {

@@ -10,7 +10,7 @@ import { DynamoDBPersistenceLayer } from '@aws-lambda-powertools/idempotency/dyn
 import type { DeliveryReport } from '../../lambdas/kernel/ledger/schema';
 import { handleStatusRequest } from '../../lambdas/status/http';
 import { idempotencyRecordId, InvalidKeyError, keyProblem, lookupDelivery } from '../../lambdas/status/lookup';
-import { formatReport, lookupTargetFromOutputs } from '../../lib/status';
+import { formatReport, lookupTargetFromOutputs } from '../../lib/cli/status-report';
 
 describe('keyProblem', () => {
   test.each([

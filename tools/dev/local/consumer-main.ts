@@ -1,0 +1,59 @@
+/**
+ * One local consumer ("pod"): a process that loads the handler bundle, as a
+ * Lambda container would, and feeds it batches from the queue. Started by
+ * tools/dev/local/pipeline.ts; everything it is told comes through the environment.
+ * Handler log lines pass through stdout untouched; this file adds its own lines
+ * as JSON with a `consumer` field.
+ */
+import { SQSClient } from '@aws-sdk/client-sqs';
+import { startEventSource, type SqsHandler } from './event-source';
+
+function need(name: string): string {
+  const value = process.env[name];
+  if (!value) throw new Error(`consumer: missing environment variable ${name}`);
+  return value;
+}
+
+function emit(event: string, fields: Record<string, unknown> = {}): void {
+  process.stdout.write(`${JSON.stringify({ consumer: process.env.CONSUMER_NAME ?? 'consumer', event, ...fields })}\n`);
+}
+
+async function main(): Promise<void> {
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  const { handler } = require(need('HANDLER_BUNDLE')) as { handler: SqsHandler };
+  const sqs = new SQSClient({ useQueueUrlAsEndpoint: false });
+  const source = startEventSource({
+    sqs,
+    queueUrl: need('SOURCE_QUEUE_URL'),
+    queueArn: need('SOURCE_QUEUE_ARN'),
+    region: need('AWS_REGION'),
+    handler,
+    batchSize: Number(need('BATCH_SIZE')),
+    maxBatchingWindowSeconds: Number(need('BATCHING_WINDOW_SECONDS')),
+    functionTimeoutSeconds: Number(need('FUNCTION_TIMEOUT_SECONDS')),
+    functionName: process.env.CONSUMER_NAME ?? 'send-email-local',
+    skipDeleteBatches: Number(process.env.LOCAL_FAULT_SKIP_DELETE_BATCHES ?? '0'),
+    onBatch: (report) => emit('batch', { ...report }),
+    onError: (error) => emit('error', { error: error instanceof Error ? error.message : String(error) }),
+  });
+  let stopping = false;
+  const stop = async () => {
+    if (stopping) return;
+    stopping = true;
+    await source.stop();
+    emit('stopped');
+    process.exit(0);
+  };
+  process.on('SIGTERM', () => void stop());
+  process.on('SIGINT', () => void stop());
+  // The parent holds our stdin: when it goes away, so do we.
+  process.stdin.on('end', () => process.exit(0));
+  process.stdin.on('error', () => process.exit(0));
+  process.stdin.resume();
+  emit('ready', { pid: process.pid });
+}
+
+main().catch((error) => {
+  emit('error', { error: error instanceof Error ? error.message : String(error), fatal: true });
+  process.exit(1);
+});

@@ -1,0 +1,285 @@
+/**
+ * The local pipeline: resources on the emulators plus consumer processes that
+ * run the handler bundle. `npm start`, the demo and the end-to-end tests all
+ * use this one harness.
+ */
+import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import type { SNSClient } from '@aws-sdk/client-sns';
+import { GetQueueAttributesCommand, type SQSClient } from '@aws-sdk/client-sqs';
+import { DECISIONS, type Decision } from '../../../lambdas/kernel/names';
+import { ENV, LEDGER_ENV } from '../../../lambdas/kernel/environment';
+import type { ResolvedSettings } from '../../../lib/settings';
+import { handlerEnvironment, ledgerEnvironment } from '../../../lib/construct/handler-env';
+import { buildBundles, type Bundles } from './build';
+import { emulatorClients, type EmulatorClients, type EmulatorEndpoints } from './emulators';
+import { LOCAL_AWS_ENV } from './emulator-config';
+import type { BatchReport } from './event-source';
+import { launch, waitFor, type ManagedProcess } from './processes';
+import {
+  createResources,
+  handlerRefs,
+  LEDGER_FUNCTION_TIMEOUT_SECONDS,
+  ledgerRefs,
+  type LocalResources,
+} from './resources';
+
+/** A handler log line that records a decision (see lambdas/send-email/pipeline.ts). */
+export interface DecisionEvent {
+  readonly consumer: string;
+  readonly decision: Decision;
+  readonly dedupeKey?: string;
+  readonly snsMessageId?: string;
+  readonly sqsMessageId?: string;
+  readonly receiveCount?: number;
+  readonly errorClass?: string;
+  readonly errorCode?: string;
+  readonly reason?: string;
+  readonly sesMessageId?: string;
+  readonly failOpen?: boolean;
+  readonly to?: readonly string[];
+  readonly [field: string]: unknown;
+}
+
+/** Any JSON line a consumer prints (handler logs, metrics, the consumer's own events). */
+export interface ConsumerLine {
+  readonly consumer: string;
+  readonly json?: Record<string, unknown>;
+  readonly text: string;
+}
+
+export interface LocalPipelineOptions {
+  /** Resource name prefix, e.g. `email-pipeline`; tests use a unique one each. */
+  readonly name: string;
+  readonly settings: ResolvedSettings;
+  readonly endpoints: EmulatorEndpoints;
+  /** Prebuilt bundles (build once, share between pipelines). @default built now */
+  readonly bundles?: Bundles;
+  /** Called for every decision any consumer logs. */
+  readonly onDecision?: (event: DecisionEvent) => void;
+  /** Called for every line any consumer prints. */
+  readonly onLine?: (line: ConsumerLine) => void;
+  /** Keep every consumer line in {@link LocalPipeline.lines} (tests). @default false */
+  readonly keepLines?: boolean;
+  /**
+   * How long a send whose fate is unknown waits for its SES event before it is sent again
+   * (SEND_CONFIRMATION_GRACE_SECONDS). @default the settings' sendConfirmationGraceSeconds (300)
+   */
+  readonly sendConfirmationGraceSeconds?: number;
+}
+
+export interface ConsumerOptions {
+  /** Shown in logs. @default `pod-<n>` */
+  readonly name?: string;
+  /** Extra environment for this consumer: fault-proxy endpoints, FAIL_OPEN, chaos switches. */
+  readonly env?: Readonly<Record<string, string>>;
+}
+
+export interface Consumer {
+  readonly name: string;
+  readonly process: ManagedProcess;
+  /** Graceful stop: finishes the batch in hand. */
+  stop(): Promise<void>;
+  /** Like a crash: SIGKILL, no clean-up. */
+  kill(): Promise<void>;
+}
+
+const DECISION_NAMES: ReadonlySet<string> = new Set(DECISIONS);
+
+/** What a consumer process keeps of this process's environment. */
+function inheritedEnvironment(): Record<string, string> {
+  const inherited: Record<string, string> = {};
+  for (const key of ['PATH', 'HOME', 'TMPDIR', 'NODE_OPTIONS']) {
+    const value = process.env[key];
+    if (value !== undefined) inherited[key] = value;
+  }
+  return inherited;
+}
+
+function parseJson(text: string): Record<string, unknown> | undefined {
+  if (!text.startsWith('{')) return undefined;
+  try {
+    const value: unknown = JSON.parse(text);
+    return typeof value === 'object' && value !== null && !Array.isArray(value)
+      ? (value as Record<string, unknown>)
+      : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+export class LocalPipeline {
+  readonly sns: SNSClient;
+  readonly sqs: SQSClient;
+  readonly dynamodb: DynamoDBClient;
+  /** Every decision seen so far, in order. */
+  readonly decisions: DecisionEvent[] = [];
+  /** Every line consumers printed, when `keepLines` is on. */
+  readonly lines: ConsumerLine[] = [];
+  /** Every batch a consumer reported (see BatchReport in event-source.ts), in order. */
+  readonly batches: (BatchReport & { readonly consumer: string })[] = [];
+  private readonly consumers = new Set<Consumer>();
+  private consumerCount = 0;
+
+  private constructor(
+    readonly options: LocalPipelineOptions,
+    readonly resources: LocalResources,
+    readonly bundles: Bundles,
+    private readonly clients: EmulatorClients,
+  ) {
+    this.sns = clients.sns;
+    this.sqs = clients.sqs;
+    this.dynamodb = clients.dynamodb;
+  }
+
+  /** Creates the resources (idempotent) and builds the bundles if not given. Starts no consumer. */
+  static async create(options: LocalPipelineOptions): Promise<LocalPipeline> {
+    const clients = emulatorClients(options.endpoints);
+    const [resources, bundles] = await Promise.all([
+      createResources(clients, options.settings, options.name),
+      options.bundles ?? buildBundles(),
+    ]);
+    return new LocalPipeline(options, resources, bundles, clients);
+  }
+
+  /** The environment a consumer (and so the handler) runs with. */
+  consumerEnvironment(name: string, extra: Readonly<Record<string, string>> = {}): Record<string, string> {
+    const { settings, endpoints } = this.options;
+    const inherited = inheritedEnvironment();
+    return {
+      ...inherited,
+      ...LOCAL_AWS_ENV,
+      ...handlerEnvironment(settings, handlerRefs(this.resources)),
+      AWS_ENDPOINT_URL_DYNAMODB: endpoints.dynamodb,
+      AWS_ENDPOINT_URL_SQS: endpoints.sqs,
+      AWS_ENDPOINT_URL_SESV2: endpoints.ses,
+      // Signs as the send function's role: the local SES reports it as the events' caller identity.
+      AWS_ACCESS_KEY_ID: this.resources.senderRoleName,
+      // Every send goes through the ledger's configuration set; an unknown-fate send reads the ledger.
+      [ENV.configurationSetName]: this.resources.ledger.configurationSetName,
+      [LEDGER_ENV.tableName]: this.resources.ledger.tableName,
+      [LEDGER_ENV.sendConfirmationGraceSeconds]: String(
+        this.options.sendConfirmationGraceSeconds ?? settings.sendConfirmationGraceSeconds,
+      ),
+      HANDLER_BUNDLE: this.bundles.handler,
+      SOURCE_QUEUE_ARN: this.resources.queueArn,
+      BATCH_SIZE: String(settings.batchSize),
+      BATCHING_WINDOW_SECONDS: String(settings.maxBatchingWindowSeconds),
+      FUNCTION_TIMEOUT_SECONDS: String(settings.functionTimeoutSeconds),
+      CONSUMER_NAME: name,
+      ...extra,
+    };
+  }
+
+  /** The environment of the ledger consumer (the ledger function on the SES events buffer queue). */
+  ledgerEnvironment(name: string, extra: Readonly<Record<string, string>> = {}): Record<string, string> {
+    const { settings, endpoints } = this.options;
+    const { ledger } = this.resources;
+    const inherited = inheritedEnvironment();
+    return {
+      ...inherited,
+      ...LOCAL_AWS_ENV,
+      ...ledgerEnvironment(settings, ledgerRefs(this.resources)),
+      POWERTOOLS_SERVICE_NAME: 'email-pipeline-ledger',
+      POWERTOOLS_LOG_LEVEL: settings.logLevel,
+      POWERTOOLS_METRICS_NAMESPACE: settings.metricsNamespace,
+      AWS_ENDPOINT_URL_DYNAMODB: endpoints.dynamodb,
+      AWS_ENDPOINT_URL_SQS: endpoints.sqs,
+      AWS_ENDPOINT_URL_SNS: endpoints.sns,
+      HANDLER_BUNDLE: this.bundles.ledger,
+      SOURCE_QUEUE_URL: ledger.bufferQueueUrl,
+      SOURCE_QUEUE_ARN: ledger.bufferQueueArn,
+      BATCH_SIZE: '10',
+      BATCHING_WINDOW_SECONDS: '0',
+      FUNCTION_TIMEOUT_SECONDS: String(LEDGER_FUNCTION_TIMEOUT_SECONDS),
+      CONSUMER_NAME: name,
+      ...extra,
+    };
+  }
+
+  /** Starts the ledger consumer: SES events from the buffer queue into the ledger table. */
+  startLedgerConsumer(options: ConsumerOptions = {}): Promise<Consumer> {
+    const name = options.name ?? 'ledger';
+    return this.launchConsumer(name, this.ledgerEnvironment(name, options.env));
+  }
+
+  /** Starts one consumer process ("pod") and resolves when it polls. */
+  startConsumer(options: ConsumerOptions = {}): Promise<Consumer> {
+    this.consumerCount += 1;
+    const name = options.name ?? `pod-${this.consumerCount}`;
+    return this.launchConsumer(name, this.consumerEnvironment(name, options.env));
+  }
+
+  private async launchConsumer(name: string, env: Record<string, string>): Promise<Consumer> {
+    let ready = false;
+    const proc = await launch({
+      name,
+      command: process.execPath,
+      args: ['--enable-source-maps', this.bundles.consumer],
+      guarded: false,
+      env,
+      onOutput: (text) => {
+        const json = parseJson(text);
+        if (json?.consumer === name && json.event === 'ready') ready = true;
+        if (json?.consumer === name && json.event === 'batch') {
+          this.batches.push({ ...(json as unknown as BatchReport), consumer: name });
+        }
+        const line = { consumer: name, text, ...(json ? { json } : {}) };
+        if (this.options.keepLines) this.lines.push(line);
+        this.options.onLine?.(line);
+        if (json && typeof json.decision === 'string' && DECISION_NAMES.has(json.decision)) {
+          const event = { ...json, consumer: name } as DecisionEvent;
+          this.decisions.push(event);
+          this.options.onDecision?.(event);
+        }
+      },
+    });
+    await waitFor(async () => ready, { timeoutMs: 15_000, what: `consumer ${name} to start`, process: proc });
+    const consumer: Consumer = {
+      name,
+      process: proc,
+      stop: async () => {
+        this.consumers.delete(consumer);
+        await proc.stop({ graceMs: (this.options.settings.functionTimeoutSeconds + 2) * 1000 });
+      },
+      kill: async () => {
+        this.consumers.delete(consumer);
+        process.kill(proc.pid, 'SIGKILL');
+        await proc.exited;
+      },
+    };
+    this.consumers.add(consumer);
+    return consumer;
+  }
+
+  /** Messages visible, in flight and delayed in a queue. */
+  async queueDepth(which: 'queue' | 'dlq' = 'queue'): Promise<{ visible: number; inFlight: number; delayed: number }> {
+    const QueueUrl = which === 'queue' ? this.resources.queueUrl : this.resources.deadLetterQueueUrl;
+    const { Attributes = {} } = await this.sqs.send(
+      new GetQueueAttributesCommand({
+        QueueUrl,
+        AttributeNames: [
+          'ApproximateNumberOfMessages',
+          'ApproximateNumberOfMessagesNotVisible',
+          'ApproximateNumberOfMessagesDelayed',
+        ],
+      }),
+    );
+    return {
+      visible: Number(Attributes.ApproximateNumberOfMessages ?? 0),
+      inFlight: Number(Attributes.ApproximateNumberOfMessagesNotVisible ?? 0),
+      delayed: Number(Attributes.ApproximateNumberOfMessagesDelayed ?? 0),
+    };
+  }
+
+  /** True when the source queue holds nothing at all (visible, in flight or delayed). */
+  async isDrained(): Promise<boolean> {
+    const depth = await this.queueDepth('queue');
+    return depth.visible + depth.inFlight + depth.delayed === 0;
+  }
+
+  /** Stops every consumer still running. */
+  async stop(): Promise<void> {
+    await Promise.all([...this.consumers].map((c) => c.stop()));
+    this.clients.destroy();
+  }
+}

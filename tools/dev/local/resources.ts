@@ -1,0 +1,304 @@
+/**
+ * Creates the pipeline's resources on the local emulators from the same
+ * resolved settings the CDK construct uses: topic, queue with redrive to the
+ * DLQ, the SNS -> SQS subscription (raw delivery off) and the idempotency
+ * table with TTL.
+ */
+import {
+  CreateTableCommand,
+  DescribeTableCommand,
+  ResourceInUseException,
+  UpdateTimeToLiveCommand,
+  type DynamoDBClient,
+} from '@aws-sdk/client-dynamodb';
+import {
+  AlreadyExistsException,
+  CreateConfigurationSetCommand,
+  CreateConfigurationSetEventDestinationCommand,
+  type SESv2Client,
+} from '@aws-sdk/client-sesv2';
+import { CreateTopicCommand, SubscribeCommand, type SNSClient } from '@aws-sdk/client-sns';
+import { CreateQueueCommand, GetQueueAttributesCommand, type SQSClient } from '@aws-sdk/client-sqs';
+import { LEDGER_TABLE } from '../../../lambdas/kernel/ledger/schema';
+import { DLQ_RETENTION_SECONDS, type ResolvedSettings } from '../../../lib/settings';
+import { LOCAL_ACCOUNT_ID } from '../../../lib/cli/target';
+import {
+  IDEMPOTENCY_TABLE,
+  type HandlerResourceRefs,
+  type LedgerResourceRefs,
+} from '../../../lib/construct/handler-env';
+
+/**
+ * The local send ledger table of the pipeline named `name`: the one place the
+ * name is made (resources, `npm start`'s outputs, `npm run status`).
+ */
+export function ledgerTableName(name: string): string {
+  return `${name}-ledger`;
+}
+
+/**
+ * The local send function's role name: its consumers sign their requests with it as the access key
+ * id, which the local SES layer reports as `ses:caller-identity`, as SES reports a role's name.
+ */
+export function senderRoleName(name: string): string {
+  // DynamoDB Local takes letters and digits only in an access key id.
+  return `${name.replace(/[^A-Za-z0-9]/g, '')}SendRole`;
+}
+
+export interface LocalResources {
+  /** The send function's role name (see {@link senderRoleName}). */
+  readonly senderRoleName: string;
+  readonly topicArn: string;
+  readonly queueUrl: string;
+  readonly queueArn: string;
+  readonly deadLetterQueueUrl: string;
+  readonly deadLetterQueueArn: string;
+  readonly tableName: string;
+  /** The send ledger's resources (see {@link createLedgerResources}). */
+  readonly ledger: LedgerResources;
+}
+
+/**
+ * The send ledger, locally as deployed: a configuration set whose SNS event destination (the
+ * `ses-events` topic) feeds a buffer queue (SNS envelope, its own DLQ) that the ledger consumer
+ * reads; the ledger table; the delivery-status topic.
+ */
+export interface LedgerResources {
+  readonly configurationSetName: string;
+  readonly eventsTopicArn: string;
+  readonly bufferQueueUrl: string;
+  readonly bufferQueueArn: string;
+  readonly bufferDeadLetterQueueUrl: string;
+  readonly tableName: string;
+  readonly deliveryStatusTopicArn: string;
+}
+
+/** The SES event types the local event destination publishes (all the ledger records). */
+export const LEDGER_EVENT_TYPES = [
+  'SEND',
+  'DELIVERY',
+  'BOUNCE',
+  'COMPLAINT',
+  'REJECT',
+  'DELIVERY_DELAY',
+  'RENDERING_FAILURE',
+] as const;
+
+/** Receives on the buffer queue before an event goes to its DLQ. */
+export const LEDGER_BUFFER_MAX_RECEIVES = 5;
+/** The local ledger consumer's invocation timeout and the buffer queue's visibility timeout. */
+export const LEDGER_FUNCTION_TIMEOUT_SECONDS = 10;
+
+/** The ledger function's resources, and what it trusts of them (lambdas/ledger/binding.ts), as lib/ledger.ts gives them in a stack. */
+export function ledgerRefs(resources: LocalResources): LedgerResourceRefs {
+  return {
+    tableName: resources.ledger.tableName,
+    deliveryStatusTopicArn: resources.ledger.deliveryStatusTopicArn,
+    origin: {
+      eventsTopicArn: resources.ledger.eventsTopicArn,
+      accountId: LOCAL_ACCOUNT_ID,
+      configurationSetName: resources.ledger.configurationSetName,
+      senderRoleName: resources.senderRoleName,
+    },
+    idempotencyTableName: resources.tableName,
+  };
+}
+
+/** What the handler needs to know of these resources (its environment). */
+export function handlerRefs(resources: LocalResources): HandlerResourceRefs {
+  return {
+    topicArn: resources.topicArn,
+    tableName: resources.tableName,
+    sourceQueueUrl: resources.queueUrl,
+    deadLetterQueueUrl: resources.deadLetterQueueUrl,
+    ledgerTableName: resources.ledger.tableName,
+  };
+}
+
+export interface ResourceClients {
+  readonly sns: SNSClient;
+  readonly sqs: SQSClient;
+  readonly dynamodb: DynamoDBClient;
+  /** For the configuration set; required by {@link createResources}. */
+  readonly ses?: SESv2Client;
+}
+
+async function queueArn(sqs: SQSClient, queueUrl: string): Promise<string> {
+  const { Attributes } = await sqs.send(
+    new GetQueueAttributesCommand({ QueueUrl: queueUrl, AttributeNames: ['QueueArn'] }),
+  );
+  const arn = Attributes?.QueueArn;
+  if (!arn) throw new Error(`queue ${queueUrl} has no QueueArn`);
+  return arn;
+}
+
+async function createTable(
+  dynamodb: DynamoDBClient,
+  tableName: string,
+  shape: { readonly partitionKey: string; readonly ttlAttribute: string } = IDEMPOTENCY_TABLE,
+): Promise<void> {
+  try {
+    await dynamodb.send(
+      new CreateTableCommand({
+        TableName: tableName,
+        AttributeDefinitions: [{ AttributeName: shape.partitionKey, AttributeType: 'S' }],
+        KeySchema: [{ AttributeName: shape.partitionKey, KeyType: 'HASH' }],
+        BillingMode: 'PAY_PER_REQUEST',
+      }),
+    );
+  } catch (error) {
+    if (!(error instanceof ResourceInUseException)) throw error;
+  }
+  const { Table } = await dynamodb.send(new DescribeTableCommand({ TableName: tableName }));
+  if (Table?.TableStatus !== 'ACTIVE') throw new Error(`table ${tableName} is ${Table?.TableStatus}`);
+  await dynamodb
+    .send(
+      new UpdateTimeToLiveCommand({
+        TableName: tableName,
+        TimeToLiveSpecification: { AttributeName: shape.ttlAttribute, Enabled: true },
+      }),
+    )
+    .catch((error: Error) => {
+      // Enabling TTL twice is refused; anything else is a real problem.
+      if (!/already enabled/i.test(error.message)) throw error;
+    });
+}
+
+/** Subscribes a queue to a topic (SNS envelope, raw delivery off); returns the queue's ARN. */
+async function subscribeQueue(clients: ResourceClients, topicArn: string, queueUrl: string): Promise<string> {
+  const arn = await queueArn(clients.sqs, queueUrl);
+  await clients.sns.send(
+    new SubscribeCommand({
+      TopicArn: topicArn,
+      Protocol: 'sqs',
+      Endpoint: arn,
+      Attributes: { RawMessageDelivery: 'false' },
+    }),
+  );
+  return arn;
+}
+
+/** Ignores "already exists" (creating twice is fine). */
+function existing(error: unknown): void {
+  if (!(error instanceof AlreadyExistsException)) throw error;
+}
+
+/** Creates (or finds) the send ledger's resources named after `name`. Safe to call twice. */
+export async function createLedgerResources(
+  clients: ResourceClients,
+  settings: ResolvedSettings,
+  name: string,
+): Promise<LedgerResources> {
+  const { sns, sqs, dynamodb, ses } = clients;
+  if (!ses) throw new Error('createLedgerResources: an SES client is needed for the configuration set');
+  const configurationSetName = settings.configurationSetName ?? name;
+  const tableName = ledgerTableName(name);
+  const [eventsTopic, statusTopic, bufferDlq] = await Promise.all([
+    sns.send(new CreateTopicCommand({ Name: `${name}-ses-events` })),
+    sns.send(new CreateTopicCommand({ Name: `${name}-delivery-status` })),
+    sqs.send(
+      new CreateQueueCommand({
+        QueueName: `${name}-ses-events-dlq`,
+        Attributes: { MessageRetentionPeriod: String(DLQ_RETENTION_SECONDS) },
+      }),
+    ),
+    createTable(dynamodb, tableName, LEDGER_TABLE),
+  ]);
+  const eventsTopicArn = eventsTopic.TopicArn;
+  const deliveryStatusTopicArn = statusTopic.TopicArn;
+  const bufferDeadLetterQueueUrl = bufferDlq.QueueUrl;
+  if (!eventsTopicArn || !deliveryStatusTopicArn || !bufferDeadLetterQueueUrl) {
+    throw new Error('the emulator did not return a topic ARN or queue URL for the ledger');
+  }
+  const buffer = await sqs.send(
+    new CreateQueueCommand({
+      QueueName: `${name}-ses-events`,
+      Attributes: {
+        VisibilityTimeout: String(LEDGER_FUNCTION_TIMEOUT_SECONDS * 3),
+        MessageRetentionPeriod: String(settings.retentionPeriodSeconds),
+        RedrivePolicy: JSON.stringify({
+          deadLetterTargetArn: await queueArn(sqs, bufferDeadLetterQueueUrl),
+          maxReceiveCount: LEDGER_BUFFER_MAX_RECEIVES,
+        }),
+      },
+    }),
+  );
+  const bufferQueueUrl = buffer.QueueUrl;
+  if (!bufferQueueUrl) throw new Error('the emulator did not return the ledger buffer queue URL');
+  const bufferQueueArn = await subscribeQueue(clients, eventsTopicArn, bufferQueueUrl);
+  await ses.send(new CreateConfigurationSetCommand({ ConfigurationSetName: configurationSetName })).catch(existing);
+  await ses
+    .send(
+      new CreateConfigurationSetEventDestinationCommand({
+        ConfigurationSetName: configurationSetName,
+        EventDestinationName: 'ledger',
+        EventDestination: {
+          Enabled: true,
+          MatchingEventTypes: [...LEDGER_EVENT_TYPES],
+          SnsDestination: { TopicArn: eventsTopicArn },
+        },
+      }),
+    )
+    .catch(existing);
+  return {
+    configurationSetName,
+    eventsTopicArn,
+    bufferQueueUrl,
+    bufferQueueArn,
+    bufferDeadLetterQueueUrl,
+    tableName,
+    deliveryStatusTopicArn,
+  };
+}
+
+/** Creates (or finds) every resource named after `name`. Safe to call twice. */
+export async function createResources(
+  clients: ResourceClients,
+  settings: ResolvedSettings,
+  name: string,
+): Promise<LocalResources> {
+  const { sns, sqs, dynamodb } = clients;
+  const tableName = `${name}-idempotency`;
+  const ledger = createLedgerResources(clients, settings, name);
+  ledger.catch(() => undefined); // awaited below; a failure of the rest must not leave it unhandled
+  const [topic, dlq] = await Promise.all([
+    sns.send(new CreateTopicCommand({ Name: `${name}-topic` })),
+    sqs.send(
+      new CreateQueueCommand({
+        QueueName: `${name}-dlq`,
+        Attributes: { MessageRetentionPeriod: String(DLQ_RETENTION_SECONDS) },
+      }),
+    ),
+    createTable(dynamodb, tableName),
+  ]);
+  const topicArn = topic.TopicArn;
+  const deadLetterQueueUrl = dlq.QueueUrl;
+  if (!topicArn || !deadLetterQueueUrl) throw new Error('the emulator did not return a topic ARN or DLQ URL');
+  const deadLetterQueueArn = await queueArn(sqs, deadLetterQueueUrl);
+  const queue = await sqs.send(
+    new CreateQueueCommand({
+      QueueName: `${name}-queue`,
+      Attributes: {
+        VisibilityTimeout: String(settings.visibilityTimeoutSeconds),
+        MessageRetentionPeriod: String(settings.retentionPeriodSeconds),
+        RedrivePolicy: JSON.stringify({
+          deadLetterTargetArn: deadLetterQueueArn,
+          maxReceiveCount: settings.maxReceiveCount,
+        }),
+      },
+    }),
+  );
+  const queueUrl = queue.QueueUrl;
+  if (!queueUrl) throw new Error('the emulator did not return a queue URL');
+  const arn = await subscribeQueue(clients, topicArn, queueUrl);
+  return {
+    senderRoleName: senderRoleName(name),
+    topicArn,
+    queueUrl,
+    queueArn: arn,
+    deadLetterQueueUrl,
+    deadLetterQueueArn,
+    tableName,
+    ledger: await ledger,
+  };
+}
