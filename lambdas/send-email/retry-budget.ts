@@ -11,18 +11,11 @@
  * an invocation that keeps dying without a decision (a crash loop) still reaches the DLQ
  * through the redrive policy after maxReceiveCount receives.
  *
- * Imports only errors.ts: the local tools (DLQ redrive) read the attribute names.
+ * The attribute names (RETRY_ATTRIBUTE) are in the kernel's names.ts: the DLQ tools read them too.
  */
 import type { SQSRecord } from 'aws-lambda';
 import { PipelineError, type FailureClass } from '../kernel/errors';
-
-/** The message attributes a retried copy carries. */
-export const RETRY_ATTRIBUTE = {
-  /** Epoch milliseconds when the first copy reached the work queue. */
-  firstEnqueuedAt: 'retry-first-enqueued-at',
-  /** 1 for the first copy the handler re-enqueued, 2 for the next, ... */
-  attempt: 'retry-attempt',
-} as const;
+import { RETRY_ATTRIBUTE } from '../kernel/names';
 
 /** SQS's largest DelaySeconds: no copy waits longer before its next attempt. */
 export const MAX_DELAY_SECONDS = 900;

@@ -16,11 +16,11 @@ import {
   ageSeconds,
   failureNumber,
   planRetry,
-  RETRY_ATTRIBUTE,
   retryState,
   RetryBudgetExhaustedError,
 } from './retry-budget';
 import type { HandlerSettings } from '../kernel/environment';
+import { RETRY_ATTRIBUTE } from '../kernel/names';
 
 export interface RetryDeps {
   readonly settings: HandlerSettings;

@@ -15,7 +15,7 @@ import { handlerEnvironment } from '../../lib/handler-env';
 import { emulatorClients, emulatorConfig } from '../../tools/local/emulators';
 import { makeContext, toSqsRecord } from '../../tools/local/event-source';
 import { drainQueue } from '../../tools/local/queues';
-import { RETRY_ATTRIBUTE } from '../../lambdas/send-email/retry-budget';
+import { RETRY_ATTRIBUTE } from '../../lambdas/kernel/names';
 import { queueRecord, snsEnvelope } from '../../tools/local/records';
 import { createResources, handlerRefs, type LocalResources } from '../../tools/local/resources';
 import { loadLocalSettings } from '../../tools/local/settings';
