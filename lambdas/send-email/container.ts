@@ -7,9 +7,9 @@ import type { Context, SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import { Logger } from '@aws-lambda-powertools/logger';
 import { Metrics } from '@aws-lambda-powertools/metrics';
 import { builtOnFirstSend, createDynamoDbClient, createSqsClient, createStoreClient } from '../runtime/clients';
-import { createSesClient } from './email';
-import { createSendConfirmation, LedgerAwarePersistenceLayer } from './confirm';
-import { createHandler, type PipelineDeps } from './pipeline';
+import { createSesClient } from './send/email';
+import { createSendConfirmation, LedgerAwarePersistenceLayer } from './claim/persistence';
+import { createHandler, type PipelineDeps } from './flow';
 import { readConfirmSettings, readSettings } from '../kernel/environment';
 
 /** Clients to use instead of the ones clients.ts builds. @default none: all from clients.ts */

@@ -12,13 +12,13 @@ import { Metrics } from '@aws-lambda-powertools/metrics';
 import type { SQSBatchResponse, SQSRecord } from 'aws-lambda';
 import type { ResolvedSettings } from '../../lib/config';
 import { handlerEnvironment } from '../../lib/handler-env';
-import { createSendConfirmation, LedgerAwarePersistenceLayer } from '../../lambdas/send-email/confirm';
+import { createSendConfirmation, LedgerAwarePersistenceLayer } from '../../lambdas/send-email/claim/persistence';
 import { emulatorClients, emulatorConfig, type EmulatorEndpoints } from '../local/emulators';
 import { queueRecord, snsEnvelope } from '../local/records';
 import { makeContext } from '../local/event-source';
 import { createResources, handlerRefs, type LocalResources } from '../local/resources';
 import { createStoreClient } from '../../lambdas/runtime/clients';
-import { createHandler } from '../../lambdas/send-email/pipeline';
+import { createHandler } from '../../lambdas/send-email/flow';
 import { readSettings, type HandlerSettings, readConfirmSettings } from '../../lambdas/kernel/environment';
 import { withEnv } from './stats';
 

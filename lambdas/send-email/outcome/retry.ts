@@ -6,10 +6,10 @@
 import type { SQSRecord } from 'aws-lambda';
 import { ChangeMessageVisibilityCommand, SendMessageCommand } from '@aws-sdk/client-sqs';
 import { retryDelaySeconds } from './backoff';
-import { requestedRetrySeconds } from './confirm';
+import { requestedRetrySeconds } from '../claim/persistence';
 import type { DeadLetter } from './dead-letter';
-import type { ParsedRecord } from './envelope';
-import type { PipelineError } from '../kernel/errors';
+import type { ParsedRecord } from '../parse';
+import type { PipelineError } from '../../kernel/errors';
 import { attr, originalAttributes, receiveCount, type QueueClient } from './queue-record';
 import type { Report } from './report';
 import {
@@ -19,8 +19,8 @@ import {
   retryState,
   RetryBudgetExhaustedError,
 } from './retry-budget';
-import type { HandlerSettings } from '../kernel/environment';
-import { RETRY_ATTRIBUTE } from '../kernel/names';
+import type { HandlerSettings } from '../../kernel/environment';
+import { RETRY_ATTRIBUTE } from '../../kernel/names';
 
 export interface RetryDeps {
   readonly settings: HandlerSettings;

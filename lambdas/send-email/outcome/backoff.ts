@@ -2,9 +2,9 @@
  * How long a failed record waits before its next attempt, and how close to the
  * invocation's deadline the handler still starts work. Pure: no clients.
  */
-import type { FailureClass } from '../kernel/errors';
+import type { FailureClass } from '../../kernel/errors';
 import { MAX_DELAY_SECONDS } from './retry-budget';
-import type { HandlerSettings } from '../kernel/environment';
+import type { HandlerSettings } from '../../kernel/environment';
 
 /** How long before the invocation's deadline the completion-write retries stop. */
 export const COMPLETION_RETRY_MARGIN_MS = 1000;

@@ -24,13 +24,13 @@ import type { Logger } from '@aws-lambda-powertools/logger';
 import { MetricUnit, type Metrics } from '@aws-lambda-powertools/metrics';
 import { marshall, unmarshall } from '@aws-sdk/util-dynamodb';
 import { randomBytes } from 'node:crypto';
-import { CLAIM_ATTRIBUTES, claimEvidence, claimRef } from '../kernel/ledger/binding';
-import { eventsOf, statusOfType } from '../kernel/ledger/events';
-import { ledgerKey } from '../kernel/ledger/schema';
-import type { ConfirmSettings } from '../kernel/environment';
-import { markDeadLettered, readLedgerItem } from '../runtime/ledger-store';
-import { CONFIRM_METRIC } from '../kernel/names';
-import { RetryableError, type PipelineError } from '../kernel/errors';
+import { CLAIM_ATTRIBUTES, claimEvidence, claimRef } from '../../kernel/ledger/binding';
+import { eventsOf, statusOfType } from '../../kernel/ledger/events';
+import { ledgerKey } from '../../kernel/ledger/schema';
+import type { ConfirmSettings } from '../../kernel/environment';
+import { markDeadLettered, readLedgerItem } from '../../runtime/ledger-store';
+import { CONFIRM_METRIC } from '../../kernel/names';
+import { RetryableError, type PipelineError } from '../../kernel/errors';
 
 /**
  * An unknown-fate send within the grace: retried without sending, at a time of its own rather

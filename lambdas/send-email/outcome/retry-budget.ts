@@ -14,8 +14,8 @@
  * The attribute names (RETRY_ATTRIBUTE) are in the kernel's names.ts: the DLQ tools read them too.
  */
 import type { SQSRecord } from 'aws-lambda';
-import { PipelineError, type FailureClass } from '../kernel/errors';
-import { RETRY_ATTRIBUTE } from '../kernel/names';
+import { PipelineError, type FailureClass } from '../../kernel/errors';
+import { RETRY_ATTRIBUTE } from '../../kernel/names';
 
 /** SQS's largest DelaySeconds: no copy waits longer before its next attempt. */
 export const MAX_DELAY_SECONDS = 900;

@@ -5,11 +5,11 @@
  */
 import type { SQSRecord } from 'aws-lambda';
 import { SendMessageCommand, type MessageAttributeValue } from '@aws-sdk/client-sqs';
-import type { SendConfirmation } from './confirm';
-import { DLQ_ATTRIBUTE } from '../kernel/names';
-import type { ParsedRecord } from './envelope';
-import type { PipelineError } from '../kernel/errors';
-import { InvalidMessageError } from '../kernel/contract';
+import type { SendConfirmation } from '../claim/persistence';
+import { DLQ_ATTRIBUTE } from '../../kernel/names';
+import type { ParsedRecord } from '../parse';
+import type { PipelineError } from '../../kernel/errors';
+import { InvalidMessageError } from '../../kernel/contract';
 import { attr, originalAttributes, receiveCount, type QueueClient } from './queue-record';
 import type { Report } from './report';
 

@@ -5,7 +5,7 @@
  */
 import type { SQSRecord } from 'aws-lambda';
 import type { ChangeMessageVisibilityCommand, MessageAttributeValue, SendMessageCommand } from '@aws-sdk/client-sqs';
-import { RETRY_ATTRIBUTE } from '../kernel/names';
+import { RETRY_ATTRIBUTE } from '../../kernel/names';
 
 /** The SQS calls the outcomes make (a subset of SQSClient). */
 export interface QueueClient {

@@ -6,11 +6,11 @@
 import type { SQSRecord } from 'aws-lambda';
 import type { Logger } from '@aws-lambda-powertools/logger';
 import { MetricUnit, type Metrics } from '@aws-lambda-powertools/metrics';
-import { causeText } from './classify';
-import type { ParsedRecord } from './envelope';
-import type { FailureClass, PipelineError } from '../kernel/errors';
-import { maskAddress } from '../kernel/contract';
-import { METRIC } from '../kernel/names';
+import { causeText } from '../classify';
+import type { ParsedRecord } from '../parse';
+import type { FailureClass, PipelineError } from '../../kernel/errors';
+import { maskAddress } from '../../kernel/contract';
+import { METRIC } from '../../kernel/names';
 import { receiveCount } from './queue-record';
 
 /** Failures where nothing was started. */
