@@ -6,7 +6,7 @@ import * as path from 'node:path';
  * both read these values, so the code a developer runs locally is the code
  * `cdk deploy` uploads.
  */
-export const HANDLER_ENTRY = path.join(__dirname, '..', 'lambdas', 'send-email', 'handler.ts');
+export const HANDLER_ENTRY = path.join(__dirname, '..', 'lambdas', 'send-email', 'main.ts');
 export const LEDGER_ENTRY = path.join(__dirname, '..', 'lambdas', 'ledger', 'handler.ts');
 export const STATUS_ENTRY = path.join(__dirname, '..', 'lambdas', 'status', 'handler.ts');
 /** The functions' credential chain: environment, then a container endpoint (see the module). */

@@ -1,330 +1,162 @@
 /**
- * What happens to one queue record: parse, claim the key, send, and turn every
- * failure into one decision (sent, duplicate, dead-lettered, retry), carried out
- * by dead-letter.ts and retry.ts and reported by report.ts. The clients come in
- * as parameters so tests can run this against real emulators.
+ * The flow of one queue record, top to bottom: parse -> claim -> confirm -> send -> outcome,
+ * each a call into its stage:
+ *   parse.ts     the SNS envelope in the SQS record, the dedupe key;
+ *   claim/       the Powertools idempotency claim of the key (persistence.ts: its persistence layer);
+ *   confirm.ts   confirm before resend: an earlier attempt of unknown fate is looked up in the ledger;
+ *   send/        pacing, the circuit breaker, the SES request and its retry strategy;
+ *   outcome/     a retry with backoff within the retry budget, or the DLQ; the report of each record.
+ * Every record ends in one decision: sent, duplicate, dead-lettered or retry. The stages come
+ * built (handler.ts, once per container); the flow's own state is the named fields of RecordFlow.
  */
-import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
-import { BatchProcessor, EventType, processPartialResponse } from '@aws-lambda-powertools/batch';
-import { SendEmailCommand } from '@aws-sdk/client-sesv2';
-import { IdempotencyConfig, makeIdempotent } from '@aws-lambda-powertools/idempotency';
-import type { JSONValue } from '@aws-lambda-powertools/commons/types';
+import type { Context, SQSRecord } from 'aws-lambda';
 import type { BasePersistenceLayer } from '@aws-lambda-powertools/idempotency/persistence';
-import type { Logger } from '@aws-lambda-powertools/logger';
-import { MetricUnit, type Metrics } from '@aws-lambda-powertools/metrics';
-import type { SendConfirmation } from './claim/persistence';
-import { classifyIdempotencyError, classifySesError, unexpectedError } from './classify';
-import { buildSendEmailInput } from './send/email';
-import { PipelineError, RetryableError } from '../kernel/errors';
-import { CircuitBreaker } from './send/breaker';
-import { containerShare, SendPacer } from './send/pacing';
-import { COMPLETION_RETRY_MARGIN_MS, SEND_DEADLINE_MARGIN_MS } from './outcome/backoff';
-import { createDeadLetter } from './outcome/dead-letter';
-import { parseRecord, type ParsedRecord } from './parse';
-import type { EmailMessage } from '../kernel/contract';
-import type { QueueClient } from './outcome/queue-record';
-import { createReport } from './outcome/report';
-import { createRetry } from './outcome/retry';
 import type { HandlerSettings } from '../kernel/environment';
-import { METRIC } from '../kernel/names';
+import type { PipelineError } from '../kernel/errors';
+import { createKeyClaims, type KeyClaims } from './claim/claim';
+import { classifyIdempotencyError, classifySesError, unexpectedError } from './classify';
+import type { SendConfirmation } from './confirm';
+import type { Outcome } from './outcome/outcome';
+import { parseRecord, type ParsedRecord } from './parse';
+import type { Sender, SendRequest, SendResult } from './send/sender';
 
-/** What SES said for an email, stored with the idempotency record and returned to duplicates. */
-export interface SendResult {
-  readonly sesMessageId: string;
-  readonly sentAt: string;
-  /** The attempt SES accepted: the ledger binds only events of this SES message id to it. */
-  readonly attemptId?: string;
-}
+/** What the `sent` line adds when the ledger showed an earlier attempt had been sent. */
+const CONFIRMED_BY_SES_EVENT = {
+  confirmedBySesEvent: true,
+  note: 'an earlier attempt was accepted by SES (its SES event is in the ledger): not sent again',
+} as const;
 
-interface SendRequest {
-  readonly key: string;
-  readonly email: EmailMessage;
-}
-
-interface SendClient {
-  send(command: SendEmailCommand): Promise<{ MessageId?: string | undefined }>;
-}
-
-export interface PipelineDeps {
+/** The stages a flow calls, built once per container (handler.ts). */
+export interface FlowStages {
   readonly settings: HandlerSettings;
-  readonly ses: SendClient;
-  readonly sqs: QueueClient;
+  /** The claim stage's store (claim/persistence.ts in production). */
   readonly persistenceStore: BasePersistenceLayer;
-  readonly logger: Logger;
-  readonly metrics: Metrics;
-  /** Confirm before resend (confirm.ts): consults the send ledger when an earlier attempt's fate is unknown. @default off */
-  readonly confirm?: SendConfirmation;
-  /** For jitter; injectable so tests are repeatable. */
-  readonly random?: () => number;
-  readonly now?: () => number;
-  /** Waits between completion-write attempts; injectable for tests. */
-  readonly sleep?: (ms: number) => Promise<void>;
+  /** The confirm stage (confirm.ts). @default none: every retry sends, as before the ledger */
+  readonly confirm?: SendConfirmation | undefined;
+  readonly sender: Sender;
+  readonly outcome: Outcome;
+  readonly now: () => number;
+  readonly sleep: (ms: number) => Promise<void>;
 }
 
-export interface Pipeline {
-  /** Call once per invocation, before the records. */
-  registerContext(context: Context): void;
-  /** Processes one record; resolves when it is done with (sent, duplicate or dead-lettered), throws to retry it. */
-  processRecord(record: SQSRecord): Promise<void>;
+/** SES's answer for a key, and whether it came from the ledger rather than from a send of this record. */
+interface Answer {
+  readonly result: SendResult;
+  readonly confirmedBySesEvent: boolean;
 }
 
-export function createPipeline(deps: PipelineDeps): Pipeline {
-  const { settings, ses, sqs, persistenceStore, logger, metrics } = deps;
-  const random = deps.random ?? Math.random;
-  const now = deps.now ?? Date.now;
-  const sleep = deps.sleep ?? ((ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms)));
-  let context: Context | undefined;
-  // What SES answered, by key, until the completion write has been attempted.
-  const accepted = new Map<string, SendResult>();
-  // Per container, as a Lambda container keeps them between invocations.
-  const pacer = new SendPacer({
-    ratePerSecond: containerShare(settings.maxSendRate, settings.maxConcurrency),
-    now,
-    sleep,
-  });
-  const breaker = new CircuitBreaker({
-    coolDownMs: settings.retryBaseSeconds * 1000,
-    maxCoolDownMs: Math.max(settings.retryBaseSeconds, settings.retryCapSeconds) * 1000,
-    now,
-  });
-  // Keys whose earlier attempt the send ledger confirmed: completed without a send.
-  const confirmedBySesEvent = new Set<string>();
+export class RecordFlow {
+  /** The stages, built once per container. */
+  readonly #stages: FlowStages;
+  /** The claim stage; what runs under a claim is #confirmAndSend. */
+  readonly #claims: KeyClaims;
+  /** The invocation being served: its deadline bounds the sends and the completion writes. */
+  #context: Context | undefined;
+  /** SES's answer by key, from the send until its record is done (the completion write may fail after it). */
+  readonly #answers = new Map<string, Answer>();
 
-  const config = new IdempotencyConfig({
-    eventKeyJmesPath: 'key',
-    payloadValidationJmesPath: 'email',
-    throwOnNoIdempotencyKey: true,
-    expiresAfterSeconds: settings.dedupeWindowSeconds,
-    // A replayed result is marked so the caller can tell a duplicate from a send.
-    responseHook: (response) => ({ ...(response as unknown as SendResult), duplicate: true }),
-  });
-
-  /** Holds a send back while the breaker is open; waits for its share of the send rate. */
-  async function admit(request: SendRequest): Promise<{ probe: boolean }> {
-    const permit = breaker.permit();
-    if (!permit.start) {
-      metrics.addMetric(METRIC.sendsHeldByBreaker, MetricUnit.Count, 1);
-      throw new RetryableError(
-        'CircuitOpen',
-        `not sent: SES failed recently, new sends are held for ${Math.ceil(permit.retryInMs / 1000)} s more`,
-      );
-    }
-    const recipients = request.email.to.length + request.email.cc.length + request.email.bcc.length;
-    const deadline =
-      now() + (context?.getRemainingTimeInMillis() ?? 0) - settings.sesTimeoutMs - SEND_DEADLINE_MARGIN_MS;
-    const paced = await pacer.acquire(recipients, deadline);
-    if (!paced || (!permit.probe && breaker.current() === 'open')) {
-      breaker.onAbandoned(permit.probe);
-      metrics.addMetric(paced ? METRIC.sendsHeldByBreaker : METRIC.sendsPastDeadline, MetricUnit.Count, 1);
-      throw paced
-        ? new RetryableError('CircuitOpen', 'not sent: SES failed while this send waited for its turn')
-        : new RetryableError(
-            'PacingDeadline',
-            `not sent: no room under maxSendRate (${settings.maxSendRate}/s) before the invocation's deadline`,
-          );
-    }
-    return { probe: permit.probe };
+  constructor(stages: FlowStages) {
+    this.#stages = stages;
+    this.#claims = createKeyClaims(stages, (request) => this.#confirmAndSend(request));
   }
 
-  async function sendEmail(request: SendRequest): Promise<SendResult> {
-    const confirmed = await deps.confirm?.beforeSend(request.key);
+  /** Call once per invocation, before the records. */
+  registerContext(context: Context): void {
+    this.#context = context;
+    this.#claims.registerContext(context);
+  }
+
+  /** Processes one record; resolves when it is done with (sent, duplicate or dead-lettered), throws to retry it. */
+  async process(record: SQSRecord): Promise<void> {
+    const { settings, outcome } = this.#stages;
+    // 1. parse: a record that cannot be read goes to its outcome (the DLQ) at once.
+    let parsed: ParsedRecord;
+    try {
+      parsed = parseRecord(record, settings.topicArn);
+    } catch (error) {
+      await outcome.settle(record, unexpectedError(error), undefined);
+      return;
+    }
+    try {
+      // 2. claim the key; under the claim, 3. confirm and 4. send (#confirmAndSend).
+      const result = await this.#claims.claimAndSend({ key: parsed.key, email: parsed.email });
+      // 5. outcome: sent, or a duplicate of an email already sent.
+      if (!result.duplicate) {
+        const confirmed = this.#answers.get(parsed.key)?.confirmedBySesEvent ? CONFIRMED_BY_SES_EVENT : {};
+        outcome.report.sent(record, parsed, result.sesMessageId, confirmed);
+        return;
+      }
+      outcome.report.duplicate(record, parsed, result);
+    } catch (error) {
+      // 5. outcome of a failure: to the DLQ or retried, unless SES took the email after all.
+      const failure = classifyIdempotencyError(error, parsed.key);
+      if (failure === 'completion-write-failed') await this.#completeAfterFailedWrite(record, parsed, error);
+      else if (failure.code === 'StoreUnavailable' && settings.failOpen)
+        await this.#sendUnprotected(record, parsed, failure);
+      else await outcome.settle(record, failure, parsed);
+    } finally {
+      this.#answers.delete(parsed.key);
+      // A later record of this batch with the same key may hold a claim of its own by now.
+      if (!this.#claims.pending(parsed.key)) this.#stages.confirm?.done(parsed.key);
+    }
+  }
+
+  /** 3. and 4., run under the key's claim: an earlier attempt the ledger shows SES took is not sent again. */
+  async #confirmAndSend(request: SendRequest): Promise<SendResult> {
+    const confirmed = await this.#stages.confirm?.beforeSend(request.key);
     if (confirmed) {
-      confirmedBySesEvent.add(request.key);
-      accepted.set(request.key, confirmed);
+      this.#answers.set(request.key, { result: confirmed, confirmedBySesEvent: true });
       return confirmed;
     }
-    const { probe } = await admit(request);
-    const attempt = deps.confirm?.attemptOf(request.key);
-    const started = now();
-    let response: { MessageId?: string | undefined };
-    try {
-      response = await ses.send(
-        new SendEmailCommand(buildSendEmailInput(request.email, settings, request.key, attempt)),
-      );
-      breaker.onSuccess(probe);
-    } catch (error) {
-      const failure = classifySesError(error);
-      deps.confirm?.afterFailedSend(request.key, failure);
-      if (failure.code === 'Throttled') {
-        metrics.addMetric(METRIC.sesThrottles, MetricUnit.Count, 1);
-        pacer.onThrottle();
-      }
-      if (failure.failureClass === 'ambiguous' || failure.code === 'Throttled' || failure.code === 'SesUnreachable') {
-        breaker.onFailure(probe);
-      } else {
-        breaker.onSuccess(probe);
-      }
-      throw failure;
-    } finally {
-      metrics.addMetric(METRIC.sesSendLatency, MetricUnit.Milliseconds, now() - started);
-    }
-    const result = {
-      sesMessageId: response.MessageId ?? 'unknown',
-      sentAt: new Date(now()).toISOString(),
-      ...(attempt ? { attemptId: attempt.attemptId } : {}),
-    };
-    accepted.set(request.key, result);
+    const result = await this.#send(request);
+    this.#answers.set(request.key, { result, confirmedBySesEvent: false });
     return result;
   }
 
-  /**
-   * SES accepted the email but the completion write failed (the store is down or
-   * throttled). The claim is still "in progress", so copies that arrive now are
-   * held back; keep writing the completion until shortly before the invocation
-   * ends, when the claim expires and a copy could send again.
-   */
-  async function writeCompletion(request: SendRequest, result: SendResult): Promise<number | undefined> {
-    const deadline = now() + (context?.getRemainingTimeInMillis() ?? 0) - COMPLETION_RETRY_MARGIN_MS;
-    let pause = 100;
-    for (let attempt = 1; now() + pause < deadline; attempt += 1) {
-      await sleep(pause);
-      try {
-        // A hung store must not hold the invocation past its deadline: stop waiting for it there.
-        await Promise.race([
-          persistenceStore.saveSuccess(
-            { key: request.key, email: request.email } as unknown as JSONValue,
-            result as unknown as JSONValue,
-          ),
-          sleep(Math.max(0, deadline - now())).then(() => {
-            throw new Error('the completion write did not answer before the deadline');
-          }),
-        ]);
-        return attempt;
-      } catch {
-        pause = Math.min(pause * 2, 2000);
-      }
+  /** 4. send: through the breaker and the pacer, tagged with the claim's attempt, to SES. */
+  async #send(request: SendRequest): Promise<SendResult> {
+    const { sender, confirm } = this.#stages;
+    const admitted = await sender.admit(request, () => this.#remainingMs());
+    try {
+      return await sender.send(request, admitted, confirm?.attemptOf(request.key));
+    } catch (error) {
+      // A send that may have been accepted leaves its claim marked for the next attempt (confirm.ts).
+      confirm?.afterFailedSend(request.key, error as PipelineError);
+      throw error;
     }
-    return undefined;
   }
 
-  const sendOnce = makeIdempotent(sendEmail, {
-    persistenceStore,
-    config,
-    keyPrefix: settings.keyPrefix,
-  }) as (request: SendRequest) => Promise<SendResult & { duplicate?: true }>;
-
-  const report = createReport(logger, metrics);
-  const deadLetter = createDeadLetter({
-    deadLetterQueueUrl: settings.deadLetterQueueUrl,
-    sqs,
-    report,
-    now,
-    confirm: deps.confirm,
-  });
-  const scheduleRetry = createRetry({ settings, sqs, report, deadLetter, now, random });
-
-  /** A permanent failure goes to the DLQ (and the record is done); any other is retried. */
-  async function settle(record: SQSRecord, failure: PipelineError, parsed: ParsedRecord | undefined) {
-    if (failure.failureClass === 'permanent') {
-      await deadLetter(record, failure, parsed);
-      return;
-    }
-    if (!(await scheduleRetry(record, failure, parsed))) throw failure;
-  }
-
-  /** Sends without the idempotency check (fail-open), counted; a failed send is handled as any other. */
-  async function sendUnprotected(record: SQSRecord, parsed: ParsedRecord, storeError: PipelineError) {
+  /** Fail-open: sends without the idempotency check, counted; a failed send is handled as any other. */
+  async #sendUnprotected(record: SQSRecord, parsed: ParsedRecord, storeError: PipelineError): Promise<void> {
     let result: SendResult;
     try {
-      result = await sendEmail({ key: parsed.key, email: parsed.email });
+      result = await this.#confirmAndSend({ key: parsed.key, email: parsed.email });
     } catch (sendError) {
-      await settle(record, classifySesError(sendError), parsed);
+      await this.#stages.outcome.settle(record, classifySesError(sendError), parsed);
       return;
     }
-    report.sentWithoutCheck(record, parsed, result.sesMessageId, storeError);
+    this.#stages.outcome.report.sentWithoutCheck(record, parsed, result.sesMessageId, storeError);
   }
 
   /**
    * SES accepted the email; only the completion write failed. Retrying the message would
    * send it again, so it is done with either way; what is left is to record the completion.
    */
-  async function completeAfterFailedWrite(record: SQSRecord, parsed: ParsedRecord, error: unknown) {
-    // sendEmail stored SES's answer before Powertools tried (and failed) to write it.
-    const result = accepted.get(parsed.key) ?? { sesMessageId: 'unknown', sentAt: new Date(now()).toISOString() };
-    const attempts = await writeCompletion({ key: parsed.key, email: parsed.email }, result);
-    report.sentAfterFailedWrite(record, parsed, result.sesMessageId, attempts, error);
+  async #completeAfterFailedWrite(record: SQSRecord, parsed: ParsedRecord, error: unknown): Promise<void> {
+    const { now, outcome } = this.#stages;
+    // The send stored SES's answer before Powertools tried (and failed) to write it.
+    const result = this.#answers.get(parsed.key)?.result ?? {
+      sesMessageId: 'unknown',
+      sentAt: new Date(now()).toISOString(),
+    };
+    const attempts = await this.#claims.writeCompletion({ key: parsed.key, email: parsed.email }, result, () =>
+      this.#remainingMs(),
+    );
+    outcome.report.sentAfterFailedWrite(record, parsed, result.sesMessageId, attempts, error);
   }
 
-  // Records of one batch that share a key run one after another: the second then finds the
-  // first one's completed record (a duplicate, one conditional write) instead of an
-  // "in progress" conflict that would cost it a trip back through the queue.
-  const inFlight = new Map<string, Promise<unknown>>();
-
-  async function claimAndSend(parsed: ParsedRecord): Promise<SendResult & { duplicate?: true }> {
-    const previous = inFlight.get(parsed.key);
-    const attempt = (previous ?? Promise.resolve())
-      .catch(() => undefined)
-      .then(() => sendOnce({ key: parsed.key, email: parsed.email }));
-    inFlight.set(parsed.key, attempt);
-    try {
-      return await attempt;
-    } finally {
-      if (inFlight.get(parsed.key) === attempt) inFlight.delete(parsed.key);
-    }
+  /** The invocation's time left (0 before the first). */
+  #remainingMs(): number {
+    return this.#context?.getRemainingTimeInMillis() ?? 0;
   }
-
-  async function processRecord(record: SQSRecord): Promise<void> {
-    let parsed: ParsedRecord;
-    try {
-      parsed = parseRecord(record, settings.topicArn);
-    } catch (error) {
-      await settle(record, unexpectedError(error), undefined);
-      return;
-    }
-    try {
-      const result = await claimAndSend(parsed);
-      if (!result.duplicate) {
-        const confirmed = confirmedBySesEvent.has(parsed.key)
-          ? {
-              confirmedBySesEvent: true,
-              note: 'an earlier attempt was accepted by SES (its SES event is in the ledger): not sent again',
-            }
-          : {};
-        report.sent(record, parsed, result.sesMessageId, confirmed);
-        return;
-      }
-      report.duplicate(record, parsed, result);
-    } catch (error) {
-      const failure = classifyIdempotencyError(error, parsed.key);
-      if (failure === 'completion-write-failed') await completeAfterFailedWrite(record, parsed, error);
-      else if (failure.code === 'StoreUnavailable' && settings.failOpen) await sendUnprotected(record, parsed, failure);
-      else await settle(record, failure, parsed);
-    } finally {
-      accepted.delete(parsed.key);
-      confirmedBySesEvent.delete(parsed.key);
-      // A later record of this batch with the same key may hold a claim of its own by now.
-      if (!inFlight.has(parsed.key)) deps.confirm?.done(parsed.key);
-    }
-  }
-
-  return {
-    registerContext: (invocation) => {
-      context = invocation;
-      config.registerLambdaContext(invocation);
-    },
-    processRecord,
-  };
-}
-
-/**
- * The Lambda handler over a pipeline: records in parallel, a partial batch
- * response for the ones to retry, metrics flushed after each invocation.
- * One handler serves one invocation at a time, as a Lambda container does.
- */
-export function createHandler(
-  deps: PipelineDeps,
-  options: { readonly processInParallel?: boolean } = {},
-): (event: SQSEvent, context: Context) => Promise<SQSBatchResponse> {
-  const pipeline = createPipeline(deps);
-  const processor = new BatchProcessor(EventType.SQS);
-  const processInParallel = options.processInParallel ?? true;
-  return async (event, context) => {
-    deps.logger.addContext(context);
-    pipeline.registerContext(context);
-    try {
-      return await processPartialResponse(event, pipeline.processRecord, processor, { context, processInParallel });
-    } finally {
-      deps.metrics.publishStoredMetrics();
-    }
-  };
 }

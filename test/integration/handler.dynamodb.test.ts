@@ -20,7 +20,7 @@ import { queueRecord, snsEnvelope } from '../../tools/local/records';
 import { createResources, handlerRefs, type LocalResources } from '../../tools/local/resources';
 import { loadLocalSettings } from '../../tools/local/settings';
 import { createStoreClient } from '../../lambdas/runtime/clients';
-import { createHandler } from '../../lambdas/send-email/flow';
+import { createHandler } from '../../lambdas/send-email/handler';
 import { readSettings } from '../../lambdas/kernel/environment';
 import { endpointsFromEnv, uniqueName } from './support';
 

@@ -1,7 +1,7 @@
 /**
- * What the handler tells operators about each record: one log line per outcome,
- * its `decision` field one of sent, duplicate, dead-lettered or retry
- * (decisions.ts), and the metrics counted with it (metric-names.ts).
+ * The outcome stage's report: what the handler tells operators about each record, one log
+ * line per outcome, its `decision` field one of sent, duplicate, dead-lettered or retry
+ * (DECISIONS in the kernel's names.ts), and the metrics counted with it (METRIC there).
  */
 import type { SQSRecord } from 'aws-lambda';
 import type { Logger } from '@aws-lambda-powertools/logger';

@@ -1,5 +1,5 @@
 /**
- * The retry budget is time, not receives. A record that failed for a passing reason
+ * The outcome stage's retry budget, which is time, not receives. A record that failed for a passing reason
  * (retryable, systemic, ambiguous) goes back to the work queue as a delayed copy: the same
  * body (so the SNS envelope and the dedupe key travel with it), the publisher's attributes,
  * and two of ours: when the message first reached the queue and the attempt number. The

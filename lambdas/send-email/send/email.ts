@@ -1,6 +1,6 @@
 /**
- * SES v2: building the SendEmail request and the SDK retry policy that never
- * repeats a send SES may already have accepted (the failure classes are in
+ * The send stage's SES v2 request: building the SendEmail input, and the SDK retry policy
+ * that never repeats a send SES may already have accepted (the failure classes are in
  * classify.ts).
  */
 import { DEDUPE_ATTEMPT_TAG, DEDUPE_CLAIM_TAG } from '../../kernel/ledger/binding';
