@@ -1,6 +1,6 @@
 /**
  * The message attributes the send function writes on a dead letter or a retry copy
- * (lambdas/send-email/queue-record.ts): SQS refuses a whole SendMessage for one character it does
+ * (lambdas/send-email/outcome/queue-record.ts): SQS refuses a whole SendMessage for one character it does
  * not take, so a reason that quotes a hostile field name must still be writable.
  */
 import { attr } from '../../lambdas/send-email/outcome/queue-record';
