@@ -14,8 +14,7 @@ import {
   type MessageAttributeValue,
   type SQSClient,
 } from '@aws-sdk/client-sqs';
-import { DLQ_ATTRIBUTE } from '../lambdas/kernel/names';
-import { RETRY_ATTRIBUTE } from '../lambdas/send-email/retry-budget';
+import { DLQ_ATTRIBUTE, RETRY_ATTRIBUTE } from '../lambdas/kernel/names';
 import { IDEMPOTENCY_KEY_ATTRIBUTE, maskAddress } from '../lambdas/kernel/contract';
 import { printable } from './cli/printable';
 

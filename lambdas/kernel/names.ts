@@ -1,8 +1,8 @@
 /**
  * The names the pipeline's parts share: what the send function decides per record (the
  * `decision` log field), the metrics the functions publish and the alarms and dashboard read,
- * and the attributes a dead letter carries. No imports: the CLI, the construct and the local
- * tools read them without loading any function's dependencies.
+ * and the attributes a dead letter and a retried copy carry. No imports: the CLI, the construct
+ * and the local tools read them without loading any function's dependencies.
  */
 
 /** What the send function decides for each record, logged as the `decision` field of one line. */
@@ -39,6 +39,17 @@ export const DLQ_ATTRIBUTE = {
   failedAt: 'failed-at',
   sourceMessageId: 'source-message-id',
   receiveCount: 'receive-count',
+} as const;
+
+/**
+ * The message attributes a retried copy carries (the send function's retry budget, and the DLQ
+ * tools, which leave them off a redriven message).
+ */
+export const RETRY_ATTRIBUTE = {
+  /** Epoch milliseconds when the first copy reached the work queue. */
+  firstEnqueuedAt: 'retry-first-enqueued-at',
+  /** 1 for the first copy the handler re-enqueued, 2 for the next, ... */
+  attempt: 'retry-attempt',
 } as const;
 
 /** The send function's confirm-before-resend counts (same namespace and `service` dimension). */

@@ -1,7 +1,7 @@
 /**
  * The functions' SDK clients, each with explicit timeouts: DynamoDB (the store, the ledger, the
  * status lookup) and SQS. Built once per container; the benchmark builds the DynamoDB one the
- * same way. The send function's SES client is its own (send-email/email.ts).
+ * same way. The send function's SES client is its own (send-email/send/email.ts).
  */
 import { DynamoDBClient, type DynamoDBClientConfig } from '@aws-sdk/client-dynamodb';
 import { SQSClient } from '@aws-sdk/client-sqs';
@@ -24,10 +24,11 @@ export function createDynamoDbClient(config: DynamoDBClientConfig = {}): DynamoD
 /**
  * The idempotency store's client: two requests per record, so per-send work counts (BENCHMARKS.md, 6).
  * `cacheMiddleware`: the middleware stack is resolved once per command type instead of on every
- * send, so middleware must be added before the first send (confirm.ts adds its own in the
- * persistence layer's constructor), and a DynamoDBDocumentClient cannot wrap it. Concurrent sends
- * share the cached handler's context; its per-send fields (endpoint, auth scheme) come out the
- * same for every send of this client: one region, one endpoint, one table named plainly.
+ * send, so middleware must be added before the first send (the send function's persistence layer,
+ * send-email/claim/persistence.ts, adds its own in its constructor), and a DynamoDBDocumentClient
+ * cannot wrap it. Concurrent sends share the cached handler's context; its per-send fields
+ * (endpoint, auth scheme) come out the same for every send of this client: one region, one
+ * endpoint, one table named plainly.
  */
 export function createStoreClient(config: DynamoDBClientConfig = {}): DynamoDBClient {
   return createDynamoDbClient({ cacheMiddleware: true, ...config });

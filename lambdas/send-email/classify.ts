@@ -1,7 +1,7 @@
 /**
- * Every failure, in one place, mapped to one of the design's four classes
- * (errors.ts): permanent, retryable, ambiguous, systemic. SES errors and
- * errors of the idempotency layer (Powertools, DynamoDB) are both here.
+ * Shared by the stages (send, claim, outcome): every failure, in one place, mapped to one of
+ * the design's four classes (kernel/errors.ts): permanent, retryable, ambiguous, systemic. SES
+ * errors and errors of the idempotency layer (Powertools, DynamoDB) are both here.
  */
 import { redactAddresses } from '../kernel/contract/address';
 import { AmbiguousSendError, PermanentError, PipelineError, RetryableError, SystemicError } from '../kernel/errors';

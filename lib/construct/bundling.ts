@@ -1,12 +1,12 @@
 /**
  * How the Lambda handlers are bundled. `npm run build` (the pre-built assets the
- * construct ships, tools/build.ts) and the local pipeline (tools/local/build.ts)
+ * construct ships, tools/build.ts) and the local pipeline (tools/dev/local/build.ts)
  * both read these values, so the code a developer runs locally is the code
  * `cdk deploy` uploads.
  */
 import * as path from 'node:path';
 
-export const HANDLER_ENTRY = path.join(__dirname, '..', '..', 'lambdas', 'send-email', 'handler.ts');
+export const HANDLER_ENTRY = path.join(__dirname, '..', '..', 'lambdas', 'send-email', 'main.ts');
 export const LEDGER_ENTRY = path.join(__dirname, '..', '..', 'lambdas', 'ledger', 'handler.ts');
 export const STATUS_ENTRY = path.join(__dirname, '..', '..', 'lambdas', 'status', 'handler.ts');
 /** The functions' credential chain: environment, then a container endpoint (see the module). */

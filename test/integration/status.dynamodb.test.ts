@@ -41,7 +41,7 @@ beforeAll(async () => {
     keyPrefix: settings.idempotencyKeyPrefix,
   };
   outputs = localOutputs(resources, endpoints, settings.idempotencyKeyPrefix, 'unused');
-  // The send function's persistence settings (lambdas/send-email/pipeline.ts).
+  // The send function's persistence settings (lambdas/send-email/claim/claim.ts).
   persistence = new DynamoDBPersistenceLayer({ tableName: resources.tableName, awsSdkV3Client: clients.dynamodb });
   persistence.configure({
     config: new IdempotencyConfig({ eventKeyJmesPath: 'key', expiresAfterSeconds: settings.dedupeWindowSeconds }),

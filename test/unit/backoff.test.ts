@@ -3,7 +3,7 @@ import {
   backoffSeconds,
   retryDelaySeconds,
   type RetryCause,
-} from '../../lambdas/send-email/backoff';
+} from '../../lambdas/send-email/outcome/backoff';
 import { SETTINGS } from '../../lib/settings';
 
 /** Only the required variables: everything else takes its default. */

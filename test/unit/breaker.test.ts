@@ -1,10 +1,24 @@
-import { CircuitBreaker } from '../../lambdas/send-email/breaker';
+import { CircuitBreaker } from '../../lambdas/send-email/send/breaker';
 
 function breaker() {
   let t = 0;
   const b = new CircuitBreaker({ coolDownMs: 1000, maxCoolDownMs: 4000, now: () => t });
   return { b, advance: (ms: number) => (t += ms) };
 }
+
+test("a container's breaker from the settings cools down for the retry base first, up to the retry cap", () => {
+  let t = 0;
+  const breaker = CircuitBreaker.forSettings({ retryBaseSeconds: 5, retryCapSeconds: 12 }, () => t);
+  breaker.onFailure(false);
+  expect(breaker.permit()).toEqual({ start: false, retryInMs: 5000 });
+  for (let i = 0; i < 3; i += 1) {
+    t += 60_000;
+    const probe = breaker.permit();
+    expect(probe).toEqual({ start: true, probe: true });
+    breaker.onFailure(true);
+  }
+  expect(breaker.permit()).toEqual({ start: false, retryInMs: 12_000 });
+});
 
 test('closed: every send may start', () => {
   const { b } = breaker();

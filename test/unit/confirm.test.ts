@@ -2,7 +2,8 @@
  * Confirm before resend, its pure parts: which overwritten claim means an unknown fate, and
  * when an unknown-fate send looks for its SES event again.
  */
-import { confirmationRetrySeconds, lostAttemptAt } from '../../lambdas/send-email/confirm';
+import { lostAttemptAt } from '../../lambdas/send-email/claim/persistence';
+import { confirmationRetrySeconds } from '../../lambdas/send-email/confirm';
 import { readConfirmSettings } from '../../lambdas/kernel/environment';
 
 describe('lostAttemptAt', () => {

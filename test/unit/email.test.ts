@@ -1,7 +1,12 @@
 import { createHash } from 'node:crypto';
 import type { RetryErrorInfo, RetryErrorType, RetryToken } from '@smithy/types';
 import { classifySesError, provesNotSent } from '../../lambdas/send-email/classify';
-import { DEDUPE_TAG, SafeSesRetryStrategy, buildSendEmailInput, dedupeTagValue } from '../../lambdas/send-email/email';
+import {
+  DEDUPE_TAG,
+  SafeSesRetryStrategy,
+  buildSendEmailInput,
+  dedupeTagValue,
+} from '../../lambdas/send-email/send/email';
 import {
   AmbiguousSendError,
   PermanentError,

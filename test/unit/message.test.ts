@@ -1,4 +1,4 @@
-import { parseRecord, type QueueRecordLike } from '../../lambdas/send-email/envelope';
+import { parseRecord, type QueueRecordLike } from '../../lambdas/send-email/parse';
 import {
   InvalidMessageError,
   LIMITS,

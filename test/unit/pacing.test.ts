@@ -1,4 +1,4 @@
-import { containerShare, SendPacer } from '../../lambdas/send-email/pacing';
+import { containerShare, SendPacer } from '../../lambdas/send-email/send/pacing';
 
 /** A clock that only moves when the pacer sleeps. */
 function fakeClock() {
@@ -19,6 +19,12 @@ test('each container gets an equal share of the pipeline rate, less a little hea
   expect(containerShare(20, 2)).toBeCloseTo(9.5);
   // All containers together stay under the rate.
   expect(containerShare(20, 7) * 7).toBeLessThan(20);
+});
+
+test("a container's pacer from the settings paces to its share of maxSendRate", () => {
+  const pacer = SendPacer.forSettings({ maxSendRate: 20, maxConcurrency: 2 }, fakeClock());
+
+  expect(pacer.currentRate()).toBeCloseTo(containerShare(20, 2));
 });
 
 test('paces sends to the rate: 50 single-recipient sends at 10/s take about 5 s', async () => {

@@ -4,7 +4,7 @@
  * raw message delivery off (the envelope), and for a message put straight on
  * the queue (raw).
  */
-import type { QueueRecordLike } from '../../lambdas/send-email/envelope';
+import type { QueueRecordLike } from '../../lambdas/send-email/parse';
 import { snsEnvelope } from '../../tools/dev/local/records';
 
 export const SNS_MESSAGE_ID = '5f3c2b1a-0d9e-4c8b-a7f6-e5d4c3b2a190';

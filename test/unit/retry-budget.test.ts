@@ -5,10 +5,10 @@ import {
   failureNumber,
   MAX_DELAY_SECONDS,
   planRetry,
-  RETRY_ATTRIBUTE,
   retryState,
   RetryBudgetExhaustedError,
-} from '../../lambdas/send-email/retry-budget';
+} from '../../lambdas/send-email/outcome/retry-budget';
+import { RETRY_ATTRIBUTE } from '../../lambdas/kernel/names';
 
 const NOW = 1_800_000_000_000;
 

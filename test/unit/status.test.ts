@@ -1,4 +1,4 @@
-import { dedupeTagValue } from '../../lambdas/send-email/email';
+import { dedupeTagValue } from '../../lambdas/send-email/send/email';
 /**
  * The status lookup's pure parts: key rules, the idempotency record id (checked
  * against Powertools itself), the HTTP routing shared by the status function

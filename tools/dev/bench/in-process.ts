@@ -12,14 +12,17 @@ import { Metrics } from '@aws-lambda-powertools/metrics';
 import type { SQSBatchResponse, SQSRecord } from 'aws-lambda';
 import type { ResolvedSettings } from '../../../lib/settings';
 import { handlerEnvironment } from '../../../lib/construct/handler-env';
-import { createSendConfirmation, LedgerAwarePersistenceLayer } from '../../../lambdas/send-email/confirm';
-import { emulatorClients, type EmulatorEndpoints } from '../local/emulators';
 import { emulatorConfig } from '../local/emulator-config';
+import { emulatorClients, type EmulatorEndpoints } from '../local/emulators';
 import { queueRecord, snsEnvelope } from '../local/records';
 import { makeContext } from '../local/event-source';
 import { createResources, handlerRefs, type LocalResources } from '../local/resources';
 import { createStoreClient } from '../../../lambdas/runtime/clients';
-import { createHandler } from '../../../lambdas/send-email/pipeline';
+import {
+  createHandler,
+  createSendConfirmation,
+  LedgerAwarePersistenceLayer,
+} from '../../../lambdas/send-email/handler';
 import { readSettings, type HandlerSettings, readConfirmSettings } from '../../../lambdas/kernel/environment';
 import { withEnv } from './stats';
 
@@ -137,7 +140,7 @@ export interface HandlerOptions {
 
 /**
  * One handler instance, with its own DynamoDB client built as the deployed handler builds it
- * (lambdas/send-email/clients.ts): what one Lambda container holds.
+ * (lambdas/runtime/clients.ts): what one Lambda container holds.
  */
 export function newHandler(stack: InProcessStack, options: HandlerOptions): { invoke: BenchHandler; close(): void } {
   const dynamodb = stack.counter.attach(createStoreClient(emulatorConfig(stack.endpoints.dynamodb)));

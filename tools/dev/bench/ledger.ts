@@ -29,13 +29,12 @@ import { CLAIM_ATTRIBUTES, claimRef } from '../../../lambdas/kernel/ledger/bindi
 import { createLedgerHandler } from '../../../lambdas/ledger/ledger';
 import { readLedgerSettings } from '../../../lambdas/kernel/environment';
 import { ledgerKey } from '../../../lambdas/kernel/ledger/schema';
-import { newAttemptId } from '../../../lambdas/send-email/confirm';
 import { idempotencyRecordId } from '../../../lambdas/status/lookup';
 import { ledgerEnvironment } from '../../../lib/construct/handler-env';
 import { ledgerRefs } from '../local/resources';
 import { readLedgerItem } from '../../../lambdas/runtime/ledger-store';
 import { createDynamoDbClient } from '../../../lambdas/runtime/clients';
-import { buildSendEmailInput } from '../../../lambdas/send-email/email';
+import { buildSendEmailInput, newAttemptId } from '../../../lambdas/send-email/handler';
 import { validateEmail } from '../../../lambdas/kernel/contract';
 import { emulatorConfig } from '../local/emulator-config';
 import { makeContext } from '../local/event-source';

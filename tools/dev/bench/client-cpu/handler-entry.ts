@@ -1,9 +1,9 @@
 /**
- * The send-email handler as handler.ts builds it (container.ts: settings, Powertools, the
+ * The send-email handler as main.ts builds it (handler.ts: settings, Powertools, the
  * DynamoDB clients of clients.ts), with SES answering at once and SQS refusing every call:
  * what the client-CPU benchmark loads in a fresh process. Bundled with the deployed options.
  */
-import { createContainerHandler } from '../../../../lambdas/send-email/container';
+import { createContainerHandler } from '../../../../lambdas/send-email/handler';
 
 let sent = 0;
 

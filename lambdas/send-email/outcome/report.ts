@@ -1,16 +1,16 @@
 /**
- * What the handler tells operators about each record: one log line per outcome,
- * its `decision` field one of sent, duplicate, dead-lettered or retry
- * (decisions.ts), and the metrics counted with it (metric-names.ts).
+ * The outcome stage's report: what the handler tells operators about each record, one log
+ * line per outcome, its `decision` field one of sent, duplicate, dead-lettered or retry
+ * (DECISIONS in the kernel's names.ts), and the metrics counted with it (METRIC there).
  */
 import type { SQSRecord } from 'aws-lambda';
 import type { Logger } from '@aws-lambda-powertools/logger';
 import { MetricUnit, type Metrics } from '@aws-lambda-powertools/metrics';
-import { causeText } from './classify';
-import type { ParsedRecord } from './envelope';
-import type { FailureClass, PipelineError } from '../kernel/errors';
-import { maskAddress } from '../kernel/contract';
-import { METRIC } from '../kernel/names';
+import { causeText } from '../classify';
+import type { ParsedRecord } from '../parse';
+import type { FailureClass, PipelineError } from '../../kernel/errors';
+import { maskAddress } from '../../kernel/contract';
+import { METRIC } from '../../kernel/names';
 import { receiveCount } from './queue-record';
 
 /** Failures where nothing was started. */

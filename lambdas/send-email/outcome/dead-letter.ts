@@ -1,15 +1,15 @@
 /**
- * The outcome of a record that will never send: a copy to the dead-letter queue,
+ * The outcome stage, for a record that will never send: a copy to the dead-letter queue,
  * its body and its own attributes as they came, with why it failed (DLQ_ATTRIBUTE);
  * the send ledger marks its key as dead-lettered.
  */
 import type { SQSRecord } from 'aws-lambda';
 import { SendMessageCommand, type MessageAttributeValue } from '@aws-sdk/client-sqs';
-import type { SendConfirmation } from './confirm';
-import { DLQ_ATTRIBUTE } from '../kernel/names';
-import type { ParsedRecord } from './envelope';
-import type { PipelineError } from '../kernel/errors';
-import { InvalidMessageError } from '../kernel/contract';
+import type { SendConfirmation } from '../confirm';
+import { DLQ_ATTRIBUTE } from '../../kernel/names';
+import type { ParsedRecord } from '../parse';
+import type { PipelineError } from '../../kernel/errors';
+import { InvalidMessageError } from '../../kernel/contract';
 import { attr, originalAttributes, receiveCount, type QueueClient } from './queue-record';
 import type { Report } from './report';
 

@@ -1,16 +1,16 @@
 /**
- * SES v2: building the SendEmail request and the SDK retry policy that never
- * repeats a send SES may already have accepted (the failure classes are in
+ * The send stage's SES v2 request: building the SendEmail input, and the SDK retry policy
+ * that never repeats a send SES may already have accepted (the failure classes are in
  * classify.ts).
  */
-import { DEDUPE_ATTEMPT_TAG, DEDUPE_CLAIM_TAG } from '../kernel/ledger/binding';
-import { ledgerKey } from '../kernel/ledger/schema';
+import { DEDUPE_ATTEMPT_TAG, DEDUPE_CLAIM_TAG } from '../../kernel/ledger/binding';
+import { ledgerKey } from '../../kernel/ledger/schema';
 import { SESv2Client, type SendEmailCommandInput } from '@aws-sdk/client-sesv2';
-import { httpHandler } from '../runtime/clients';
+import { httpHandler } from '../../runtime/clients';
 import type { RetryErrorInfo, RetryStrategyV2, RetryToken } from '@smithy/types';
-import { formatDisplayName } from '../kernel/contract/address';
-import { isDailyQuota, provesNotSent, shape } from './classify';
-import type { EmailMessage } from '../kernel/contract';
+import { formatDisplayName } from '../../kernel/contract/address';
+import { isDailyQuota, provesNotSent, shape } from '../classify';
+import type { EmailMessage } from '../../kernel/contract';
 
 /** The SES message tag that carries the dedupe key (searchable in SES event destinations). */
 export const DEDUPE_TAG = 'dedupe-key';

@@ -1,5 +1,5 @@
 /**
- * Send pacing: a token bucket per container, one token per recipient (SES's sending rate
+ * The send stage's pacing: a token bucket per container, one token per recipient (SES's sending rate
  * counts recipients). Every container gets an equal share of the pipeline's rate,
  * maxSendRate / maxConcurrency, so all of them together stay under it however many run.
  * A throttle despite pacing (another sender on the account, a lower quota than configured)
@@ -8,6 +8,7 @@
  * A record waits for its tokens inside the invocation; one that cannot get them before the
  * deadline it is given is not sent at all (the caller retries it as "not sent").
  */
+import type { HandlerSettings } from '../../kernel/environment';
 
 export interface PacerOptions {
   /** Recipients per second for this container. */
@@ -37,6 +38,18 @@ export class SendPacer {
   private readonly sleep: (ms: number) => Promise<void>;
   /** Waiters go in turn, so a large email cannot be starved by small ones. */
   private queue: Promise<unknown> = Promise.resolve();
+
+  /** This container's pacer: its share of the pipeline's maxSendRate (see {@link containerShare}). */
+  static forSettings(
+    settings: Pick<HandlerSettings, 'maxSendRate' | 'maxConcurrency'>,
+    clock: Pick<PacerOptions, 'now' | 'sleep'> = {},
+  ): SendPacer {
+    return new SendPacer({
+      ratePerSecond: containerShare(settings.maxSendRate, settings.maxConcurrency),
+      now: clock.now,
+      sleep: clock.sleep,
+    });
+  }
 
   constructor(options: PacerOptions) {
     if (!(options.ratePerSecond > 0)) throw new Error(`ratePerSecond must be positive, got ${options.ratePerSecond}`);

@@ -1,19 +1,13 @@
 /**
- * How long a failed record waits before its next attempt, and how close to the
- * invocation's deadline the handler still starts work. Pure: no clients.
+ * The outcome stage's backoff: how long a failed record waits before its next attempt.
+ * Pure: no clients.
  */
-import type { FailureClass } from '../kernel/errors';
+import type { FailureClass } from '../../kernel/errors';
 import { MAX_DELAY_SECONDS } from './retry-budget';
-import type { HandlerSettings } from '../kernel/environment';
-
-/** How long before the invocation's deadline the completion-write retries stop. */
-export const COMPLETION_RETRY_MARGIN_MS = 1000;
+import type { HandlerSettings } from '../../kernel/environment';
 
 /** Backoff caps, in seconds (retryable and ambiguous: RETRY_CAP_SECONDS, default 300; none above SQS's 900 s delay). */
 export const BACKOFF_CAP_SECONDS = { systemic: MAX_DELAY_SECONDS } as const;
-
-/** A send starts only if it can finish (SES timeout plus this) before the invocation's deadline. */
-export const SEND_DEADLINE_MARGIN_MS = 1000;
 
 /** Congestion, not an outage: the backoff does not grow with the attempts. */
 const FIRST_BACKOFF_ONLY = new Set(['PacingDeadline']);

@@ -1,26 +1,20 @@
 /**
- * The outcome of a record that may yet send: within the retry budget a delayed copy
+ * The outcome stage, for a record that may yet send: within the retry budget a delayed copy
  * goes back to the work queue (retry-budget.ts) after the backoff (backoff.ts); past
  * the budget the record is dead-lettered.
  */
 import type { SQSRecord } from 'aws-lambda';
 import { ChangeMessageVisibilityCommand, SendMessageCommand } from '@aws-sdk/client-sqs';
 import { retryDelaySeconds } from './backoff';
-import { requestedRetrySeconds } from './confirm';
+import { requestedRetrySeconds } from '../confirm';
 import type { DeadLetter } from './dead-letter';
-import type { ParsedRecord } from './envelope';
-import type { PipelineError } from '../kernel/errors';
+import type { ParsedRecord } from '../parse';
+import type { PipelineError } from '../../kernel/errors';
 import { attr, originalAttributes, receiveCount, type QueueClient } from './queue-record';
 import type { Report } from './report';
-import {
-  ageSeconds,
-  failureNumber,
-  planRetry,
-  RETRY_ATTRIBUTE,
-  retryState,
-  RetryBudgetExhaustedError,
-} from './retry-budget';
-import type { HandlerSettings } from '../kernel/environment';
+import { ageSeconds, failureNumber, planRetry, retryState, RetryBudgetExhaustedError } from './retry-budget';
+import type { HandlerSettings } from '../../kernel/environment';
+import { RETRY_ATTRIBUTE } from '../../kernel/names';
 
 export interface RetryDeps {
   readonly settings: HandlerSettings;

@@ -1,5 +1,5 @@
 /**
- * The retry budget is time, not receives. A record that failed for a passing reason
+ * The outcome stage's retry budget, which is time, not receives. A record that failed for a passing reason
  * (retryable, systemic, ambiguous) goes back to the work queue as a delayed copy: the same
  * body (so the SNS envelope and the dedupe key travel with it), the publisher's attributes,
  * and two of ours: when the message first reached the queue and the attempt number. The
@@ -11,18 +11,11 @@
  * an invocation that keeps dying without a decision (a crash loop) still reaches the DLQ
  * through the redrive policy after maxReceiveCount receives.
  *
- * Imports only errors.ts: the local tools (DLQ redrive) read the attribute names.
+ * The attribute names (RETRY_ATTRIBUTE) are in the kernel's names.ts: the DLQ tools read them too.
  */
 import type { SQSRecord } from 'aws-lambda';
-import { PipelineError, type FailureClass } from '../kernel/errors';
-
-/** The message attributes a retried copy carries. */
-export const RETRY_ATTRIBUTE = {
-  /** Epoch milliseconds when the first copy reached the work queue. */
-  firstEnqueuedAt: 'retry-first-enqueued-at',
-  /** 1 for the first copy the handler re-enqueued, 2 for the next, ... */
-  attempt: 'retry-attempt',
-} as const;
+import { PipelineError, type FailureClass } from '../../kernel/errors';
+import { RETRY_ATTRIBUTE } from '../../kernel/names';
 
 /** SQS's largest DelaySeconds: no copy waits longer before its next attempt. */
 export const MAX_DELAY_SECONDS = 900;

@@ -1,11 +1,11 @@
 /**
- * What the outcomes read from an SQS record and put on the copy they send to a
- * queue (a retry to the work queue, a dead letter to the DLQ): the receive count,
- * and the record's own message attributes, which the copy keeps.
+ * The outcome stage's view of an SQS record: what the outcomes read from it and put on the
+ * copy they send to a queue (a retry to the work queue, a dead letter to the DLQ): the
+ * receive count, and the record's own message attributes, which the copy keeps.
  */
 import type { SQSRecord } from 'aws-lambda';
 import type { ChangeMessageVisibilityCommand, MessageAttributeValue, SendMessageCommand } from '@aws-sdk/client-sqs';
-import { RETRY_ATTRIBUTE } from './retry-budget';
+import { RETRY_ATTRIBUTE } from '../../kernel/names';
 
 /** The SQS calls the outcomes make (a subset of SQSClient). */
 export interface QueueClient {

@@ -1,10 +1,11 @@
 /**
- * A circuit breaker on SES, per container. A send that timed out, was reset or got a 5xx
+ * The send stage's circuit breaker on SES, per container. A send that timed out, was reset or got a 5xx
  * (the ambiguous class) or a throttle opens it: for a cool-down no new send starts, then one
  * probe goes; its success closes the circuit, its failure opens it again with a cool-down twice
  * as long (up to a cap). Records that are not started are "not sent" for certain, so few
  * emails ever have an unknown fate when SES hangs.
  */
+import type { HandlerSettings } from '../../kernel/environment';
 
 export type BreakerState = 'closed' | 'open' | 'half-open';
 
@@ -26,6 +27,18 @@ export class CircuitBreaker {
   private coolDownMs: number;
   private probing = false;
   private readonly now: () => number;
+
+  /** The breaker of a container: its cool-down starts at the retry base and grows up to the retry cap. */
+  static forSettings(
+    settings: Pick<HandlerSettings, 'retryBaseSeconds' | 'retryCapSeconds'>,
+    now?: () => number,
+  ): CircuitBreaker {
+    return new CircuitBreaker({
+      coolDownMs: settings.retryBaseSeconds * 1000,
+      maxCoolDownMs: Math.max(settings.retryBaseSeconds, settings.retryCapSeconds) * 1000,
+      now,
+    });
+  }
 
   constructor(private readonly options: BreakerOptions) {
     this.coolDownMs = options.coolDownMs;
