@@ -16,9 +16,10 @@
 import type { SQSRecord } from 'aws-lambda';
 import { PipelineError, type FailureClass } from '../../kernel/errors';
 import { RETRY_ATTRIBUTE } from '../../kernel/names';
+import { SQS_MAX_DELAY_SECONDS } from '../../kernel/sqs-limits';
 
 /** SQS's largest DelaySeconds: no copy waits longer before its next attempt. */
-export const MAX_DELAY_SECONDS = 900;
+export const MAX_DELAY_SECONDS = SQS_MAX_DELAY_SECONDS;
 
 /** Where a record stands in its retry path. */
 export interface RetryState {

@@ -5,11 +5,13 @@
  */
 import { SettingsError } from '../../settings';
 import { BUNDLING } from '../bundling';
-import type { EmailPipelineProps } from '../email-pipeline';
 import { DEFAULT_SERVICE_NAME, RUNTIME } from '../shared';
 
 /** Throws a {@link SettingsError} naming the first option that is not valid. */
-export function checkConstructOptions(props: EmailPipelineProps): void {
+export function checkConstructOptions(props: {
+  readonly serviceName?: string;
+  readonly sesTemplateNames?: readonly string[];
+}): void {
   const runtimeMajor = /^nodejs(\d+)\.x$/.exec(RUNTIME.name)?.[1];
   if (BUNDLING.target !== `node${runtimeMajor}`) {
     // A programming error, not a setting: lib/construct/bundling.ts and RUNTIME must move together.

@@ -1,0 +1,111 @@
+/**
+ * The layout holds (README, Layout): no import cycles; no product file (lib/, lambdas/) over 400
+ * lines, and each opens with a comment saying what it is for; the kernel (lambdas/kernel/)
+ * imports nothing but itself and Node, no SDK; and the send function's folder is its own: product
+ * code elsewhere never imports it, the development tools only through its composition root.
+ */
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import * as ts from 'typescript';
+
+const ROOT = path.join(__dirname, '..', '..');
+const SOURCE_DIRS = ['bin', 'lib', 'lambdas', 'tools'];
+const MAX_PRODUCT_LINES = 400;
+
+function filesUnder(dir: string): string[] {
+  const out: string[] = [];
+  for (const entry of fs.readdirSync(path.join(ROOT, dir), { withFileTypes: true })) {
+    const relative = `${dir}/${entry.name}`;
+    if (entry.isDirectory()) out.push(...filesUnder(relative));
+    else if (/\.(ts|mts|cts)$/.test(entry.name) && !entry.name.endsWith('.d.ts')) out.push(relative);
+  }
+  return out;
+}
+
+const FILES = SOURCE_DIRS.flatMap(filesUnder).sort();
+const PRODUCT = FILES.filter((file) => /^(lib|lambdas)\//.test(file));
+const OPTIONS: ts.CompilerOptions = { moduleResolution: ts.ModuleResolutionKind.Node10, resolveJsonModule: true };
+
+interface Imports {
+  /** The repository's own files it imports (repo-relative). */
+  readonly local: string[];
+  /** The packages it imports (names as written). */
+  readonly packages: string[];
+}
+
+function importsOf(file: string): Imports {
+  const text = fs.readFileSync(path.join(ROOT, file), 'utf8');
+  const local: string[] = [];
+  const packages: string[] = [];
+  for (const { fileName } of ts.preProcessFile(text, true, true).importedFiles) {
+    if (!fileName.startsWith('.')) {
+      packages.push(fileName);
+      continue;
+    }
+    const resolved = ts.resolveModuleName(fileName, path.join(ROOT, file), OPTIONS, ts.sys).resolvedModule;
+    if (resolved) local.push(path.relative(ROOT, resolved.resolvedFileName).split(path.sep).join('/'));
+  }
+  return { local, packages };
+}
+
+const GRAPH = new Map(FILES.map((file) => [file, importsOf(file)]));
+
+/** Every cycle's files, found by a depth-first walk (each cycle once, from its first file met). */
+function cycles(): string[][] {
+  const found: string[][] = [];
+  const state = new Map<string, 'open' | 'done'>();
+  const stack: string[] = [];
+  const visit = (file: string): void => {
+    state.set(file, 'open');
+    stack.push(file);
+    for (const next of GRAPH.get(file)?.local ?? []) {
+      if (!GRAPH.has(next)) continue;
+      if (state.get(next) === 'open') found.push([...stack.slice(stack.indexOf(next)), next]);
+      else if (state.get(next) === undefined) visit(next);
+    }
+    stack.pop();
+    state.set(file, 'done');
+  };
+  for (const file of FILES) if (state.get(file) === undefined) visit(file);
+  return found;
+}
+
+test('no import cycles in bin/, lib/, lambdas/ and tools/', () => {
+  expect(cycles()).toEqual([]);
+});
+
+test(`no product file is over ${MAX_PRODUCT_LINES} lines`, () => {
+  const long = PRODUCT.map((file) => ({
+    file,
+    lines: fs.readFileSync(path.join(ROOT, file), 'utf8').split('\n').length,
+  })).filter(({ lines }) => lines > MAX_PRODUCT_LINES);
+  expect(long).toEqual([]);
+});
+
+test('every product file opens with a comment saying what it is for', () => {
+  const bare = PRODUCT.filter((file) => !/^\s*(\/\*\*|\/\/)/.test(fs.readFileSync(path.join(ROOT, file), 'utf8')));
+  expect(bare).toEqual([]);
+});
+
+test('the kernel imports only itself and Node: no SDK, no other folder', () => {
+  const kernel = FILES.filter((file) => file.startsWith('lambdas/kernel/'));
+  expect(kernel.length).toBeGreaterThan(5);
+  const outside = kernel.flatMap((file) => {
+    const { local, packages } = GRAPH.get(file)!;
+    return [
+      ...local.filter((imported) => !imported.startsWith('lambdas/kernel/')),
+      ...packages.filter((name) => !name.startsWith('node:')),
+    ].map((imported) => `${file} -> ${imported}`);
+  });
+  expect(outside).toEqual([]);
+});
+
+test('nothing outside lambdas/send-email/ imports it; the dev tools only through its composition root', () => {
+  const crossings = FILES.filter((file) => !file.startsWith('lambdas/send-email/')).flatMap((file) =>
+    GRAPH.get(file)!
+      .local.filter((imported) => imported.startsWith('lambdas/send-email/'))
+      .filter((imported) => !(file.startsWith('tools/') && imported === 'lambdas/send-email/handler.ts'))
+      .map((imported) => `${file} -> ${imported}`),
+  );
+  expect(crossings).toEqual([]);
+});
