@@ -1,6 +1,6 @@
 /**
  * The credential chain of the pipeline's Lambda bundles. The bundler puts this module in place
- * of `@aws-sdk/credential-provider-node` (tools/lambda-bundle.ts), so every SDK client in a
+ * of `@aws-sdk/credential-provider-node` (tools/build/lambda-bundle.ts), so every SDK client in a
  * function resolves its credentials here: from the environment, which is where Lambda puts the
  * execution role's credentials (`AWS_ACCESS_KEY_ID`, `AWS_SECRET_ACCESS_KEY`,
  * `AWS_SESSION_TOKEN`), or else from a container credentials endpoint

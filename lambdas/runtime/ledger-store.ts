@@ -258,7 +258,7 @@ export async function readClaimEvidence(
   const { Item } = await client.send(
     new GetItemCommand({
       TableName: claimsTableName,
-      // `id`: the partition key of Powertools' DynamoDB persistence layer (IDEMPOTENCY_TABLE in lib/handler-env.ts).
+      // `id`: the partition key of Powertools' DynamoDB persistence layer (IDEMPOTENCY_TABLE in lib/construct/handler-env.ts).
       Key: marshall({ id }),
       ConsistentRead: true,
     }),

@@ -126,7 +126,7 @@ export async function lookupDelivery(deps: LookupDeps, asked: string): Promise<D
   }
 
   const claim = await deps.db.send(
-    // `id`: the partition key Powertools' DynamoDB persistence layer uses by default (IDEMPOTENCY_TABLE in lib/handler-env.ts).
+    // `id`: the partition key Powertools' DynamoDB persistence layer uses by default (IDEMPOTENCY_TABLE in lib/construct/handler-env.ts).
     new GetCommand({ TableName: deps.idempotencyTableName, Key: { id: idempotencyRecordId(deps.keyPrefix, key) } }),
   );
   const record = claim.Item as IdempotencyRecord | undefined;

@@ -1,6 +1,6 @@
 /**
  * How the Lambda handlers are bundled. `npm run build` (the pre-built assets the
- * construct ships, tools/build.ts) and the local pipeline (tools/dev/local/build.ts)
+ * construct ships, tools/build/build.ts) and the local pipeline (tools/dev/local/build.ts)
  * both read these values, so the code a developer runs locally is the code
  * `cdk deploy` uploads.
  */
@@ -39,6 +39,6 @@ export const BUNDLING = {
    * files, SSO, STS, IMDS: code a function never runs) by the one Lambda needs.
    */
   alias: { '@aws-sdk/credential-provider-node': LAMBDA_CREDENTIALS_ENTRY } as Readonly<Record<string, string>>,
-  /** Unused SDK operation schemas are dropped (tools/sdk-schema-keys.ts). */
+  /** Unused SDK operation schemas are dropped (tools/build/sdk-schema-keys.ts). */
   dropUnusedSdkSchemas: true,
 } as const;

@@ -1,5 +1,5 @@
 /**
- * The send ledger believes only evidence bound to the pipeline's own sends (lambdas/ledger/binding.ts),
+ * The send ledger believes only evidence bound to the pipeline's own sends (lambdas/kernel/ledger/binding.ts),
  * end to end: the real send-email and ledger bundles, the local SES publishing SES's events with
  * their origin fields (account, configuration set, caller identity, tags) to the events topic.
  * A forger here is an insider who may publish to the events topic and read real events from it.

@@ -1,6 +1,6 @@
 /**
  * The delivery status of a key against DynamoDB Local: ledger items written
- * as lambdas/ledger/schema.ts describes them, idempotency records written by
+ * as lambdas/kernel/ledger/schema.ts describes them, idempotency records written by
  * Powertools itself (configured as the send function configures it); then the
  * same lookup through the local status server and through `npm run status`.
  */

@@ -1,5 +1,5 @@
 /**
- * How deep JSON nests, found without recursion (lambdas/send-email/json-depth.ts): on the text before
+ * How deep JSON nests, found without recursion (lambdas/kernel/contract/json-depth.ts): on the text before
  * it is parsed, and on a value before anything serializes it.
  */
 import { textTooDeep, valueTooDeep } from '../../lambdas/kernel/contract/json-depth';

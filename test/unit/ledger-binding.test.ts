@@ -1,5 +1,5 @@
 /**
- * Which SES events the ledger believes (lambdas/ledger/binding.ts): only the pipeline's own
+ * Which SES events the ledger believes (lambdas/kernel/ledger/binding.ts): only the pipeline's own
  * origin, and only events bound to an attempt its claim recorded, of that attempt's message.
  */
 import {

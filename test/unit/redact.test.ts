@@ -1,5 +1,5 @@
 /**
- * redactAddresses (lambdas/send-email/address.ts): addresses in free text (SES's error messages,
+ * redactAddresses (lambdas/kernel/contract/address.ts): addresses in free text (SES's error messages,
  * which become logged reasons and DLQ attributes) are masked, in time linear in the text.
  */
 import { redactAddresses } from '../../lambdas/kernel/contract/address';

@@ -1,5 +1,5 @@
 /**
- * SNS Number attributes by their value (lambdas/send-email/sns-number.ts): the canonical text of a
+ * SNS Number attributes by their value (lambdas/kernel/contract/sns-number.ts): the canonical text of a
  * Number key, worked out on decimal digits.
  */
 import { canonicalNumber, SNS_NUMBER } from '../../lambdas/kernel/contract/sns-number';

@@ -1,7 +1,7 @@
 /**
  * esbuild options for one Lambda entry point. `npm run build` (tools/build/build.ts: the assets the
  * package ships), the local pipeline (tools/dev/local/build.ts) and the benchmark all bundle with
- * these, from the values of lib/bundling.ts, so the code run locally is the code `cdk deploy`
+ * these, from the values of lib/construct/bundling.ts, so the code run locally is the code `cdk deploy`
  * uploads. Its own module, light to load: the local tools do not load aws-cdk-lib.
  */
 import type { BuildOptions } from 'esbuild';

@@ -1,7 +1,7 @@
 /**
  * `npm run schema`: writes the message contract as a JSON Schema (draft-07) for publishers in
  * other languages, generated from the contract's declaration (CONTRACT in
- * lambdas/send-email/message.ts), the one validateEmail enforces. `npm run build` writes it too;
+ * lambdas/kernel/contract/declaration.ts), the one validateEmail enforces. `npm run build` writes it too;
  * a unit test fails when the committed file is stale.
  */
 import { writeFileSync } from 'node:fs';
@@ -128,7 +128,7 @@ export function emailMessageSchema(): JsonSchema {
     title: `Email message (contract v${CONTRACT.version})`,
     description:
       'The JSON body of an SNS message to the email pipeline. Generated from the contract declaration ' +
-      '(lambdas/send-email/message.ts) by npm run schema: do not edit. The pipeline also checks what a ' +
+      '(lambdas/kernel/contract/declaration.ts) by npm run schema: do not edit. The pipeline also checks what a ' +
       `schema cannot say: ${recipients.fields.join(' + ')} at most ${recipients.max} recipients together; ` +
       `subject + text + html + template data at most ${maxContentBytes} bytes of UTF-8; objects and arrays ` +
       `nested at most ${maxDepth} levels deep, the message counting as one; every address in full; ` +

@@ -31,7 +31,7 @@ export function dedupeTagValue(key: string): string {
   return ledgerKey(key);
 }
 
-/** What binds a send's SES events to it: its attempt id and its claim (lambdas/ledger/binding.ts). */
+/** What binds a send's SES events to it: its attempt id and its claim (lambdas/kernel/ledger/binding.ts). */
 export interface AttemptTags {
   readonly attemptId: string;
   readonly claimRef: string;

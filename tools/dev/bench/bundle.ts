@@ -57,7 +57,7 @@ export interface BundleResult {
   /** The handler's libraries alone (libraries-entry.ts), same options. */
   readonly libraries: BundleSize;
   readonly runsPerVariant: number;
-  /** As deployed: NODE_OPTIONS=--enable-source-maps (lib/email-pipeline.ts). */
+  /** As deployed: NODE_OPTIONS=--enable-source-maps (lib/construct/pipeline/send-function.ts). */
   readonly handlerInit: InitTimes;
   /** The same bundle without --enable-source-maps. */
   readonly handlerInitNoSourceMaps: InitTimes;

@@ -114,7 +114,7 @@ export interface LedgerPhase {
 }
 
 export interface LedgerBenchResult {
-  /** The construct's ledger event source and function (lib/ledger.ts LEDGER_FUNCTIONS). */
+  /** The construct's ledger event source and function (LEDGER_FUNCTIONS in lib/construct/ledger/). */
   readonly batchSize: number;
   readonly memoryMb: number;
   /** The events SES publishes for one email to an ordinary address, in order. */
@@ -150,7 +150,7 @@ function newLedgerHandler(stack: InProcessStack, counters: Counters): LedgerHand
   counters.capacity.attach(dynamodb);
   const sns = new SNSClient({ ...emulatorConfig(stack.endpoints.sns), maxAttempts: 3 });
   counters.publishes.attach(sns);
-  // The environment lib/ledger.ts gives the function.
+  // The environment lib/construct/ledger/ gives the function.
   const settings = readLedgerSettings(ledgerEnvironment(stack.settings, ledgerRefs(stack.resources)));
   const handler = createLedgerHandler({
     settings,

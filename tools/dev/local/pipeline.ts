@@ -23,7 +23,7 @@ import {
   type LocalResources,
 } from './resources';
 
-/** A handler log line that records a decision (see lambdas/send-email/pipeline.ts). */
+/** A handler log line that records a decision (see lambdas/send-email/outcome/report.ts). */
 export interface DecisionEvent {
   readonly consumer: string;
   readonly decision: Decision;

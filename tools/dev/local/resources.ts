@@ -89,7 +89,7 @@ export const LEDGER_BUFFER_MAX_RECEIVES = 5;
 /** The local ledger consumer's invocation timeout and the buffer queue's visibility timeout. */
 export const LEDGER_FUNCTION_TIMEOUT_SECONDS = 10;
 
-/** The ledger function's resources, and what it trusts of them (lambdas/ledger/binding.ts), as lib/ledger.ts gives them in a stack. */
+/** The ledger function's resources, and what it trusts of them (lambdas/kernel/ledger/binding.ts), as lib/construct/ledger/ gives them in a stack. */
 export function ledgerRefs(resources: LocalResources): LedgerResourceRefs {
   return {
     tableName: resources.ledger.tableName,
