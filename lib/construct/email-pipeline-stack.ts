@@ -79,10 +79,27 @@ export class EmailPipelineStack extends Stack {
       value: this.pipeline.settings.idempotencyKeyPrefix,
       description: 'Prefix of the idempotency records (the status lookup reads them)',
     });
+    // --- where the functions log: the saved Logs Insights queries read these ----
+    new CfnOutput(this, 'SendLogGroupName', {
+      value: this.pipeline.logGroupNames.send,
+      description: 'Log group of the send function (one line per decision, keyed by dedupeKey)',
+    });
+    new CfnOutput(this, 'LedgerLogGroupName', {
+      value: this.pipeline.logGroupNames.ledger,
+      description: 'Log group of the ledger function (one line per SES event recorded)',
+    });
+    new CfnOutput(this, 'StatusLogGroupName', {
+      value: this.pipeline.logGroupNames.status,
+      description: 'Log group of the status function',
+    });
     if (this.monitoring !== undefined) {
       new CfnOutput(this, 'AlarmTopicArn', {
         value: this.monitoring.alarmTopic.topicArn,
-        description: 'Alarm and OK notifications; subscribe the on-call here',
+        description: 'Paging alarms and their OK notifications (a person must act now); subscribe the on-call here',
+      });
+      new CfnOutput(this, 'WarningTopicArn', {
+        value: this.monitoring.warningTopic.topicArn,
+        description: 'Warnings and their OK notifications (look during working hours); subscribe the team here',
       });
     }
   }

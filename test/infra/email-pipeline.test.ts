@@ -191,13 +191,17 @@ describe('stack outputs', () => {
     'RedriveRoleArn',
     'TableName',
     'TopicArn',
+    // Where the functions log (the saved Logs Insights queries read these).
+    'SendLogGroupName',
+    'LedgerLogGroupName',
+    'StatusLogGroupName',
     ...LEDGER_OUTPUTS,
   ];
 
   test('exist with the exact names', () => {
     const { template, ids } = synthDefault();
     const outputs = template.toJSON().Outputs;
-    expect(Object.keys(outputs).sort()).toEqual(['AlarmTopicArn', ...PIPELINE_OUTPUTS].sort());
+    expect(Object.keys(outputs).sort()).toEqual(['AlarmTopicArn', 'WarningTopicArn', ...PIPELINE_OUTPUTS].sort());
     template.hasOutput('TopicArn', { Value: { Ref: ids.topic } });
     template.hasOutput('QueueUrl', { Value: { Ref: ids.queue } });
     template.hasOutput('DeadLetterQueueUrl', { Value: { Ref: ids.deadLetterQueue } });
@@ -205,7 +209,7 @@ describe('stack outputs', () => {
     template.hasOutput('FunctionName', { Value: { Ref: ids.function } });
   });
 
-  test('without monitoring there is no alarm topic output', () => {
+  test('without monitoring there is no alarm or warning topic output', () => {
     const outputs = synthesize({}, undefined, { monitoring: false }).template.toJSON().Outputs;
     expect(Object.keys(outputs).sort()).toEqual([...PIPELINE_OUTPUTS].sort());
   });

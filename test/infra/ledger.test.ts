@@ -43,11 +43,11 @@ describe('configuration set and event destination', () => {
     });
   });
 
-  test('deliveries, bounces and complaints are also counted in CloudWatch by configuration set', () => {
+  test('deliveries, bounces, complaints, rejects and rendering failures are also counted in CloudWatch by configuration set', () => {
     const { template } = defaults();
     template.hasResourceProperties('AWS::SES::ConfigurationSetEventDestination', {
       EventDestination: {
-        MatchingEventTypes: ['delivery', 'bounce', 'complaint'],
+        MatchingEventTypes: ['delivery', 'bounce', 'complaint', 'reject', 'renderingFailure'],
         CloudWatchDestination: {
           DimensionConfigurations: [
             {

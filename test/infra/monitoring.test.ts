@@ -1,10 +1,18 @@
+import * as fs from 'node:fs';
+import * as path from 'node:path';
 import { SettingsError } from '../../lib/settings';
-import { CfnResource } from 'aws-cdk-lib';
 import {
+  ALARM_NAMES,
+  AT_A_GLANCE,
+  AlarmName,
+  AlarmSeverity,
   DEFAULT_ALARMS,
+  DEFAULT_RUNBOOK_URL,
   HANDLER_METRICS,
+  KEY_PLACEHOLDER,
   LEDGER_METRICS,
-  PipelineAlarmsProps,
+  OPERATOR_DEAD_LETTER_CODES,
+  runbookAnchor,
 } from '../../lib/construct/monitoring/monitoring';
 import { flattenJoin, synthDefault, synthesize, Synthesized } from './helpers';
 
@@ -14,171 +22,305 @@ function alarms(s: Synthesized): Alarm[] {
   return Object.values(s.template.findResources('AWS::CloudWatch::Alarm')) as Alarm[];
 }
 
-function alarmOn(s: Synthesized, namespace: string, metricName: string, dimensions?: unknown): Alarm {
-  const found = alarms(s).filter(
-    (a) =>
-      a.Properties.Namespace === namespace &&
-      a.Properties.MetricName === metricName &&
-      (dimensions === undefined || JSON.stringify(a.Properties.Dimensions) === JSON.stringify(dimensions)),
-  );
+function capitalized(name: string): string {
+  return name.charAt(0).toUpperCase() + name.slice(1);
+}
+
+/** The alarm of that name (`<prefix>-<severity>-<Name>`). */
+function alarmNamed(s: Synthesized, name: AlarmName): Alarm {
+  const found = alarms(s).filter((a) => String(a.Properties.AlarmName).endsWith(`-${capitalized(name)}`));
   expect(found).toHaveLength(1);
   return found[0];
 }
 
-function alarmTopicId(s: Synthesized): string {
-  const topic = s.stack.monitoring!.alarmTopic;
-  return s.stack.resolve(topic.topicArn).Ref;
+function topicRef(s: Synthesized, severity: AlarmSeverity): { Ref: string } {
+  const m = s.stack.monitoring!;
+  return s.stack.resolve((severity === 'page' ? m.alarmTopic : m.warningTopic).topicArn);
 }
 
-const cases: Array<{
-  name: keyof PipelineAlarmsProps;
-  namespace: string;
-  metric: string;
-  statistic: string;
-  dimensions: (s: Synthesized) => unknown;
-}> = [
-  {
-    name: 'deadLetterQueueNotEmpty',
-    namespace: 'AWS/SQS',
-    metric: 'ApproximateNumberOfMessagesVisible',
-    statistic: 'Maximum',
-    dimensions: (s) => [{ Name: 'QueueName', Value: { 'Fn::GetAtt': [s.ids.deadLetterQueue, 'QueueName'] } }],
+/** The metrics of an alarm, single or math: each MetricStat's metric name and dimensions. */
+function watchedMetrics(alarm: Alarm): Array<{ MetricName: string; Namespace: string; Dimensions?: unknown[] }> {
+  if (alarm.Properties.MetricName !== undefined) return [alarm.Properties as any];
+  return (alarm.Properties.Metrics as any[]).filter((m) => m.MetricStat).map((m) => m.MetricStat.Metric);
+}
+
+/** What each alarm must be by default: severity, metric(s), threshold, datapoints of periods, period. */
+const EXPECTED: Record<
+  AlarmName,
+  { severity: AlarmSeverity; metric: string; threshold: number; datapoints: [number, number]; period: number }
+> = {
+  sesComplaintRateWarning: {
+    severity: 'page',
+    metric: 'Reputation.ComplaintRate',
+    threshold: 0.0005,
+    datapoints: [1, 1],
+    period: 900,
   },
-  {
-    name: 'oldestMessageAge',
-    namespace: 'AWS/SQS',
-    metric: 'ApproximateAgeOfOldestMessage',
-    statistic: 'Maximum',
-    dimensions: (s) => [{ Name: 'QueueName', Value: { 'Fn::GetAtt': [s.ids.queue, 'QueueName'] } }],
+  sesComplaintRate: {
+    severity: 'page',
+    metric: 'Reputation.ComplaintRate',
+    threshold: 0.001,
+    datapoints: [1, 1],
+    period: 900,
   },
-  {
-    name: 'functionErrors',
-    namespace: 'AWS/Lambda',
-    metric: 'Errors',
-    statistic: 'Sum',
-    dimensions: (s) => [{ Name: 'FunctionName', Value: { Ref: s.ids.function } }],
-  },
-  {
-    name: 'ambiguousSends',
-    namespace: 'EmailPipeline',
-    metric: 'AmbiguousSends',
-    statistic: 'Sum',
-    dimensions: () => [{ Name: 'service', Value: 'email-pipeline' }],
-  },
-  {
-    name: 'completionWriteFailures',
-    namespace: 'EmailPipeline',
-    metric: 'CompletionWriteFailures',
-    statistic: 'Sum',
-    dimensions: () => [{ Name: 'service', Value: 'email-pipeline' }],
-  },
-  {
-    name: 'systemicFailures',
-    namespace: 'EmailPipeline',
-    metric: 'SystemicFailures',
-    statistic: 'Sum',
-    dimensions: () => [{ Name: 'service', Value: 'email-pipeline' }],
-  },
-  {
-    name: 'snsDeliveryFailures',
-    namespace: 'AWS/SNS',
-    metric: 'NumberOfNotificationsFailed',
-    statistic: 'Sum',
-    dimensions: (s) => [{ Name: 'TopicName', Value: { 'Fn::GetAtt': [s.ids.topic, 'TopicName'] } }],
-  },
-  {
-    name: 'sesBounceRate',
-    namespace: 'AWS/SES',
+  sesBounceRateWarning: {
+    severity: 'page',
     metric: 'Reputation.BounceRate',
-    statistic: 'Maximum',
-    dimensions: () => undefined,
+    threshold: 0.02,
+    datapoints: [1, 1],
+    period: 900,
   },
-  {
-    name: 'unconfirmedResends',
-    namespace: 'EmailPipeline',
-    metric: 'UnconfirmedResends',
-    statistic: 'Sum',
-    dimensions: () => [{ Name: 'service', Value: 'email-pipeline' }],
+  sesBounceRate: {
+    severity: 'page',
+    metric: 'Reputation.BounceRate',
+    threshold: 0.05,
+    datapoints: [1, 1],
+    period: 900,
   },
-  {
-    name: 'ledgerUntrustedEvents',
-    namespace: 'EmailPipeline',
-    metric: 'LedgerUntrustedEvents',
-    statistic: 'Sum',
-    dimensions: () => [{ Name: 'service', Value: 'email-pipeline' }],
+  retriesStalled: { severity: 'page', metric: 'RetryAgeSeconds', threshold: 3600, datapoints: [3, 3], period: 300 },
+  backlogTooLarge: {
+    severity: 'page',
+    metric: 'ApproximateNumberOfMessagesDelayed',
+    threshold: 14 * 1800,
+    datapoints: [3, 3],
+    period: 300,
   },
-  {
-    name: 'ledgerDeadLetters',
-    namespace: 'AWS/SQS',
+  systemicFailures: { severity: 'page', metric: 'SystemicFailures', threshold: 0, datapoints: [1, 1], period: 300 },
+  functionThrottles: { severity: 'page', metric: 'Throttles', threshold: 0, datapoints: [5, 5], period: 60 },
+  operatorDeadLetters: {
+    severity: 'page',
+    metric: 'PermanentFailuresByReason',
+    threshold: 0,
+    datapoints: [1, 1],
+    period: 300,
+  },
+  subscriptionDeadLetters: {
+    severity: 'page',
+    metric: 'NumberOfMessagesSent',
+    threshold: 0,
+    datapoints: [1, 1],
+    period: 300,
+  },
+  unconfirmedResends: { severity: 'page', metric: 'UnconfirmedResends', threshold: 0, datapoints: [1, 1], period: 300 },
+  ledgerStalled: {
+    severity: 'page',
+    metric: 'ApproximateAgeOfOldestMessage',
+    threshold: 900,
+    datapoints: [3, 3],
+    period: 300,
+  },
+  ledgerSilent: { severity: 'page', metric: 'LedgerEventsRecorded', threshold: 0, datapoints: [2, 2], period: 900 },
+  ambiguousSends: { severity: 'warn', metric: 'AmbiguousSends', threshold: 0, datapoints: [1, 1], period: 300 },
+  functionErrors: { severity: 'warn', metric: 'Errors', threshold: 0, datapoints: [1, 1], period: 300 },
+  ledgerFunctionErrors: { severity: 'warn', metric: 'Errors', threshold: 0, datapoints: [1, 1], period: 300 },
+  statusFunctionErrors: { severity: 'warn', metric: 'Errors', threshold: 0, datapoints: [1, 1], period: 300 },
+  completionWriteFailures: {
+    severity: 'warn',
+    metric: 'CompletionWriteFailures',
+    threshold: 0,
+    datapoints: [1, 1],
+    period: 300,
+  },
+  snsDeliveryFailures: {
+    severity: 'warn',
+    metric: 'NumberOfNotificationsFailed',
+    threshold: 0,
+    datapoints: [1, 1],
+    period: 300,
+  },
+  publisherDeadLetters: {
+    severity: 'warn',
+    metric: 'NumberOfMessagesSent',
+    threshold: 0,
+    datapoints: [1, 1],
+    period: 300,
+  },
+  deadLetterAge: {
+    severity: 'warn',
+    metric: 'ApproximateAgeOfOldestMessage',
+    threshold: 10 * 24 * 3600,
+    datapoints: [1, 1],
+    period: 3600,
+  },
+  ledgerDeadLetters: {
+    severity: 'warn',
     metric: 'ApproximateNumberOfMessagesVisible',
-    statistic: 'Maximum',
-    dimensions: (s) => [
-      {
-        Name: 'QueueName',
-        Value: {
-          'Fn::GetAtt': [
-            s.stack.getLogicalId(s.stack.pipeline.ledger.bufferDeadLetterQueue.node.defaultChild as CfnResource),
-            'QueueName',
-          ],
-        },
-      },
-    ],
+    threshold: 0,
+    datapoints: [1, 1],
+    period: 300,
   },
-  {
-    name: 'retryingTooLong',
-    namespace: 'EmailPipeline',
-    metric: 'RetryAgeSeconds',
-    statistic: 'Maximum',
-    dimensions: () => [{ Name: 'service', Value: 'email-pipeline' }],
+  ledgerUntrustedEvents: {
+    severity: 'warn',
+    metric: 'LedgerUntrustedEvents',
+    threshold: 0,
+    datapoints: [1, 1],
+    period: 300,
   },
-];
+  retryingTooLong: { severity: 'warn', metric: 'RetryAgeSeconds', threshold: 900, datapoints: [2, 3], period: 300 },
+  tableThrottles: { severity: 'warn', metric: 'WriteThrottleEvents', threshold: 0, datapoints: [2, 3], period: 300 },
+  tableSystemErrors: { severity: 'warn', metric: 'SystemErrors', threshold: 0, datapoints: [1, 1], period: 300 },
+  sesRejects: { severity: 'warn', metric: 'Rendering Failure', threshold: 0, datapoints: [1, 1], period: 300 },
+};
 
 describe('alarms', () => {
-  test.each(cases)('$name alarms on $namespace $metric above its default threshold', (c) => {
-    const s = synthDefault();
-    const d = DEFAULT_ALARMS[c.name];
-    const topic = alarmTopicId(s);
-    expect(alarmOn(s, c.namespace, c.metric, c.dimensions(s)).Properties).toEqual(
-      expect.objectContaining({
-        Statistic: c.statistic,
-        Threshold: d.threshold,
-        ComparisonOperator: 'GreaterThanThreshold',
-        EvaluationPeriods: d.evaluationPeriods,
-        Period: d.periodSeconds,
-        TreatMissingData: 'notBreaching',
-        AlarmActions: [{ Ref: topic }],
-        OKActions: [{ Ref: topic }],
-      }),
-    );
-    expect(alarmOn(s, c.namespace, c.metric, c.dimensions(s)).Properties.Dimensions).toEqual(c.dimensions(s));
+  test('every alarm is expected here, and the defaults agree', () => {
+    expect(Object.keys(EXPECTED).sort()).toEqual([...ALARM_NAMES].sort());
+    for (const name of ALARM_NAMES) {
+      const d = DEFAULT_ALARMS[name];
+      const e = EXPECTED[name];
+      expect([name, d.severity, d.threshold, d.datapointsToAlarm, d.evaluationPeriods, d.periodSeconds]).toEqual([
+        name,
+        e.severity,
+        e.threshold,
+        ...e.datapoints,
+        e.period,
+      ]);
+    }
   });
 
   test('there is one alarm per documented alarm and no other', () => {
-    expect(alarms(synthDefault())).toHaveLength(Object.keys(DEFAULT_ALARMS).length);
-    expect(cases.map((c) => c.name).sort()).toEqual(Object.keys(DEFAULT_ALARMS).sort());
+    expect(alarms(synthDefault())).toHaveLength(ALARM_NAMES.length);
   });
 
-  test('the documented defaults', () => {
-    expect(DEFAULT_ALARMS.oldestMessageAge.threshold).toBe(1800);
-    expect(DEFAULT_ALARMS.sesBounceRate.threshold).toBe(0.05);
-    expect(DEFAULT_ALARMS.deadLetterQueueNotEmpty.threshold).toBe(0);
+  test.each(ALARM_NAMES)('%s: its severity, threshold, datapoints, period, metric and action', (name) => {
+    const s = synthDefault();
+    const e = EXPECTED[name];
+    const a = alarmNamed(s, name);
+    const topic = topicRef(s, e.severity);
+    expect(a.Properties).toEqual(
+      expect.objectContaining({
+        AlarmName: `EmailPipeline-Monitoring-${e.severity}-${capitalized(name)}`,
+        Threshold: e.threshold,
+        ComparisonOperator: 'GreaterThanThreshold',
+        DatapointsToAlarm: e.datapoints[0],
+        EvaluationPeriods: e.datapoints[1],
+        AlarmActions: [topic],
+        OKActions: [topic],
+      }),
+    );
+    const period = a.Properties.Period ?? (a.Properties.Metrics as any[]).find((m) => m.MetricStat).MetricStat.Period;
+    expect(period).toBe(e.period);
+    expect(watchedMetrics(a).map((m) => m.MetricName)).toContain(e.metric);
+    expect(a.Properties.TreatMissingData).toBe(
+      name.startsWith('ses') && name.includes('Rate') ? 'ignore' : 'notBreaching',
+    );
   });
 
-  test('an alarm can be tuned', () => {
+  test.each(ALARM_NAMES)('%s: its description links its runbook section and says its severity', (name) => {
+    const description = flattenJoin(alarmNamed(synthDefault(), name).Properties.AlarmDescription);
+    expect(description).toMatch(new RegExp(`^\\[${EXPECTED[name].severity === 'page' ? 'PAGE' : 'WARN'}\\] `));
+    expect(description.endsWith(`Runbook: ${DEFAULT_RUNBOOK_URL}#${runbookAnchor(name)}`)).toBe(true);
+    expect(description.length).toBeLessThanOrEqual(1024);
+  });
+
+  test('no paging alarm watches AmbiguousSends: a hung SES whose sends the ledger confirms does not page', () => {
+    const s = synthDefault();
+    const paging = alarms(s).filter(
+      (a) => JSON.stringify(a.Properties.AlarmActions) === JSON.stringify([topicRef(s, 'page')]),
+    );
+    expect(paging.length).toBe(ALARM_NAMES.filter((n) => EXPECTED[n].severity === 'page').length);
+    for (const a of paging) expect(JSON.stringify(a.Properties)).not.toContain(HANDLER_METRICS.ambiguousSends);
+  });
+
+  test('alarm names are unique and carry the stack and construct', () => {
+    const names = alarms(synthDefault()).map((a) => a.Properties.AlarmName);
+    expect(new Set(names).size).toBe(names.length);
+    for (const n of names) expect(n).toMatch(/^EmailPipeline-Monitoring-(page|warn)-[A-Z]\w+$/);
+  });
+
+  test('reputation alarms watch the owned configuration set', () => {
+    const s = synthDefault();
+    const configurationSet = s.stack.resolve(s.stack.pipeline.ledger.configurationSetName);
+    for (const name of ['sesBounceRate', 'sesComplaintRateWarning'] as const) {
+      expect(alarmNamed(s, name).Properties.Dimensions).toEqual([
+        { Name: 'ses:configuration-set', Value: configurationSet },
+      ]);
+    }
+  });
+
+  test('reputation alarms fall back to the account with a configuration set given by name', () => {
+    const s = synthesize({ configurationSetName: 'transactional' });
+    const a = alarmNamed(s, 'sesComplaintRate');
+    expect(a.Properties.Dimensions).toBeUndefined();
+    expect(a.Properties.AlarmDescription).toContain('account-level rate stands in');
+  });
+
+  test('the backlog counts visible, delayed and in-flight messages of the work queue', () => {
+    const a = alarmNamed(synthDefault(), 'backlogTooLarge');
+    expect(
+      watchedMetrics(a)
+        .map((m) => m.MetricName)
+        .sort(),
+    ).toEqual([
+      'ApproximateNumberOfMessagesDelayed',
+      'ApproximateNumberOfMessagesNotVisible',
+      'ApproximateNumberOfMessagesVisible',
+    ]);
+  });
+
+  test('the backlog threshold follows maxSendRate', () => {
+    expect(alarmNamed(synthesize({ maxSendRate: 50 }), 'backlogTooLarge').Properties.Threshold).toBe(50 * 1800);
+  });
+
+  test("dead letters split by fault: the operator's codes page, the rest of the arrivals warn", () => {
+    const s = synthDefault();
+    const reasons = (a: Alarm) =>
+      watchedMetrics(a)
+        .filter((m) => m.MetricName === HANDLER_METRICS.permanentFailuresByReason)
+        .map((m) => (m.Dimensions as Array<{ Name: string; Value: string }>).find((d) => d.Name === 'reason')!.Value)
+        .sort();
+    expect(reasons(alarmNamed(s, 'operatorDeadLetters'))).toEqual([...OPERATOR_DEAD_LETTER_CODES].sort());
+    const publisher = alarmNamed(s, 'publisherDeadLetters');
+    expect(reasons(publisher)).toEqual([...OPERATOR_DEAD_LETTER_CODES].sort());
+    const expression = (publisher.Properties.Metrics as any[]).find((m) => m.ReturnData !== false && m.Expression);
+    expect(expression.Expression).toMatch(/^FILL\(arrived, 0\) - SUM\(/);
+    const arrived = (publisher.Properties.Metrics as any[]).find((m) => m.Id === 'arrived').MetricStat;
+    expect(arrived.Metric.Dimensions).toEqual([
+      { Name: 'QueueName', Value: { 'Fn::GetAtt': [s.ids.deadLetterQueue, 'QueueName'] } },
+    ]);
+    expect(OPERATOR_DEAD_LETTER_CODES).not.toContain('KeyReusedWithDifferentContent');
+    expect(OPERATOR_DEAD_LETTER_CODES).not.toContain('InvalidMessage');
+  });
+
+  test('a silent ledger compares emails sent with SES events recorded', () => {
+    const a = alarmNamed(synthDefault(), 'ledgerSilent');
+    expect(
+      watchedMetrics(a)
+        .map((m) => m.MetricName)
+        .sort(),
+    ).toEqual(['EmailsSent', 'LedgerEventsRecorded']);
+    expect((a.Properties.Metrics as any[]).find((m) => m.Expression).Expression).toBe(
+      'IF(FILL(recorded, 0) == 0, FILL(sent, 0), 0)',
+    );
+  });
+
+  test('an alarm can be tuned, its severity too', () => {
     const s = synthesize({}, undefined, {
-      monitoring: { alarms: { oldestMessageAge: { threshold: 600, evaluationPeriods: 3, periodSeconds: 60 } } },
+      monitoring: {
+        alarms: {
+          retriesStalled: { threshold: 600, evaluationPeriods: 6, datapointsToAlarm: 4, periodSeconds: 60 },
+          ambiguousSends: { severity: 'page' },
+        },
+      },
     });
-    expect(alarmOn(s, 'AWS/SQS', 'ApproximateAgeOfOldestMessage').Properties).toMatchObject({
+    expect(alarmNamed(s, 'retriesStalled').Properties).toMatchObject({
       Threshold: 600,
-      EvaluationPeriods: 3,
+      EvaluationPeriods: 6,
+      DatapointsToAlarm: 4,
       Period: 60,
     });
+    expect(alarmNamed(s, 'ambiguousSends').Properties.AlarmActions).toEqual([topicRef(s, 'page')]);
+  });
+
+  test('tuning only evaluationPeriods keeps an every-period alarm every period', () => {
+    const s = synthesize({}, undefined, { monitoring: { alarms: { functionErrors: { evaluationPeriods: 3 } } } });
+    expect(alarmNamed(s, 'functionErrors').Properties).toMatchObject({ EvaluationPeriods: 3, DatapointsToAlarm: 3 });
   });
 
   test('an alarm can be switched off', () => {
     const s = synthesize({}, undefined, { monitoring: { alarms: { sesBounceRate: { enabled: false } } } });
-    expect(alarms(s).some((a) => a.Properties.MetricName === 'Reputation.BounceRate')).toBe(false);
-    expect(alarms(s)).toHaveLength(Object.keys(DEFAULT_ALARMS).length - 1);
+    expect(alarms(s).some((a) => String(a.Properties.AlarmName).endsWith('-SesBounceRate'))).toBe(false);
+    expect(alarms(s)).toHaveLength(ALARM_NAMES.length - 1);
   });
 
   test('a bad tuning fails the synth naming the setting', () => {
@@ -188,44 +330,111 @@ describe('alarms', () => {
     expect(() => synthesize({}, undefined, { monitoring: { alarms: { functionErrors: { threshold: -1 } } } })).toThrow(
       SettingsError,
     );
+    expect(() =>
+      synthesize({}, undefined, { monitoring: { alarms: { ledgerSilent: { datapointsToAlarm: 3 } } } }),
+    ).toThrow(/alarms\.ledgerSilent\.datapointsToAlarm=3/);
   });
 
   test('OK notifications can be turned off', () => {
     const s = synthesize({}, undefined, { monitoring: { notifyOnOk: false } });
     for (const a of alarms(s)) expect(a.Properties.OKActions).toBeUndefined();
   });
+
+  test('the alarm name prefix and the runbook URL are props', () => {
+    const s = synthesize({}, undefined, {
+      monitoring: { alarmNamePrefix: 'mail-prod', runbookUrl: 'https://wiki.example.com/email' },
+    });
+    const a = alarmNamed(s, 'unconfirmedResends');
+    expect(a.Properties.AlarmName).toBe('mail-prod-page-UnconfirmedResends');
+    expect(a.Properties.AlarmDescription).toContain('https://wiki.example.com/email#alarm-unconfirmedresends');
+  });
 });
 
-describe('alarm topic', () => {
-  test('is encrypted and TLS only, and lets CloudWatch alarms of this account publish', () => {
-    const s = synthDefault();
-    const topicId = alarmTopicId(s);
-    const topic = s.template.toJSON().Resources[topicId];
-    expect(topic.Properties.KmsMasterKeyId).toBeDefined();
-    const policy = Object.values(s.template.findResources('AWS::SNS::TopicPolicy')).find((p) =>
-      p.Properties.Topics.some((t: { Ref: string }) => t.Ref === topicId),
-    )!;
-    const statements: Array<Record<string, any>> = policy.Properties.PolicyDocument.Statement;
-    expect(statements).toContainEqual(
-      expect.objectContaining({ Effect: 'Deny', Condition: { Bool: { 'aws:SecureTransport': 'false' } } }),
-    );
-    expect(statements).toContainEqual(
-      expect.objectContaining({
-        Effect: 'Allow',
-        Action: 'sns:Publish',
-        Principal: { Service: 'cloudwatch.amazonaws.com' },
-        Condition: expect.objectContaining({ StringEquals: { 'aws:SourceAccount': { Ref: 'AWS::AccountId' } } }),
-      }),
-    );
+describe('reputation pause', () => {
+  const pauseStatements = (s: Synthesized) =>
+    Object.values(s.template.findResources('AWS::IAM::Policy'))
+      .flatMap((p) => p.Properties.PolicyDocument.Statement as Array<Record<string, any>>)
+      .filter((st) => ([] as string[]).concat(st.Action).includes('ses:PutConfigurationSetSendingOptions'));
+
+  test('is off by default', () => {
+    expect(pauseStatements(synthDefault())).toHaveLength(0);
+    expect(synthDefault().stack.monitoring!.pauseFunction).toBeUndefined();
   });
 
-  test('subscribes alarmEmail when given', () => {
-    const s = synthesize({}, undefined, { monitoring: { alarmEmail: 'oncall@example.com' } });
+  test('when on, the review-level alarms invoke a function that may pause only this configuration set', () => {
+    const s = synthesize({}, undefined, { monitoring: { pauseSendingOnReputation: true } });
+    const fn = s.stack.resolve(s.stack.monitoring!.pauseFunction!.functionArn);
+    for (const name of ['sesBounceRate', 'sesComplaintRate'] as const) {
+      expect(alarmNamed(s, name).Properties.AlarmActions).toEqual([topicRef(s, 'page'), fn]);
+    }
+    for (const name of ['sesBounceRateWarning', 'sesComplaintRateWarning'] as const) {
+      expect(alarmNamed(s, name).Properties.AlarmActions).toEqual([topicRef(s, 'page')]);
+    }
+    const statements = pauseStatements(s);
+    expect(statements).toHaveLength(1);
+    expect(JSON.stringify(statements[0].Resource)).toContain(':configuration-set/');
+    expect(JSON.stringify(statements[0].Resource)).toContain(
+      JSON.stringify(s.stack.resolve(s.stack.pipeline.ledger.configurationSetName)),
+    );
+    s.template.hasResourceProperties('AWS::Lambda::Permission', {
+      Principal: 'lambda.alarms.cloudwatch.amazonaws.com',
+    });
+  });
+});
+
+describe('alarm topics', () => {
+  test.each(['page', 'warn'] as const)(
+    'the %s topic is encrypted and TLS only, and lets CloudWatch alarms of this account publish',
+    (severity) => {
+      const s = synthDefault();
+      const topicId = topicRef(s, severity).Ref;
+      const topic = s.template.toJSON().Resources[topicId];
+      expect(topic.Properties.KmsMasterKeyId).toBeDefined();
+      const policy = Object.values(s.template.findResources('AWS::SNS::TopicPolicy')).find((p) =>
+        p.Properties.Topics.some((t: { Ref: string }) => t.Ref === topicId),
+      )!;
+      const statements: Array<Record<string, any>> = policy.Properties.PolicyDocument.Statement;
+      expect(statements).toContainEqual(
+        expect.objectContaining({ Effect: 'Deny', Condition: { Bool: { 'aws:SecureTransport': 'false' } } }),
+      );
+      expect(statements).toContainEqual(
+        expect.objectContaining({
+          Effect: 'Allow',
+          Action: 'sns:Publish',
+          Principal: { Service: 'cloudwatch.amazonaws.com' },
+          Condition: expect.objectContaining({ StringEquals: { 'aws:SourceAccount': { Ref: 'AWS::AccountId' } } }),
+        }),
+      );
+    },
+  );
+
+  test('the two topics are apart, each with its own key', () => {
+    const s = synthDefault();
+    const resources = s.template.toJSON().Resources;
+    const page = resources[topicRef(s, 'page').Ref].Properties.KmsMasterKeyId;
+    const warn = resources[topicRef(s, 'warn').Ref].Properties.KmsMasterKeyId;
+    expect(topicRef(s, 'page')).not.toEqual(topicRef(s, 'warn'));
+    expect(page).not.toEqual(warn);
+  });
+
+  test('subscribes alarmEmail to the paging topic and warningEmail to the warning topic', () => {
+    const s = synthesize({}, undefined, {
+      monitoring: { alarmEmail: 'oncall@example.com', warningEmail: 'team@example.com' },
+    });
     s.template.hasResourceProperties('AWS::SNS::Subscription', {
       Protocol: 'email',
       Endpoint: 'oncall@example.com',
-      TopicArn: { Ref: alarmTopicId(s) },
+      TopicArn: topicRef(s, 'page'),
     });
+    s.template.hasResourceProperties('AWS::SNS::Subscription', {
+      Protocol: 'email',
+      Endpoint: 'team@example.com',
+      TopicArn: topicRef(s, 'warn'),
+    });
+  });
+
+  test('a bad warningEmail fails the synth naming it', () => {
+    expect(() => synthesize({}, undefined, { monitoring: { warningEmail: 'team' } })).toThrow(/warningEmail/);
   });
 
   test('has no email subscription by default', () => {
@@ -234,17 +443,99 @@ describe('alarm topic', () => {
   });
 });
 
+describe('outputs', () => {
+  test('name the paging and warning topics and the three log groups', () => {
+    const s = synthDefault();
+    const outputs = s.template.toJSON().Outputs;
+    expect(outputs.AlarmTopicArn.Value).toEqual(topicRef(s, 'page'));
+    expect(outputs.WarningTopicArn.Value).toEqual(topicRef(s, 'warn'));
+    const names = s.stack.pipeline.logGroupNames;
+    expect(outputs.SendLogGroupName.Value).toBe(names.send);
+    expect(outputs.LedgerLogGroupName.Value).toBe(names.ledger);
+    expect(outputs.StatusLogGroupName.Value).toBe(names.status);
+  });
+});
+
+describe('saved Logs Insights queries', () => {
+  function queries(s: Synthesized): Array<{ Name: string; QueryString: string; LogGroupNames?: string[] }> {
+    return Object.values(s.template.findResources('AWS::Logs::QueryDefinition')).map((q) => q.Properties);
+  }
+  const named = (s: Synthesized, part: string) => {
+    const found = queries(s).filter((q) => q.Name.includes(part));
+    expect(found).toHaveLength(1);
+    return found[0];
+  };
+
+  test('there are four, in the pipeline folder', () => {
+    const qs = queries(synthDefault());
+    expect(qs).toHaveLength(4);
+    for (const q of qs) expect(q.Name.startsWith('EmailPipeline-Monitoring/')).toBe(true);
+  });
+
+  test("one key's story reads the send, ledger and status log groups for the key placeholder", () => {
+    const s = synthDefault();
+    const q = named(s, "One key's story");
+    const n = s.stack.pipeline.logGroupNames;
+    expect(q.LogGroupNames).toEqual([n.send, n.ledger, n.status]);
+    expect(q.QueryString).toContain(`dedupeKey = "${KEY_PLACEHOLDER}"`);
+    expect(q.QueryString).toContain('sort @timestamp asc');
+  });
+
+  test('outcomes by reason count decisions by class and code', () => {
+    const q = named(synthDefault(), 'Outcomes by decision and reason');
+    expect(q.QueryString).toContain('stats count(*) as records by decision, errorClass, errorCode');
+  });
+
+  test("unconfirmed resends match the send function's WARN line", () => {
+    const q = named(synthDefault(), 'Unconfirmed resends');
+    expect(q.QueryString).toContain('filter message like "no SES event for an earlier attempt"');
+    const confirm = fs.readFileSync(path.join(__dirname, '..', '..', 'lambdas', 'send-email', 'confirm.ts'), 'utf8');
+    expect(confirm).toContain("'no SES event for an earlier attempt");
+  });
+
+  test('slowest sends sort the send function invocations by duration', () => {
+    const q = named(synthDefault(), 'Slowest send invocations');
+    expect(q.QueryString).toContain('filter @type = "REPORT"');
+    expect(q.QueryString).toContain('sort @duration desc');
+  });
+});
+
 describe('dashboard', () => {
-  function widgets(s: Synthesized): Array<{ type: string; properties: Record<string, any> }> {
+  type Widget = { type: string; x: number; y: number; properties: Record<string, any> };
+  function widgets(s: Synthesized): Widget[] {
     const dashboards = Object.values(s.template.findResources('AWS::CloudWatch::Dashboard'));
     expect(dashboards).toHaveLength(1);
     return JSON.parse(flattenJoin(dashboards[0].Properties.DashboardBody)).widgets;
   }
+  const titled = (s: Synthesized, title: string) => {
+    const found = widgets(s).filter((w) => w.properties.title === title);
+    expect(found).toHaveLength(1);
+    return found[0];
+  };
+  const labels = (w: Widget) =>
+    (w.properties.metrics as unknown[][]).map((m) => (m[m.length - 1] as { label?: string }).label).filter(Boolean);
+
+  test('its first row is single values, in order', () => {
+    const [first, ...rest] = widgets(synthDefault());
+    expect(first).toMatchObject({ type: 'metric', x: 0, y: 0, properties: { view: 'singleValue' } });
+    expect(first.properties.metrics.filter((m: unknown[]) => (m[m.length - 1] as any).visible !== false)).toHaveLength(
+      AT_A_GLANCE.length,
+    );
+    expect(labels(first).filter((l) => (AT_A_GLANCE as readonly string[]).includes(l!))).toEqual([...AT_A_GLANCE]);
+    expect(rest.every((w) => w.y > 0)).toBe(true);
+  });
+
+  test('shows the alarms by severity', () => {
+    const s = synthDefault();
+    const status = widgets(s).filter((w) => w.type === 'alarm');
+    expect(status.map((w) => w.properties.title)).toEqual(['Paging alarms', 'Warnings']);
+    expect(status[0].properties.alarms).toHaveLength(ALARM_NAMES.filter((n) => EXPECTED[n].severity === 'page').length);
+  });
 
   test('reads top to bottom as the flow', () => {
     const sections = widgets(synthDefault())
       .filter((w) => w.type === 'text' && String(w.properties.markdown).startsWith('## '))
-      .map((w) => String(w.properties.markdown).replace(/^## /, '').split(':')[0]);
+      .map((w) => String(w.properties.markdown).replace(/^## /, '').split(':')[0].split(' (')[0]);
     expect(sections).toEqual([
       '1. Publish',
       '2. Queue',
@@ -252,14 +543,16 @@ describe('dashboard', () => {
       '4. Idempotency store',
       '5. Outcomes',
       '5b. Brown-outs',
-      '6. SES account',
+      '6. SES reputation',
       '7. Deliveries',
+      '8. Ledger',
+      '9. Status',
     ]);
   });
 
   test('graphs each stage with titled, labelled axes', () => {
-    const graphs = widgets(synthDefault()).filter((w) => w.type === 'metric');
-    expect(graphs.length).toBeGreaterThanOrEqual(14);
+    const graphs = widgets(synthDefault()).filter((w) => w.type === 'metric' && w.properties.view !== 'singleValue');
+    expect(graphs.length).toBeGreaterThanOrEqual(20);
     for (const g of graphs) {
       expect(g.properties.title).toEqual(expect.any(String));
       expect(g.properties.yAxis.left.label).toEqual(expect.any(String));
@@ -269,8 +562,10 @@ describe('dashboard', () => {
       'NumberOfMessagesPublished',
       'NumberOfNotificationsFailed',
       'ApproximateNumberOfMessagesVisible',
+      'ApproximateNumberOfMessagesDelayed',
       'ApproximateNumberOfMessagesNotVisible',
       'ApproximateAgeOfOldestMessage',
+      'NumberOfMessagesSent',
       'Invocations',
       'Errors',
       'Throttles',
@@ -280,6 +575,64 @@ describe('dashboard', () => {
     ]) {
       expect(body).toContain(`"${name}"`);
     }
+  });
+
+  test('the work queue depth counts delayed copies', () => {
+    const w = titled(synthDefault(), 'Work queue depth (retries wait as delayed copies)');
+    expect(JSON.stringify(w.properties.metrics)).toContain('"ApproximateNumberOfMessagesDelayed"');
+    expect(w.properties.annotations.horizontal).toEqual([
+      expect.objectContaining({ value: 14 * 1800, label: 'backlogTooLarge (page)' }),
+    ]);
+  });
+
+  test('bounce and complaint rates have their own graphs, each with its alarm levels in percent', () => {
+    const s = synthDefault();
+    const bounce = titled(s, 'Bounce rate (%)');
+    const complaint = titled(s, 'Complaint rate (%)');
+    expect(bounce.properties.annotations.horizontal.map((a: { value: number }) => a.value)).toEqual([2, 5]);
+    expect(complaint.properties.annotations.horizontal.map((a: { value: number }) => a.value)).toEqual([0.05, 0.1]);
+    expect(JSON.stringify(bounce.properties.metrics)).not.toContain('ComplaintRate');
+    expect(JSON.stringify(complaint.properties.metrics)).not.toContain('BounceRate');
+  });
+
+  test('retry age shows both of its alarm levels', () => {
+    const w = titled(synthDefault(), 'Age of retried messages');
+    expect(w.properties.annotations.horizontal.map((a: { label: string }) => a.label)).toEqual([
+      'retryingTooLong (warn)',
+      'retriesStalled (page)',
+    ]);
+  });
+
+  test("shows the ledger's health: lag, events recorded, duration, errors", () => {
+    const s = synthDefault();
+    const lag = titled(s, 'Ledger lag: oldest SES event in the buffer');
+    expect(lag.properties.annotations.horizontal[0]).toMatchObject({ value: 900 });
+    expect(JSON.stringify(titled(s, 'Events recorded vs emails sent').properties.metrics)).toContain(
+      `"${LEDGER_METRICS.eventsRecorded}"`,
+    );
+    expect(JSON.stringify(titled(s, 'Ledger function duration').properties.metrics)).toContain('"Duration"');
+    expect(JSON.stringify(titled(s, 'Ledger function: invocations, errors, throttles').properties.metrics)).toContain(
+      '"Errors"',
+    );
+  });
+
+  test('shows the status function', () => {
+    const s = synthDefault();
+    const fn = s.stack.resolve(s.stack.pipeline.ledger.statusFunction.functionName);
+    const body = JSON.stringify(titled(s, 'Status lookups: invocations, errors, throttles').properties.metrics);
+    expect(body).toContain('"Invocations"');
+    expect(fn).toBeDefined();
+  });
+
+  test('counts rejects and rendering failures of the configuration set', () => {
+    const body = JSON.stringify(
+      titled(
+        synthesize({ configurationSetName: 'transactional' }),
+        'Accepted, then not delivered: rejected or not rendered',
+      ).properties.metrics,
+    );
+    expect(body).toContain('["AWS/SES","Reject","ses:configuration-set","transactional"');
+    expect(body).toContain('["AWS/SES","Rendering Failure","ses:configuration-set","transactional"');
   });
 
   test('shows every handler metric in its namespace with the service dimension', () => {
@@ -293,13 +646,6 @@ describe('dashboard', () => {
       } else {
         expect(body).toContain(`["EmailPipeline","${name}","service","email-pipeline"`);
       }
-    }
-  });
-
-  test('shows the SES account metrics', () => {
-    const body = JSON.stringify(widgets(synthDefault()));
-    for (const name of ['Send', 'Bounce', 'Complaint', 'Reputation.BounceRate']) {
-      expect(body).toContain(`["AWS/SES","${name}"`);
     }
   });
 
@@ -323,5 +669,46 @@ describe('dashboard', () => {
     const s = synthesize({}, undefined, { monitoring: { dashboard: false } });
     expect(Object.keys(s.template.findResources('AWS::CloudWatch::Dashboard'))).toHaveLength(0);
     expect(alarms(s).length).toBeGreaterThan(0);
+  });
+});
+
+describe('SES events counted in CloudWatch', () => {
+  test('the CloudWatch destination counts rejects and rendering failures too', () => {
+    const destinations = Object.values(
+      synthDefault().template.findResources('AWS::SES::ConfigurationSetEventDestination'),
+    ).map((d) => d.Properties.EventDestination);
+    const cloudWatch = destinations.filter((d) => d.CloudWatchDestination !== undefined);
+    expect(cloudWatch).toHaveLength(1);
+    expect([...cloudWatch[0].MatchingEventTypes].sort()).toEqual(
+      ['bounce', 'complaint', 'delivery', 'reject', 'renderingFailure'].sort(),
+    );
+    expect(cloudWatch[0].CloudWatchDestination.DimensionConfigurations).toEqual([
+      { DimensionName: 'ses:configuration-set', DimensionValueSource: 'messageTag', DefaultDimensionValue: 'none' },
+    ]);
+  });
+
+  test('the owned configuration set publishes its reputation metrics', () => {
+    synthDefault().template.hasResourceProperties('AWS::SES::ConfigurationSet', {
+      ReputationOptions: { ReputationMetricsEnabled: true },
+    });
+  });
+});
+
+describe('README runbooks', () => {
+  const readme = fs.readFileSync(path.join(__dirname, '..', '..', 'README.md'), 'utf8');
+
+  test.each(ALARM_NAMES)('%s has a runbook section the alarm links to', (name) => {
+    // GitHub's anchor of "#### Alarm: name" is "alarm-<name in lower case>".
+    expect(readme).toContain(`\n#### Alarm: ${name}\n`);
+    expect(runbookAnchor(name)).toBe(`alarm-${name.toLowerCase()}`);
+  });
+
+  test.each(ALARM_NAMES)('%s is in the alarm table with its default severity and datapoints', (name) => {
+    const d = DEFAULT_ALARMS[name];
+    const row = readme.split('\n').find((l) => l.startsWith(`| [\`${name}\`](#${runbookAnchor(name)}) `));
+    expect(row).toBeDefined();
+    const cells = row!.split('|').map((c) => c.trim());
+    expect(cells[2]).toBe(d.severity);
+    expect(cells[5]).toBe(`${d.datapointsToAlarm} of ${d.evaluationPeriods} × ${d.periodSeconds} s`);
   });
 });

@@ -33,6 +33,19 @@ describe('cdk-nag AwsSolutions and Serverless checks', () => {
     expect(findings(app)).toEqual([]);
   });
 
+  test('report no unacknowledged finding with the reputation pause on and both topics subscribed', () => {
+    const { app } = build({}, undefined, {
+      nag: true,
+      monitoring: {
+        alarmEmail: 'oncall@example.com',
+        warningEmail: 'team@example.com',
+        pauseSendingOnReputation: true,
+      },
+    });
+    expect(() => app.synth()).not.toThrow();
+    expect(findings(app)).toEqual([]);
+  });
+
   test('are live: a key without rotation is reported', () => {
     const { app } = build(
       {},

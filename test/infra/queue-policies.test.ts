@@ -371,14 +371,15 @@ describe('function logs', () => {
   });
 });
 
-describe('alarm key', () => {
-  test("CloudWatch may use it only for this account's alarms", () => {
+describe('alarm keys', () => {
+  test("CloudWatch may use each (paging, warning) only for this account's alarms", () => {
     const s = synthDefault();
     const keys = Object.values(s.template.findResources('AWS::KMS::Key'));
     const grants = keys
       .flatMap((k) => k.Properties.KeyPolicy.Statement as Statement[])
       .filter((st) => st.Sid === 'CloudWatchAlarmsUseKey');
-    expect(grants).toHaveLength(1);
+    expect(grants).toHaveLength(2);
+    expect(grants[1]?.Condition).toEqual(grants[0]?.Condition);
     expect(grants[0]?.Condition).toEqual({
       StringEquals: { 'aws:SourceAccount': { Ref: 'AWS::AccountId' } },
       ArnLike: {

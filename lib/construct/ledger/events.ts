@@ -24,12 +24,28 @@ export const LEDGER_EVENT_TYPES: readonly ses.EmailSendingEvent[] = [
   ses.EmailSendingEvent.RENDERING_FAILURE,
 ];
 
-/** The SES events counted in CloudWatch (AWS/SES, by configuration set) for the dashboard. */
+/**
+ * The SES events counted in CloudWatch (AWS/SES, by configuration set) for the dashboard and the
+ * alarms. Reject (a virus) and Rendering Failure (a template that cannot be rendered with the
+ * message's data) happen after SES accepted the send: without these counts a broken template looks
+ * like success to every other metric.
+ */
 export const DELIVERY_METRIC_EVENTS: readonly ses.EmailSendingEvent[] = [
   ses.EmailSendingEvent.DELIVERY,
   ses.EmailSendingEvent.BOUNCE,
   ses.EmailSendingEvent.COMPLAINT,
+  ses.EmailSendingEvent.REJECT,
+  ses.EmailSendingEvent.RENDERING_FAILURE,
 ];
+
+/** The AWS/SES metric name of each event the CloudWatch destination counts. */
+export const SES_EVENT_METRIC = {
+  delivery: 'Delivery',
+  bounce: 'Bounce',
+  complaint: 'Complaint',
+  reject: 'Reject',
+  renderingFailure: 'Rendering Failure',
+} as const;
 
 /** SES's auto-tag naming the configuration set of a send: the dimension of those counts. */
 export const CONFIGURATION_SET_DIMENSION = 'ses:configuration-set';
@@ -114,7 +130,7 @@ export function buildEventsTopic(
     destination: ses.EventDestination.snsTopic(eventsTopic),
     events: [...LEDGER_EVENT_TYPES],
   });
-  // Counts for the dashboard, per configuration set (SES's own auto-tag as the dimension).
+  // Counts for the dashboard and alarms, per configuration set (SES's own auto-tag as the dimension).
   new ses.ConfigurationSetEventDestination(scope, 'MetricsDestination', {
     configurationSet,
     destination: ses.EventDestination.cloudWatchDimensions([

@@ -1,292 +1,276 @@
 /**
- * The pipeline's alarms and where they notify: an encrypted ops topic (or the
- * operator's own), every alarm tunable or switchable, defaults documented per alarm.
+ * The pipeline's alarms, in two severities: `page` (the paging topic) only where a person must act
+ * now, `warn` (the warning topic) for what the pipeline settles by itself or what can wait for
+ * working hours. Every alarm is named (prefixed by stack and construct), links its runbook section
+ * of the README, and is tunable or switchable; defaults are documented per alarm and in
+ * {@link defaultAlarms}.
  */
-import { ArnFormat, Duration, Stack, Validations } from 'aws-cdk-lib';
+import { Duration, Stack } from 'aws-cdk-lib';
 import * as cw from 'aws-cdk-lib/aws-cloudwatch';
 import { SnsAction } from 'aws-cdk-lib/aws-cloudwatch-actions';
-import * as iam from 'aws-cdk-lib/aws-iam';
-import * as kms from 'aws-cdk-lib/aws-kms';
-import * as sns from 'aws-cdk-lib/aws-sns';
-import { EmailSubscription } from 'aws-cdk-lib/aws-sns-subscriptions';
+import type * as sns from 'aws-cdk-lib/aws-sns';
 import { Construct } from 'constructs';
-import { DEFAULTS, SettingsError, configuredAddressProblem } from '../../settings';
+import { DLQ_RETENTION_SECONDS, SettingsError } from '../../settings';
 import type { EmailPipeline } from '../email-pipeline';
-import { HANDLER_METRICS, LEDGER_METRICS, handlerMetric, sesMetric } from './metrics';
+import {
+  HANDLER_METRICS,
+  LEDGER_METRICS,
+  OPERATOR_DEAD_LETTER_CODES,
+  arrivals,
+  backlog,
+  functionThrottles,
+  handlerMetric,
+  operatorDeadLetters,
+  publisherDeadLetters,
+  rejectedOrUnrendered,
+  reputationMetric,
+  reputationScope,
+  silentLedger,
+  tableSystemErrors,
+  tableThrottles,
+} from './metrics';
+import { defaultAlarms, runbookAnchor } from './alarm-defaults';
+import type { AlarmDefaults, AlarmName, AlarmSeverity, AlarmTuning, PipelineAlarmsProps } from './alarm-props';
 
-/** How one alarm behaves. Every field is optional; see each alarm for its defaults. */
-export interface AlarmTuning {
-  /** Create this alarm. @default true */
-  readonly enabled?: boolean;
-  /** The alarm fires when the statistic is greater than this. @default per alarm */
-  readonly threshold?: number;
-  /** Consecutive periods above the threshold before it fires. @default per alarm */
-  readonly evaluationPeriods?: number;
-  /** Length of one period in seconds (60 or a multiple of 60). @default per alarm */
-  readonly periodSeconds?: number;
-}
+export * from './alarm-defaults';
+export * from './alarm-props';
 
-/** The alarms of the pipeline, each tunable or switchable. */
-export interface PipelineAlarmsProps {
-  /**
-   * The DLQ holds messages (permanent failures, or retries exhausted).
-   * @default threshold 0 (any visible message), 1 period of 300 s, statistic Maximum
-   */
-  readonly deadLetterQueueNotEmpty?: AlarmTuning;
-  /**
-   * The oldest message in the work queue is too old: the function is not
-   * keeping up, or retries are piling up.
-   * @default threshold 1800 seconds, 1 period of 300 s, statistic Maximum
-   */
-  readonly oldestMessageAge?: AlarmTuning;
-  /**
-   * The function failed invocations (crashes, timeouts; per-message failures
-   * are counted by the handler, not here).
-   * @default threshold 0 (any error), 1 period of 300 s, statistic Sum
-   */
-  readonly functionErrors?: AlarmTuning;
-  /**
-   * A send may or may not have reached SES (timeout, reset, 5xx): the one
-   * window where a retry can duplicate an email.
-   * @default threshold 0 (any), 1 period of 300 s, statistic Sum
-   */
-  readonly ambiguousSends?: AlarmTuning;
-  /**
-   * SES accepted an email but its completion could not be recorded within the
-   * invocation (idempotency store down or throttled for longer): a copy that
-   * arrives later may send it again.
-   * @default threshold 0 (any), 1 period of 300 s, statistic Sum
-   */
-  readonly completionWriteFailures?: AlarmTuning;
-  /**
-   * The account cannot send (paused, suspended, daily quota).
-   * @default threshold 0 (any), 1 period of 300 s, statistic Sum
-   */
-  readonly systemicFailures?: AlarmTuning;
-  /**
-   * SNS failed to deliver to the queue.
-   * @default threshold 0 (any), 1 period of 300 s, statistic Sum
-   */
-  readonly snsDeliveryFailures?: AlarmTuning;
-  /**
-   * The account's SES bounce rate (Reputation.BounceRate, a fraction). SES
-   * reviews an account at 5% and may pause sending at 10%.
-   * @default threshold 0.05, 1 period of 900 s, statistic Maximum
-   */
-  readonly sesBounceRate?: AlarmTuning;
-  /**
-   * A send whose outcome was unknown got no SES event within
-   * sendConfirmationGraceSeconds and was sent again: the recipient may have
-   * two copies (SES events are best-effort).
-   * @default threshold 0 (any), 1 period of 300 s, statistic Sum
-   */
-  readonly unconfirmedResends?: AlarmTuning;
-  /**
-   * SES events the ledger function could not record are in the ledger's DLQ:
-   * statuses lag, and confirmations of those keys cannot happen.
-   * @default threshold 0 (any visible message), 1 period of 300 s, statistic Maximum
-   */
-  readonly ledgerDeadLetters?: AlarmTuning;
-  /**
-   * SES events the ledger refused: not from the pipeline's topic, account,
-   * configuration set or send function, or not bound to an attempt of the key's
-   * claim. Someone may be planting evidence to stop sends or rewrite statuses.
-   * @default threshold 0 (any), 1 period of 300 s, statistic Sum
-   */
-  readonly ledgerUntrustedEvents?: AlarmTuning;
-  /**
-   * A message is still being retried long after it first reached the queue (an
-   * outage of the store or SES, or sending held back for the account).
-   * @default threshold the pipeline's retryingTooLongSeconds (900), 1 period of 300 s, statistic Maximum
-   */
-  readonly retryingTooLong?: AlarmTuning;
-}
-
-interface AlarmDefaults {
-  readonly threshold: number;
-  readonly evaluationPeriods: number;
-  readonly periodSeconds: number;
-}
-
-const ALARM_DEFAULTS: Readonly<Record<keyof PipelineAlarmsProps, AlarmDefaults>> = {
-  deadLetterQueueNotEmpty: { threshold: 0, evaluationPeriods: 1, periodSeconds: 300 },
-  oldestMessageAge: { threshold: 1800, evaluationPeriods: 1, periodSeconds: 300 },
-  functionErrors: { threshold: 0, evaluationPeriods: 1, periodSeconds: 300 },
-  ambiguousSends: { threshold: 0, evaluationPeriods: 1, periodSeconds: 300 },
-  completionWriteFailures: { threshold: 0, evaluationPeriods: 1, periodSeconds: 300 },
-  systemicFailures: { threshold: 0, evaluationPeriods: 1, periodSeconds: 300 },
-  snsDeliveryFailures: { threshold: 0, evaluationPeriods: 1, periodSeconds: 300 },
-  sesBounceRate: { threshold: 0.05, evaluationPeriods: 1, periodSeconds: 900 },
-  unconfirmedResends: { threshold: 0, evaluationPeriods: 1, periodSeconds: 300 },
-  ledgerUntrustedEvents: { threshold: 0, evaluationPeriods: 1, periodSeconds: 300 },
-  ledgerDeadLetters: { threshold: 0, evaluationPeriods: 1, periodSeconds: 300 },
-  retryingTooLong: { threshold: DEFAULTS.retryingTooLongSeconds, evaluationPeriods: 1, periodSeconds: 300 },
-};
-
-/** Defaults of every alarm, for documentation and tests. */
-export const DEFAULT_ALARMS: Readonly<Record<keyof PipelineAlarmsProps, AlarmDefaults>> = ALARM_DEFAULTS;
-
-/** The alarm and OK notification topic: encrypted with its own customer-managed key, TLS only. */
-export function createAlarmTopic(scope: Construct): sns.Topic {
-  const stack = Stack.of(scope);
-  const key = new kms.Key(scope, 'AlarmTopicKey', {
-    description: 'Encrypts the email pipeline alarm topic',
-    enableKeyRotation: true,
-  });
-  // CloudWatch publishes alarm notifications to the encrypted topic.
-  key.addToResourcePolicy(
-    new iam.PolicyStatement({
-      sid: 'CloudWatchAlarmsUseKey',
-      principals: [new iam.ServicePrincipal('cloudwatch.amazonaws.com')],
-      actions: ['kms:Decrypt', 'kms:GenerateDataKey*'],
-      resources: ['*'],
-      // Only alarms of this account, as the topic policy says.
-      conditions: alarmSourceConditions(stack),
-    }),
-  );
-  const topic = new sns.Topic(scope, 'AlarmTopic', {
-    displayName: 'Email pipeline alarms',
-    masterKey: key,
-    enforceSSL: true,
-  });
-  topic.addToResourcePolicy(
-    new iam.PolicyStatement({
-      sid: 'CloudWatchAlarmsPublish',
-      principals: [new iam.ServicePrincipal('cloudwatch.amazonaws.com')],
-      actions: ['sns:Publish'],
-      resources: [topic.topicArn],
-      conditions: alarmSourceConditions(stack),
-    }),
-  );
-  return topic;
-}
-
-/** Subscribes an email address (checked first) to the alarm topic. */
-export function subscribeAlarmEmail(topic: sns.ITopic, alarmEmail: string): void {
-  const problem = configuredAddressProblem(alarmEmail);
-  if (problem !== undefined) throw new SettingsError('alarmEmail', alarmEmail, problem);
-  const subscription = topic.addSubscription(new EmailSubscription(alarmEmail));
-  Validations.of(subscription).acknowledge({
-    id: 'Serverless::Serverless-SNSRedrivePolicy',
-    reason:
-      'An alarm mail SNS cannot deliver is not lost information: the alarm keeps its state and history in ' +
-      'CloudWatch, and the dashboard shows it. A DLQ of undelivered alarm mails would itself need watching.',
-  });
-}
+const DAY = 24 * 60 * 60;
 
 export interface CreateAlarmsOptions {
   /** The pipeline to watch. */
   readonly pipeline: EmailPipeline;
-  /** Where alarm (and OK) notifications go. */
-  readonly topic: sns.ITopic;
+  /** Where each severity notifies (alarm and OK notifications). */
+  readonly topics: Readonly<Record<AlarmSeverity, sns.ITopic>>;
   /** Thresholds and switches. */
   readonly config: PipelineAlarmsProps;
   /** Notify when an alarm returns to OK too. */
   readonly notifyOnOk: boolean;
+  /** Prefix of every alarm name. */
+  readonly namePrefix: string;
+  /** The page whose anchors the descriptions link (`<runbookUrl>#alarm-<name>`). */
+  readonly runbookUrl: string;
+}
+
+/** One alarm that was created, with how it was resolved. */
+export interface PipelineAlarm {
+  readonly alarm: cw.Alarm;
+  readonly severity: AlarmSeverity;
+  readonly threshold: number;
+}
+
+/** The default prefix of alarm names: the stack's name and the construct's path below it. */
+export function defaultAlarmNamePrefix(scope: Construct): string {
+  const stack = Stack.of(scope);
+  const below = scope.node.scopes.slice(scope.node.scopes.indexOf(stack) + 1).map((c) => c.node.id);
+  return [stack.stackName, ...below].join('-');
 }
 
 /** Creates every alarm that is switched on, in `scope`; returns them by name. */
 export function createAlarms(
   scope: Construct,
-  { pipeline: p, topic, config, notifyOnOk }: CreateAlarmsOptions,
-): Partial<Record<keyof PipelineAlarmsProps, cw.Alarm>> {
-  const alarms: Partial<Record<keyof PipelineAlarmsProps, cw.Alarm>> = {};
-  const action = new SnsAction(topic);
+  { pipeline: p, topics, config, notifyOnOk, namePrefix, runbookUrl }: CreateAlarmsOptions,
+): Partial<Record<AlarmName, PipelineAlarm>> {
+  const alarms: Partial<Record<AlarmName, PipelineAlarm>> = {};
+  const defaults = defaultAlarms(p.settings);
+  const actions = { page: new SnsAction(topics.page), warn: new SnsAction(topics.warn) };
+  const percent = (fraction: number) => `${+(fraction * 100).toFixed(3)} %`;
+  const reputationOf =
+    reputationScope(p) === 'configuration-set'
+      ? `configuration set ${p.ledger.configurationSetName}`
+      : 'account (the configuration set was given by name, so the account-level rate stands in)';
 
   const make = (
-    name: keyof PipelineAlarmsProps,
+    name: AlarmName,
     metricFor: (period: Duration) => cw.IMetric,
-    description: string | ((tuning: AlarmDefaults) => string),
-    tuningOverride: AlarmTuning | undefined = config[name],
+    description: (tuning: AlarmDefaults) => string,
   ): void => {
-    const tuning = resolveTuning(name, tuningOverride);
+    const tuning = resolveTuning(name, defaults[name], config[name]);
     if (tuning === undefined) return;
+    const link = `${runbookUrl}#${runbookAnchor(name)}`;
     const alarm = new cw.Alarm(scope, alarmId(name), {
+      alarmName: `${namePrefix}-${tuning.severity}-${name.charAt(0).toUpperCase()}${name.slice(1)}`,
       metric: metricFor(Duration.seconds(tuning.periodSeconds)),
       threshold: tuning.threshold,
       evaluationPeriods: tuning.evaluationPeriods,
+      datapointsToAlarm: tuning.datapointsToAlarm,
       comparisonOperator: cw.ComparisonOperator.GREATER_THAN_THRESHOLD,
-      treatMissingData: cw.TreatMissingData.NOT_BREACHING,
-      alarmDescription: typeof description === 'string' ? description : description(tuning),
+      treatMissingData: tuning.treatMissingData,
+      alarmDescription: `[${tuning.severity === 'page' ? 'PAGE' : 'WARN'}] ${description(tuning)} Runbook: ${link}`,
     });
+    const action = actions[tuning.severity];
     alarm.addAlarmAction(action);
     if (notifyOnOk) alarm.addOkAction(action);
-    alarms[name] = alarm;
+    alarms[name] = { alarm, severity: tuning.severity, threshold: tuning.threshold };
   };
+  const sum = cw.Stats.SUM;
+  const max = cw.Stats.MAXIMUM;
 
+  // --- reputation ---
   make(
-    'deadLetterQueueNotEmpty',
-    (period) => p.deadLetterQueue.metricApproximateNumberOfMessagesVisible({ period, statistic: cw.Stats.MAXIMUM }),
-    'Messages are in the email DLQ: permanent failures (reason in the message attributes) or retries exhausted. Inspect, fix, then redrive.',
+    'sesComplaintRateWarning',
+    (period) => reputationMetric(p, 'ComplaintRate', { period }),
+    (t) =>
+      `Complaint rate of the ${reputationOf} above ${percent(t.threshold)}: SES reviews at 0.1 % and may pause at 0.5 %; Gmail wants under 0.1 %. Find what changed in who is mailed.`,
   );
   make(
-    'oldestMessageAge',
-    (period) => p.queue.metricApproximateAgeOfOldestMessage({ period, statistic: cw.Stats.MAXIMUM }),
-    'The oldest email request has waited too long in the queue: the function is failing, throttled or retrying.',
+    'sesComplaintRate',
+    (period) => reputationMetric(p, 'ComplaintRate', { period }),
+    (t) =>
+      `Complaint rate of the ${reputationOf} above ${percent(t.threshold)} (SES's review level; it may pause the account at 0.5 %). Stop the mailing that causes it.`,
   );
   make(
-    'functionErrors',
-    (period) => p.sendFunction.metricErrors({ period, statistic: cw.Stats.SUM }),
-    'The send-email function failed invocations (crash or timeout); the whole batch comes back after the visibility timeout.',
+    'sesBounceRateWarning',
+    (period) => reputationMetric(p, 'BounceRate', { period }),
+    (t) =>
+      `Bounce rate of the ${reputationOf} above ${percent(t.threshold)}: SES reviews at 5 % and may pause at 10 %. Find the list with bad addresses.`,
   );
   make(
-    'ambiguousSends',
-    (period) => handlerMetric(p, HANDLER_METRICS.ambiguousSends, { period }),
-    'SES may or may not have accepted some emails (timeout, reset or 5xx): a retry may have sent a duplicate. Check SES sending events.',
+    'sesBounceRate',
+    (period) => reputationMetric(p, 'BounceRate', { period }),
+    (t) =>
+      `Bounce rate of the ${reputationOf} above ${percent(t.threshold)} (SES's review level; it may pause the account at 10 %). Stop the mailing that causes it.`,
+  );
+
+  // --- mail stalled ---
+  make(
+    'retriesStalled',
+    (period) => handlerMetric(p, HANDLER_METRICS.retryAge, { period, statistic: max }),
+    (t) =>
+      `Retried emails have been waiting more than ${t.threshold} s since they reached the queue, for ${t.datapointsToAlarm} periods running: SES or the idempotency store is out, or sending is held back. Nothing is lost before RetryBudgetExhausted (${p.settings.retryBudgetSeconds} s).`,
   );
   make(
-    'completionWriteFailures',
-    (period) => handlerMetric(p, HANDLER_METRICS.completionWriteFailures, { period }),
-    'SES accepted emails whose completion could not be recorded (the idempotency store was down or throttled for longer than an invocation): a later copy of such a message may be sent again. Check DynamoDB.',
+    'backlogTooLarge',
+    (period) => backlog(p.queue, { period }),
+    (t) =>
+      `More than ${t.threshold} email requests wait in the work queue (visible + delayed copies + in flight), over ${Math.round(t.threshold / p.settings.maxSendRate / 60)} minutes of sending at maxSendRate ${p.settings.maxSendRate}/s.`,
   );
   make(
     'systemicFailures',
     (period) => handlerMetric(p, HANDLER_METRICS.systemicFailures, { period }),
-    'SES refuses to send for the account (paused, suspended or daily quota). Messages wait in the queue; check the SES account status.',
+    () =>
+      'SES refuses to send for the account or this configuration set (paused, suspended, daily quota). Messages wait as delayed copies within the retry budget; check the SES account and the configuration set.',
   );
   make(
-    'snsDeliveryFailures',
-    (period) => p.topic.metricNumberOfNotificationsFailed({ period, statistic: cw.Stats.SUM }),
-    'SNS failed to deliver email requests to the queue (check the queue policy and the queue key policy).',
+    'functionThrottles',
+    (period) => functionThrottles(p, period),
+    (t) =>
+      `The send, ledger or status function was throttled in ${t.datapointsToAlarm} periods running: account or reserved concurrency is used up.`,
   );
   make(
-    'sesBounceRate',
-    (period) => sesMetric('Reputation.BounceRate', { period, statistic: cw.Stats.MAXIMUM }),
-    'The SES account bounce rate is high: SES reviews accounts at 5% and may pause sending at 10%.',
+    'operatorDeadLetters',
+    (period) => operatorDeadLetters(p, period),
+    () =>
+      `Dead letters only the operator can fix (${OPERATOR_DEAD_LETTER_CODES.join(', ')}): fix the identity, template, sandbox or outage, then redrive those codes.`,
+  );
+  make(
+    'subscriptionDeadLetters',
+    (period) => arrivals(p.subscriptionDeadLetterQueue, { period }),
+    () =>
+      "SNS gave up delivering email requests to the work queue: they are in the subscription's DLQ and were never sent. Check the queue policy and the queue key.",
   );
 
-  // --- send ledger ---
+  // --- duplicates and the ledger ---
   make(
     'unconfirmedResends',
     (period) => handlerMetric(p, LEDGER_METRICS.unconfirmedResends, { period }),
-    'Sends whose outcome was unknown got no SES event within the grace period and were sent again: those recipients may have two copies. The send function logs each key at WARN; check the SES event destination and the ledger DLQ.',
+    () =>
+      'Sends of unknown fate got no SES event within the grace and were sent again: those recipients may have two copies. Keys are logged at WARN; check the event destination and the ledger.',
+  );
+  make(
+    'ledgerStalled',
+    (period) => p.ledger.bufferQueue.metricApproximateAgeOfOldestMessage({ period, statistic: max }),
+    (t) =>
+      `SES events have waited more than ${t.threshold} s in the ledger buffer: statuses lag and unknown-fate sends will be resent after the grace. Check the ledger function.`,
+  );
+  make(
+    'ledgerSilent',
+    (period) => silentLedger(p, period),
+    (t) =>
+      `Emails were sent but the ledger recorded no SES event in ${t.datapointsToAlarm} windows of ${t.periodSeconds} s: the event destination, events topic, buffer or ledger function is broken.`,
+  );
+
+  // --- warnings ---
+  make(
+    'ambiguousSends',
+    (period) => handlerMetric(p, HANDLER_METRICS.ambiguousSends, { period }),
+    () =>
+      'SES timed out, reset or answered 5xx: the ledger confirms such sends from their SES event without resending (ConfirmedBySesEvent). Only UnconfirmedResends may be duplicates. Watch SES latency and errors.',
+  );
+  make(
+    'functionErrors',
+    (period) => p.sendFunction.metricErrors({ period, statistic: sum }),
+    () =>
+      'The send function failed invocations (crash or timeout); the batch comes back after the visibility timeout. Read its log group.',
+  );
+  make(
+    'ledgerFunctionErrors',
+    (period) => p.ledger.ledgerFunction.metricErrors({ period, statistic: sum }),
+    () => 'The ledger function failed invocations; its events come back from the buffer. Read its log group.',
+  );
+  make(
+    'statusFunctionErrors',
+    (period) => p.ledger.statusFunction.metricErrors({ period, statistic: sum }),
+    () => 'The status function failed invocations: status lookups answered 5xx. Read its log group.',
+  );
+  make(
+    'completionWriteFailures',
+    (period) => handlerMetric(p, HANDLER_METRICS.completionWriteFailures, { period }),
+    () =>
+      'SES accepted emails whose completion the idempotency store never recorded; a later copy is confirmed against the ledger before any resend. Check DynamoDB.',
+  );
+  make(
+    'snsDeliveryFailures',
+    (period) => p.topic.metricNumberOfNotificationsFailed({ period, statistic: sum }),
+    () =>
+      "SNS failed deliveries to the work queue (it retries; what it gives up on lands in the subscription's DLQ). Check the queue policy and key.",
+  );
+  make(
+    'publisherDeadLetters',
+    (period) => publisherDeadLetters(p, period),
+    () =>
+      'New dead letters that are the publisher\'s fault (contract, envelope, key reused with other content): tell the publisher; never redrive them unchanged. "email-pipeline dlq list" shows codes and keys.',
+  );
+  make(
+    'deadLetterAge',
+    (period) => p.deadLetterQueue.metricApproximateAgeOfOldestMessage({ period, statistic: max }),
+    (t) =>
+      `A dead letter is ${Math.round(t.threshold / DAY)} days old; SQS deletes it at ${Math.round(DLQ_RETENTION_SECONDS / DAY)} days. Redrive or delete it.`,
   );
   make(
     'ledgerDeadLetters',
-    (period) =>
-      p.ledger.bufferDeadLetterQueue.metricApproximateNumberOfMessagesVisible({
-        period,
-        statistic: cw.Stats.MAXIMUM,
-      }),
-    'SES events the ledger function could not record are in the ledger DLQ: delivery statuses lag and unknown-fate sends of those keys cannot be confirmed. Check the ledger function logs.',
+    (period) => p.ledger.bufferDeadLetterQueue.metricApproximateNumberOfMessagesVisible({ period, statistic: max }),
+    () =>
+      'SES events the ledger function could not record are in the ledger DLQ: statuses of those keys lag. Read the ledger log group, then redrive or purge the ledger DLQ.',
   );
-
   make(
     'ledgerUntrustedEvents',
     (period) => handlerMetric(p, LEDGER_METRICS.untrustedEvents, { period }),
-    'The send ledger refused SES events that are not bound to a send of the pipeline (another origin, or an attempt id the key never sent with): someone may be planting evidence. The ledger function logs each at WARN with the key and the reason; find who publishes to the SES events topic.',
+    () =>
+      'The ledger refused SES events not bound to a send of the pipeline (not recorded). The ledger logs each with key and reason; find who publishes to the events topic.',
   );
-
-  // --- brown-outs: send pacing, the circuit breaker, the retry budget ---
-  // Messages that keep retrying past the pipeline's retryingTooLongSeconds.
   make(
     'retryingTooLong',
-    (period) => handlerMetric(p, HANDLER_METRICS.retryAge, { period, statistic: cw.Stats.MAXIMUM }),
-    (tuning) =>
-      `A message has been retrying for more than ${tuning.threshold} s since it reached the queue ` +
-      '(idempotency store or SES unavailable, or the account cannot send). It is mailed once the cause passes, ' +
-      `or dead-lettered as RetryBudgetExhausted after ${p.settings.retryBudgetSeconds} s.`,
-    { threshold: p.settings.retryingTooLongSeconds, ...config.retryingTooLong },
+    (period) => handlerMetric(p, HANDLER_METRICS.retryAge, { period, statistic: max }),
+    (t) =>
+      `A retried message reached the queue more than ${t.threshold} s ago (retryingTooLongSeconds; a long backlog counts too). It is sent once the cause passes, or dead-lettered after ${p.settings.retryBudgetSeconds} s.`,
+  );
+  make(
+    'tableThrottles',
+    (period) => tableThrottles(p, period),
+    () => 'DynamoDB throttled the idempotency or ledger table: sends retry (fail-closed). Check capacity and hot keys.',
+  );
+  make(
+    'tableSystemErrors',
+    (period) => tableSystemErrors(p, period),
+    () =>
+      'DynamoDB answered with system errors on the idempotency or ledger table: sends retry. Check the AWS Health Dashboard.',
+  );
+  make(
+    'sesRejects',
+    (period) => rejectedOrUnrendered(p, period),
+    () =>
+      'SES accepted sends, then rejected them (virus) or could not render their template: nothing was delivered. Check the template and its data.',
   );
   return alarms;
 }
@@ -295,34 +279,54 @@ function alarmId(name: string): string {
   return name.charAt(0).toUpperCase() + name.slice(1) + 'Alarm';
 }
 
-function resolveTuning(name: keyof PipelineAlarmsProps, tuning: AlarmTuning | undefined): AlarmDefaults | undefined {
+function resolveTuning(
+  name: AlarmName,
+  defaults: AlarmDefaults,
+  tuning: AlarmTuning | undefined,
+): AlarmDefaults | undefined {
   if (tuning?.enabled === false) return undefined;
-  const d = ALARM_DEFAULTS[name];
-  const resolved = {
-    threshold: tuning?.threshold ?? d.threshold,
-    evaluationPeriods: tuning?.evaluationPeriods ?? d.evaluationPeriods,
-    periodSeconds: tuning?.periodSeconds ?? d.periodSeconds,
+  const overrides = Object.fromEntries(
+    Object.entries(tuning ?? {}).filter(([field, value]) => field !== 'enabled' && value !== undefined),
+  ) as Omit<AlarmTuning, 'enabled'>;
+  const evaluationPeriods = overrides.evaluationPeriods ?? defaults.evaluationPeriods;
+  const resolved: AlarmDefaults = {
+    ...defaults,
+    ...overrides,
+    evaluationPeriods,
+    // Tuning only evaluationPeriods keeps "every period" alarms every period, and never asks for more than there are.
+    datapointsToAlarm:
+      overrides.datapointsToAlarm ??
+      (defaults.datapointsToAlarm === defaults.evaluationPeriods
+        ? evaluationPeriods
+        : Math.min(defaults.datapointsToAlarm, evaluationPeriods)),
   };
   const setting = (field: string) => `alarms.${name}.${field}`;
   if (!Number.isFinite(resolved.threshold) || resolved.threshold < 0) {
     throw new SettingsError(setting('threshold'), resolved.threshold, 'must be a number of at least 0');
   }
-  if (
-    !Number.isInteger(resolved.evaluationPeriods) ||
-    resolved.evaluationPeriods < 1 ||
-    resolved.evaluationPeriods > 100
-  ) {
+  if (!Number.isInteger(resolved.evaluationPeriods) || resolved.evaluationPeriods < 1) {
     throw new SettingsError(
       setting('evaluationPeriods'),
       resolved.evaluationPeriods,
-      'must be a whole number from 1 to 100',
+      'must be a whole number of at least 1',
+    );
+  }
+  if (
+    !Number.isInteger(resolved.datapointsToAlarm) ||
+    resolved.datapointsToAlarm < 1 ||
+    resolved.datapointsToAlarm > resolved.evaluationPeriods
+  ) {
+    throw new SettingsError(
+      setting('datapointsToAlarm'),
+      resolved.datapointsToAlarm,
+      `must be a whole number from 1 to evaluationPeriods (${resolved.evaluationPeriods})`,
     );
   }
   if (
     !Number.isInteger(resolved.periodSeconds) ||
     resolved.periodSeconds < 60 ||
     resolved.periodSeconds % 60 !== 0 ||
-    resolved.periodSeconds * resolved.evaluationPeriods > 7 * 24 * 60 * 60
+    resolved.periodSeconds * resolved.evaluationPeriods > 7 * DAY
   ) {
     throw new SettingsError(
       setting('periodSeconds'),
@@ -330,20 +334,8 @@ function resolveTuning(name: keyof PipelineAlarmsProps, tuning: AlarmTuning | un
       'must be a multiple of 60 seconds, and periods x evaluationPeriods at most 7 days',
     );
   }
+  if (resolved.severity !== 'page' && resolved.severity !== 'warn') {
+    throw new SettingsError(setting('severity'), resolved.severity, 'must be "page" or "warn"');
+  }
   return resolved;
-}
-
-/** CloudWatch alarms of the stack's account and region, as `aws:SourceAccount`/`aws:SourceArn` conditions. */
-function alarmSourceConditions(stack: Stack): Record<string, Record<string, string>> {
-  return {
-    StringEquals: { 'aws:SourceAccount': stack.account },
-    ArnLike: {
-      'aws:SourceArn': stack.formatArn({
-        service: 'cloudwatch',
-        resource: 'alarm',
-        resourceName: '*',
-        arnFormat: ArnFormat.COLON_RESOURCE_NAME,
-      }),
-    },
-  };
 }

@@ -1,0 +1,94 @@
+/**
+ * Saved CloudWatch Logs Insights queries over the pipeline's three log groups (send, ledger,
+ * status), on the fields the functions log: the send function's one line per decision
+ * (lambdas/send-email/report.ts: `decision`, `dedupeKey`, `errorClass`, `errorCode`, `reason`, ...),
+ * its WARN line for each unconfirmed resend (lambdas/send-email/confirm.ts), and the ledger's line
+ * per recorded event (lambdas/ledger/ledger.ts: `dedupeKey`, `eventType`, `status`, `sesMessageId`).
+ */
+import * as logs from 'aws-cdk-lib/aws-logs';
+import { Construct } from 'constructs';
+import type { EmailPipeline } from '../email-pipeline';
+
+/** What to replace in the key query: a dedupe key, or a request id from the slowest-invocations query. */
+export const KEY_PLACEHOLDER = 'REPLACE-WITH-KEY';
+
+/** The saved queries, by what they answer. */
+export interface PipelineQueries {
+  readonly keyStory: logs.QueryDefinition;
+  readonly outcomesByReason: logs.QueryDefinition;
+  readonly unconfirmedResends: logs.QueryDefinition;
+  readonly slowestSends: logs.QueryDefinition;
+}
+
+/** The query definitions, in `scope`, in a folder named `folder` of the Logs Insights console. */
+export function createQueries(scope: Construct, pipeline: EmailPipeline, folder: string): PipelineQueries {
+  const names = pipeline.logGroupNames;
+  const group = (id: string, name: string) => logs.LogGroup.fromLogGroupName(scope, id, name);
+  const send = group('SendLogGroupRef', names.send);
+  const ledger = group('LedgerLogGroupRef', names.ledger);
+  const status = group('StatusLogGroupRef', names.status);
+
+  const keyStory = new logs.QueryDefinition(scope, 'KeyStoryQuery', {
+    queryDefinitionName: `${folder}/One key's story (send, ledger, status)`,
+    logGroups: [send, ledger, status],
+    queryString: new logs.QueryString({
+      fields: [
+        '@timestamp',
+        '@log',
+        'level',
+        'message',
+        'decision',
+        'errorClass',
+        'errorCode',
+        'reason',
+        'attempt',
+        'retryInSeconds',
+        'eventType',
+        'status',
+        'sesMessageId',
+        'receiveCount',
+        '@requestId',
+        'function_request_id',
+      ],
+      // The exact key on the send and ledger lines; the substring for every other line that names it
+      // (REPORT lines by request id, the status function's errors).
+      filterStatements: [`dedupeKey = "${KEY_PLACEHOLDER}" or @message like "${KEY_PLACEHOLDER}"`],
+      sort: '@timestamp asc',
+      limit: 1000,
+    }),
+  });
+
+  const outcomesByReason = new logs.QueryDefinition(scope, 'OutcomesByReasonQuery', {
+    queryDefinitionName: `${folder}/Outcomes by decision and reason`,
+    logGroups: [send],
+    queryString: new logs.QueryString({
+      filterStatements: ['ispresent(decision)'],
+      statsStatements: ['count(*) as records by decision, errorClass, errorCode'],
+      sort: 'records desc',
+    }),
+  });
+
+  const unconfirmedResends = new logs.QueryDefinition(scope, 'UnconfirmedResendsQuery', {
+    queryDefinitionName: `${folder}/Unconfirmed resends (possible duplicates)`,
+    logGroups: [send],
+    queryString: new logs.QueryString({
+      fields: ['@timestamp', 'dedupeKey', 'ledgerKey', 'attemptAt', 'graceSeconds', 'function_request_id'],
+      filterStatements: ['message like "no SES event for an earlier attempt"'],
+      sort: '@timestamp desc',
+      limit: 1000,
+    }),
+  });
+
+  const slowestSends = new logs.QueryDefinition(scope, 'SlowestSendsQuery', {
+    queryDefinitionName: `${folder}/Slowest send invocations`,
+    logGroups: [send],
+    queryString: new logs.QueryString({
+      fields: ['@timestamp', '@requestId', '@duration', '@billedDuration', '@maxMemoryUsed', '@initDuration'],
+      filterStatements: ['@type = "REPORT"'],
+      sort: '@duration desc',
+      limit: 25,
+    }),
+  });
+
+  return { keyStory, outcomesByReason, unconfirmedResends, slowestSends };
+}
