@@ -15,7 +15,6 @@ import { startTestPipeline, until, type TestPipeline } from './support';
 
 const TSX = path.join(REPO_ROOT, 'node_modules', 'tsx', 'dist', 'cli.mjs');
 const CLI = path.join(REPO_ROOT, 'bin', 'email-pipeline.ts');
-const STATUS = path.join(REPO_ROOT, 'bin', 'status.ts');
 
 let p: TestPipeline;
 let stateDir: string;
@@ -249,15 +248,15 @@ describe('publish', () => {
   });
 });
 
-describe('status (npm run status) follows the same convention', () => {
+describe('status (email-pipeline status, npm run status) follows the same convention', () => {
   const status = (args: readonly string[], env: Record<string, string | undefined> = {}) =>
-    cli(args, env, undefined, STATUS);
+    cli(['status', ...args], env);
 
   test('usage errors exit 2 with the short usage: no key, an unknown option, a key that cannot be a dedupe key', () => {
     const none = status([]);
     expect(none).toMatchObject({ status: 2, stdout: '' });
     expect(none.stderr).toContain('status: say which key');
-    expect(none.stderr).toMatch(/^Usage: npm run status -- /m);
+    expect(none.stderr).toMatch(/^Usage: email-pipeline status /m);
     expect(none.stderr).not.toContain('Without --stack');
     const option = status(['--jsno', 'order-42']);
     expect(option).toMatchObject({ status: 2 });
