@@ -11,12 +11,20 @@
 import type { Command, Io } from './command';
 import { deliveriesCommand } from './deliveries-command';
 import { dlqCommand } from './dlq-command';
+import { pauseCommand, resumeCommand } from './pause-command';
 import { OperationError, suggestion, UsageError } from './errors';
 import { printable, printableIo, printableLines } from './printable';
 import { publishCommand } from './publish-command';
 import { statusCommand } from './status-command';
 
-const COMMANDS: readonly Command[] = [deliveriesCommand, dlqCommand, publishCommand, statusCommand];
+const COMMANDS: readonly Command[] = [
+  deliveriesCommand,
+  dlqCommand,
+  pauseCommand,
+  publishCommand,
+  resumeCommand,
+  statusCommand,
+];
 
 function topUsage(): string {
   const width = Math.max(...COMMANDS.map((c) => c.name.length));
