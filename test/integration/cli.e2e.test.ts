@@ -162,7 +162,11 @@ describe('operations', () => {
 
   test('redrive says how many went back; purge empties the DLQ', async () => {
     await deadLetters(2);
-    const redrive = cli(['dlq', 'redrive', '--max', '1']);
+    // InvalidJson is the publisher's fault: a redrive cannot fix it, so it takes --force.
+    const refused = cli(['dlq', 'redrive', '--max', '1']);
+    expect(refused).toMatchObject({ status: 1 });
+    expect(refused.stderr).toContain('holds messages a redrive cannot fix (2 InvalidJson)');
+    const redrive = cli(['dlq', 'redrive', '--max', '1', '--force']);
     expect(redrive).toMatchObject({ status: 0 });
     expect(redrive.stdout).toContain('Moved 1 message(s) from the DLQ back to the queue');
     await until('the redriven one dead-lettered again', async () => (await p.pipeline.queueDepth('dlq')).visible === 2);
