@@ -15,6 +15,7 @@ import { pauseCommand, resumeCommand } from './pause-command';
 import { OperationError, suggestion, UsageError } from './errors';
 import { printable, printableIo, printableLines } from './printable';
 import { publishCommand } from './publish-command';
+import { resendCommand } from './resend-command';
 import { statusCommand } from './status-command';
 
 const COMMANDS: readonly Command[] = [
@@ -22,6 +23,7 @@ const COMMANDS: readonly Command[] = [
   dlqCommand,
   pauseCommand,
   publishCommand,
+  resendCommand,
   resumeCommand,
   statusCommand,
 ];
