@@ -259,7 +259,7 @@ describe('status (email-pipeline status, npm run status) follows the same conven
   test('usage errors exit 2 with the short usage: no key, an unknown option, a key that cannot be a dedupe key', () => {
     const none = status([]);
     expect(none).toMatchObject({ status: 2, stdout: '' });
-    expect(none.stderr).toContain('status: say which key');
+    expect(none.stderr).toContain('email-pipeline: say which key');
     expect(none.stderr).toMatch(/^Usage: email-pipeline status /m);
     expect(none.stderr).not.toContain('Without --stack');
     const option = status(['--jsno', 'order-42']);
