@@ -92,3 +92,43 @@ test('the native move task gets the rate asked for (MaxNumberOfMessagesPerSecond
     { SourceArn: 'arn:dlq', DestinationArn: 'arn:src' },
   ]);
 });
+
+test('dlq tasks reads the move tasks as an operator wants them; cancel says how many had moved', async () => {
+  const { cancelMoveTask, listMoveTasks } = await import('../../lib/dlq-select');
+  const inputs: unknown[] = [];
+  const sqs = {
+    send: async (command: { input: unknown; constructor: { name: string } }) => {
+      inputs.push([command.constructor.name, command.input]);
+      if (command.constructor.name === 'CancelMessageMoveTaskCommand') return { ApproximateNumberOfMessagesMoved: 42 };
+      return {
+        Results: [
+          {
+            Status: 'RUNNING',
+            TaskHandle: 'h-1',
+            ApproximateNumberOfMessagesMoved: 40,
+            ApproximateNumberOfMessagesToMove: 100,
+            MaxNumberOfMessagesPerSecond: 10,
+            StartedTimestamp: Date.parse('2026-12-03T08:00:00Z'),
+          },
+          { Status: 'FAILED', ApproximateNumberOfMessagesMoved: 3, FailureReason: 'AccessDenied' },
+        ],
+      };
+    },
+  } as never;
+  expect(await listMoveTasks(sqs, 'arn:dlq')).toEqual([
+    {
+      status: 'RUNNING',
+      taskHandle: 'h-1',
+      moved: 40,
+      toMove: 100,
+      ratePerSecond: 10,
+      startedAt: '2026-12-03T08:00:00.000Z',
+    },
+    { status: 'FAILED', moved: 3, failureReason: 'AccessDenied' },
+  ]);
+  expect(await cancelMoveTask(sqs, 'h-1')).toBe(42);
+  expect(inputs).toEqual([
+    ['ListMessageMoveTasksCommand', { SourceArn: 'arn:dlq', MaxResults: 10 }],
+    ['CancelMessageMoveTaskCommand', { TaskHandle: 'h-1' }],
+  ]);
+});
