@@ -16,6 +16,7 @@ import {
 } from '@aws-sdk/client-sqs';
 import { DLQ_ATTRIBUTE, RETRY_ATTRIBUTE } from '../lambdas/kernel/names';
 import { IDEMPOTENCY_KEY_ATTRIBUTE, maskAddress } from '../lambdas/kernel/contract';
+import { DEDUPE_KEY_TAG } from '../lambdas/kernel/ledger/schema';
 import { printable } from './cli/printable';
 
 /** One DLQ message as an operator sees it. */
@@ -43,8 +44,14 @@ function peekBody(body: string): { key?: string; recipient?: string } {
     const isEnvelope = outer.Type === 'Notification' && typeof outer.Message === 'string';
     const inner = (isEnvelope ? JSON.parse(outer.Message as string) : outer) as Record<string, unknown>;
     const attributes = outer.MessageAttributes as Record<string, { Value?: string }> | undefined;
+    // An SES event (the ledger's DLQ): its dedupe-key tag.
+    const mail = inner.mail as { tags?: Record<string, unknown> } | undefined;
+    const tagged = mail?.tags?.[DEDUPE_KEY_TAG];
+    const sesKey = Array.isArray(tagged) && typeof tagged[0] === 'string' ? tagged[0] : undefined;
     const key =
-      attributes?.[IDEMPOTENCY_KEY_ATTRIBUTE]?.Value ?? (isEnvelope ? (outer.MessageId as string) : undefined);
+      sesKey ??
+      attributes?.[IDEMPOTENCY_KEY_ATTRIBUTE]?.Value ??
+      (isEnvelope ? (outer.MessageId as string) : undefined);
     const to = Array.isArray(inner.to) ? inner.to[0] : inner.to;
     return {
       ...(typeof key === 'string' ? { key } : {}),
@@ -133,7 +140,7 @@ export async function listDeadLetters(sqs: SQSClient, dlqUrl: string, max = 100)
 }
 
 /** The message attributes to carry back to the source queue: the publisher's, not our diagnosis. */
-function attributesForRedrive(message: Message): Record<string, MessageAttributeValue> | undefined {
+export function attributesForRedrive(message: Message): Record<string, MessageAttributeValue> | undefined {
   const out: Record<string, MessageAttributeValue> = {};
   for (const [name, value] of Object.entries(message.MessageAttributes ?? {})) {
     if (!OUR_ATTRIBUTES.has(name)) out[name] = value;
@@ -157,6 +164,8 @@ export interface RedriveOptions {
   readonly max?: number;
   /** Copy message by message instead of the native move task (the local emulator has none). @default false */
   readonly copyOnly?: boolean;
+  /** The native task's MaxNumberOfMessagesPerSecond (1 to 500). @default SQS's (up to 500) */
+  readonly ratePerSecond?: number;
 }
 
 /**
@@ -172,7 +181,9 @@ export async function redrive(sqs: SQSClient, options: RedriveOptions): Promise<
       new StartMessageMoveTaskCommand({
         SourceArn: options.dlqArn,
         DestinationArn: options.sourceQueueArn,
-        ...(options.max !== undefined ? { MaxNumberOfMessagesPerSecond: Math.min(500, options.max) } : {}),
+        ...(options.ratePerSecond !== undefined
+          ? { MaxNumberOfMessagesPerSecond: Math.max(1, Math.min(500, options.ratePerSecond)) }
+          : {}),
       }),
     );
     return { moved: -1, mode: 'native', ...(task.TaskHandle ? { taskHandle: task.TaskHandle } : {}) };

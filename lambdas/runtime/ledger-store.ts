@@ -5,6 +5,9 @@
  * condition returned (free on the same request) and written back with one conditional PutItem
  * on the item's version. Either way the item ends the same for any order and any number of
  * copies of the same events.
+ *
+ * Every write also sets `statusShard`, the partition key of the table's index by outcome
+ * (LEDGER_STATUS_INDEX in the kernel's ledger/schema.ts).
  */
 import {
   ConditionalCheckFailedException,
@@ -16,7 +19,7 @@ import {
 import { marshall, unmarshall } from '@aws-sdk/util-dynamodb';
 import { claimEvidence, claimRecordId, type ClaimEvidence } from '../kernel/ledger/binding';
 import { eventId, eventsOf, merge, statusOf, STATUS_RANK, type ParsedSesEvent } from '../kernel/ledger/events';
-import { LEDGER_TABLE, type LedgerItem } from '../kernel/ledger/schema';
+import { LEDGER_STATUS_INDEX, LEDGER_TABLE, statusShard, type LedgerItem } from '../kernel/ledger/schema';
 
 /** Bookkeeping attributes beside those of {@link LedgerItem}: never shown to readers. */
 export const LEDGER_INTERNAL = {
@@ -79,7 +82,8 @@ async function append(client: Client, tableName: string, parsed: ParsedSesEvent,
         'attribute_not_exists(#events) OR (NOT contains(#ids, :id) AND #lastAt < :at AND #rank <= :rank)',
       UpdateExpression:
         'SET #events = list_append(if_not_exists(#events, :empty), :event), #status = :status, #rank = :rank, ' +
-        '#lastAt = :at, #updatedAt = :at, #exp = :exp, #mid = if_not_exists(#mid, :mid) ADD #ids :idSet, #version :one',
+        '#lastAt = :at, #updatedAt = :at, #exp = :exp, #mid = if_not_exists(#mid, :mid), #shard = :shard ' +
+        'ADD #ids :idSet, #version :one',
       ExpressionAttributeNames: {
         '#events': 'events',
         '#ids': LEDGER_INTERNAL.eventIds,
@@ -90,8 +94,10 @@ async function append(client: Client, tableName: string, parsed: ParsedSesEvent,
         '#updatedAt': 'updatedAt',
         '#exp': LEDGER_TABLE.ttlAttribute,
         '#mid': 'sesMessageId',
+        '#shard': LEDGER_STATUS_INDEX.partitionKey,
       },
       ExpressionAttributeValues: marshall({
+        ':shard': statusShard(parsed.key, parsed.status),
         ':id': parsed.id,
         ':at': event.at,
         ':rank': STATUS_RANK[parsed.status],
@@ -131,6 +137,7 @@ async function replace(
     [LEDGER_INTERNAL.rank]: STATUS_RANK[merged.status],
     [LEDGER_INTERNAL.eventIds]: new Set([...ids(old), parsed.id]),
     [LEDGER_INTERNAL.version]: (old.version ?? 0) + 1,
+    [LEDGER_STATUS_INDEX.partitionKey]: statusShard(parsed.key, merged.status),
   };
   try {
     await client.send(
@@ -211,7 +218,8 @@ export async function readLedgerItem(
 
 /**
  * Marks a key's item dead-lettered (the send-email function gave up on it). One UpdateItem;
- * keeps what the events recorded and only sets the expiry when there is none yet.
+ * keeps what the events recorded and only sets the expiry (and the index's outcome, see
+ * LEDGER_STATUS_INDEX) when there is none yet.
  */
 export async function markDeadLettered(
   client: Client,
@@ -225,15 +233,18 @@ export async function markDeadLettered(
       TableName: tableName,
       Key: marshall({ [LEDGER_TABLE.partitionKey]: key }),
       UpdateExpression:
-        'SET #dl = :dl, #updatedAt = if_not_exists(#updatedAt, :at), #exp = if_not_exists(#exp, :exp) ADD #version :one',
+        'SET #dl = :dl, #updatedAt = if_not_exists(#updatedAt, :at), #exp = if_not_exists(#exp, :exp), ' +
+        '#shard = if_not_exists(#shard, :shard) ADD #version :one',
       ExpressionAttributeNames: {
         '#dl': 'deadLettered',
+        '#shard': LEDGER_STATUS_INDEX.partitionKey,
         '#updatedAt': 'updatedAt',
         '#exp': LEDGER_TABLE.ttlAttribute,
         '#version': LEDGER_INTERNAL.version,
       },
       ExpressionAttributeValues: marshall({
         ':dl': mark,
+        ':shard': statusShard(key, 'dead-lettered'),
         ':at': mark.at,
         ':exp': Math.floor(Date.parse(mark.at) / 1000) + retentionSeconds,
         ':one': 1,

@@ -83,7 +83,7 @@ export class RecordFlow {
       // 5. outcome: sent, or a duplicate of an email already sent.
       if (!result.duplicate) {
         const confirmed = this.#answers.get(parsed.key)?.confirmedBySesEvent ? CONFIRMED_BY_SES_EVENT : {};
-        outcome.report.sent(record, parsed, result.sesMessageId, confirmed);
+        outcome.report.sent(record, parsed, result, confirmed);
         return;
       }
       outcome.report.duplicate(record, parsed, result);

@@ -147,5 +147,6 @@ export async function lookupDelivery(deps: LookupDeps, asked: string): Promise<D
   if (found?.deadLettered !== undefined) {
     return { key, status: 'dead-lettered', events, updatedAt: found.updatedAt };
   }
-  return { key, status: 'unknown', events: [] };
+  // A key released by `email-pipeline resend` and not sent again yet: unknown, with its timeline.
+  return { key, status: 'unknown', events };
 }

@@ -1,18 +1,32 @@
-/** `email-pipeline dlq list|redrive|purge`: what is in the DLQ and why; send it back; empty it. */
-import { GetQueueAttributesCommand, SQSClient } from '@aws-sdk/client-sqs';
-import { formatDeadLetter, listDeadLetters, purge, redrive } from '../dlq';
+/**
+ * `email-pipeline dlq list|redrive|delete|purge|tasks|cancel`: what is in a DLQ and why; send it
+ * back (all of it with the native move task, or selectively by code or key); delete selectively
+ * (also to remove a person's data) or all; follow and cancel a move task. `--queue` picks the
+ * send DLQ (default), the ledger's or the topic subscription's. The operations are dlq-operations.ts.
+ */
 import { parseCommand, wholeNumber } from './args';
-import { awsFailure, OperationError, suggestion, UsageError } from './errors';
-import { output, resolveTarget, type Target } from './target';
 import type { Command, Io } from './command';
+import { dlqName, operate, QUEUES, type DlqOptions, type QueueName } from './dlq-operations';
+import { awsFailure, suggestion, UsageError } from './errors';
+import { resolveTarget } from './target';
 
-export const DLQ_USAGE = `Usage: email-pipeline dlq list    [--max N] [--json] [--stack NAME] [--region R]
-       email-pipeline dlq redrive [--max N] [--stack NAME] [--region R]
-       email-pipeline dlq purge   --yes-delete-all-messages [--stack NAME] [--region R]
+export const DLQ_USAGE = `Usage: email-pipeline dlq list    [--summary | --code C | --key K] [--max N] [--json] [--queue Q] [--stack NAME] [--region R]
+       email-pipeline dlq redrive [--code C | --key K] [--force] [--max N | --rate N] [--queue Q] [--stack NAME] [--region R]
+       email-pipeline dlq delete  (--key K | --code C) [--queue Q] [--stack NAME] [--region R]
+       email-pipeline dlq purge   --yes-delete-all-messages [--queue Q] [--stack NAME] [--region R]
+       email-pipeline dlq tasks   [--queue Q] [--stack NAME] [--region R]
+       email-pipeline dlq cancel  --task HANDLE [--stack NAME] [--region R]
 
+--queue: send (the send function's DLQ, the default), ledger (SES events the ledger could not
+record) or subscription (deliveries SNS could not make to the work queue).
+redrive with --code or --key moves only those messages (receive, send to the source queue with
+the publisher's attributes, delete); without, every message goes back with SQS's move task
+(--rate caps its messages per second; tasks shows its progress, cancel stops it). Codes that a
+redrive cannot fix (KeyReusedWithDifferentContent, InvalidMessage, ...) are refused without --force.
+delete --key removes that key's messages for good (also to remove a person's data).
 Without --stack it works on the local pipeline (npm start).`;
 
-const SUBCOMMANDS = ['list', 'redrive', 'purge'] as const;
+const SUBCOMMANDS = ['list', 'redrive', 'delete', 'purge', 'tasks', 'cancel'] as const;
 type Subcommand = (typeof SUBCOMMANDS)[number];
 
 function isSubcommand(word: string): word is Subcommand {
@@ -21,103 +35,111 @@ function isSubcommand(word: string): word is Subcommand {
 
 const OPTIONS = {
   max: { type: 'string' },
+  rate: { type: 'string' },
   json: { type: 'boolean' },
+  summary: { type: 'boolean' },
+  code: { type: 'string' },
+  key: { type: 'string' },
+  force: { type: 'boolean' },
+  queue: { type: 'string' },
+  task: { type: 'string' },
   stack: { type: 'string' },
   region: { type: 'string' },
   'yes-delete-all-messages': { type: 'boolean' },
   help: { type: 'boolean', short: 'h' },
 } as const;
 
-function sqsClient(target: Target): SQSClient {
-  // Local queue URLs name a host that does not resolve: always use the configured endpoint.
-  return new SQSClient({ ...target.clients.sqs, useQueueUrlAsEndpoint: false });
+/** Which options each subcommand takes (beyond --stack, --region and --help). */
+const ALLOWED: Readonly<Record<Subcommand, readonly string[]>> = {
+  list: ['summary', 'code', 'key', 'max', 'json', 'queue'],
+  redrive: ['code', 'key', 'force', 'max', 'rate', 'queue'],
+  delete: ['code', 'key', 'queue'],
+  purge: ['yes-delete-all-messages', 'queue'],
+  tasks: ['queue', 'json'],
+  cancel: ['task'],
+};
+
+function isQueue(word: string): word is QueueName {
+  return (QUEUES as readonly string[]).includes(word);
 }
 
-async function arnOf(sqs: SQSClient, queueUrl: string): Promise<string> {
-  const { Attributes } = await sqs.send(
-    new GetQueueAttributesCommand({ QueueUrl: queueUrl, AttributeNames: ['QueueArn'] }),
-  );
-  const arn = Attributes?.QueueArn;
-  if (!arn) throw new OperationError(`Could not read the ARN of ${queueUrl}.`);
-  return arn;
+/** The options of a dlq command line, checked; throws UsageError naming what is wrong. */
+export function dlqOptions(
+  argv: readonly string[],
+  io: Pick<Io, 'out'>,
+): { sub: Subcommand; options: DlqOptions; stack?: string; region?: string } | undefined {
+  const parsed = parseCommand(argv, OPTIONS, DLQ_USAGE, io);
+  if (!parsed) return undefined;
+  const { values, positionals } = parsed;
+  const [sub, ...extra] = positionals;
+  if (sub === undefined) throw new UsageError(`say what to do: ${SUBCOMMANDS.join(', ')}`, DLQ_USAGE);
+  if (!isSubcommand(sub)) {
+    throw new UsageError(`unknown dlq command "${sub}"${suggestion(sub, SUBCOMMANDS)}`, DLQ_USAGE);
+  }
+  if (extra.length > 0) throw new UsageError(`unexpected argument "${extra[0] ?? ''}"`, DLQ_USAGE);
+  for (const name of Object.keys(values)) {
+    if (['stack', 'region', 'help'].includes(name) || ALLOWED[sub].includes(name)) continue;
+    throw new UsageError(`--${name} does not go with dlq ${sub}`, DLQ_USAGE);
+  }
+  const max = wholeNumber('max', values.max, 1, DLQ_USAGE);
+  const rate = wholeNumber('rate', values.rate, 1, DLQ_USAGE);
+  if (rate !== undefined && rate > 500)
+    throw new UsageError('--rate is at most 500 (the SQS move task limit)', DLQ_USAGE);
+  if (sub === 'purge' && !values['yes-delete-all-messages']) {
+    throw new UsageError(
+      'purge deletes every message in the DLQ for good: add --yes-delete-all-messages to confirm',
+      DLQ_USAGE,
+    );
+  }
+  if (sub === 'delete' && values.key === undefined && values.code === undefined) {
+    throw new UsageError('say which messages: dlq delete --key K (or --code C); purge deletes all', DLQ_USAGE);
+  }
+  if (sub === 'cancel' && values.task === undefined) {
+    throw new UsageError('say which task: dlq cancel --task HANDLE (dlq tasks lists them)', DLQ_USAGE);
+  }
+  if (values.summary && (values.code !== undefined || values.key !== undefined)) {
+    throw new UsageError('--summary counts every message by code: leave out --code and --key', DLQ_USAGE);
+  }
+  const selective = values.code !== undefined || values.key !== undefined;
+  if (sub === 'redrive' && rate !== undefined && (selective || max !== undefined)) {
+    throw new UsageError(
+      '--rate goes with the move task (redrive of every message, without --code, --key or --max)',
+      DLQ_USAGE,
+    );
+  }
+  const queue = values.queue ?? 'send';
+  if (!isQueue(queue)) throw new UsageError(`unknown queue "${queue}"${suggestion(queue, QUEUES)}`, DLQ_USAGE);
+  return {
+    sub,
+    ...(values.stack !== undefined ? { stack: values.stack } : {}),
+    ...(values.region !== undefined ? { region: values.region } : {}),
+    options: {
+      queue,
+      json: values.json === true,
+      summary: values.summary === true,
+      force: values.force === true,
+      ...(values.code !== undefined ? { code: values.code } : {}),
+      ...(values.key !== undefined ? { key: values.key } : {}),
+      ...(values.task !== undefined ? { task: values.task } : {}),
+      ...(max !== undefined ? { max } : {}),
+      ...(rate !== undefined ? { rate } : {}),
+    },
+  };
 }
 
 export const dlqCommand: Command = {
   name: 'dlq',
-  summary: 'list, redrive or purge the dead-letter queue',
+  summary: 'list, redrive (all or by code or key), delete or purge a dead-letter queue',
   usage: DLQ_USAGE,
   async run(argv: readonly string[], io: Io): Promise<void> {
-    const parsed = parseCommand(argv, OPTIONS, DLQ_USAGE, io);
-    if (!parsed) return;
-    const { values, positionals } = parsed;
-    const [sub, ...extra] = positionals;
-    if (sub === undefined) throw new UsageError('say what to do: list, redrive or purge', DLQ_USAGE);
-    if (!isSubcommand(sub)) {
-      throw new UsageError(`unknown dlq command "${sub}"${suggestion(sub, SUBCOMMANDS)}`, DLQ_USAGE);
-    }
-    if (extra.length > 0) throw new UsageError(`unexpected argument "${extra[0] ?? ''}"`, DLQ_USAGE);
-    const max = wholeNumber('max', values.max, 1, DLQ_USAGE);
-    if (sub === 'purge' && !values['yes-delete-all-messages']) {
-      throw new UsageError(
-        'purge deletes every message in the DLQ for good: add --yes-delete-all-messages to confirm',
-        DLQ_USAGE,
-      );
-    }
-    if (values.json && sub !== 'list') throw new UsageError('--json goes with dlq list', DLQ_USAGE);
-
-    const target = await resolveTarget({ stack: values.stack, region: values.region });
-    const dlqUrl = output(target, 'DeadLetterQueueUrl');
-    const sqs = sqsClient(target);
+    const checked = dlqOptions(argv, io);
+    if (!checked) return;
+    const { sub, options } = checked;
+    const target = await resolveTarget({ stack: checked.stack, region: checked.region });
     try {
-      await operate(sub, target, sqs, dlqUrl, { max, json: values.json === true }, io);
+      await operate(sub, target, options, io);
     } catch (error) {
-      throw awsFailure(`Could not ${sub} the DLQ of ${target.description}`, error, !target.local);
-    } finally {
-      sqs.destroy();
+      throw awsFailure(`Could not ${sub} ${dlqName(options.queue)} of ${target.description}`, error, !target.local);
     }
   },
 };
-
-/** One dlq subcommand against the target's DLQ. */
-async function operate(
-  sub: Subcommand,
-  target: Target,
-  sqs: SQSClient,
-  dlqUrl: string,
-  options: { readonly max: number | undefined; readonly json: boolean },
-  io: Io,
-): Promise<void> {
-  const { max } = options;
-  if (sub === 'list') {
-    const letters = await listDeadLetters(sqs, dlqUrl, max ?? 100);
-    if (options.json) {
-      for (const letter of letters) io.out(JSON.stringify(letter));
-    } else if (letters.length === 0) {
-      io.out(`The DLQ of ${target.description} is empty.`);
-    } else {
-      for (const letter of letters) io.out(formatDeadLetter(letter));
-      io.err(`${letters.length} message(s) in the DLQ of ${target.description}.`);
-    }
-    return;
-  }
-  if (sub === 'redrive') {
-    const queueUrl = output(target, 'QueueUrl');
-    const result = await redrive(sqs, {
-      dlqUrl,
-      dlqArn: await arnOf(sqs, dlqUrl),
-      sourceQueueUrl: queueUrl,
-      sourceQueueArn: await arnOf(sqs, queueUrl),
-      ...(max !== undefined ? { max } : {}),
-      copyOnly: target.local,
-    });
-    io.out(
-      result.mode === 'native'
-        ? `Started the SQS message move task ${result.taskHandle ?? ''} on ${target.description}: every DLQ message goes back to the queue.`
-        : `Moved ${result.moved} message(s) from the DLQ back to the queue of ${target.description}. ` +
-            'Copies of emails already sent are suppressed by the pipeline.',
-    );
-    return;
-  }
-  await purge(sqs, dlqUrl);
-  io.out(`Purged the DLQ of ${target.description}.`);
-}

@@ -1,6 +1,6 @@
 /**
  * The operator CLI, `email-pipeline <command>`: shipped in the package's `bin`, and what
- * `npm run dlq` / `npm run publish` run in this repository.
+ * `npm run dlq` / `npm run publish` / `npm run status` run in this repository.
  *
  * Exit codes: 0 success, 1 the operation failed (the message says what to do next), 2 a usage
  * error (with the command's usage). Results go to stdout, one per line, safe to pipe (a closed
@@ -9,12 +9,24 @@
  * the terminal raw.
  */
 import type { Command, Io } from './command';
+import { deliveriesCommand } from './deliveries-command';
 import { dlqCommand } from './dlq-command';
+import { pauseCommand, resumeCommand } from './pause-command';
 import { OperationError, suggestion, UsageError } from './errors';
 import { printable, printableIo, printableLines } from './printable';
 import { publishCommand } from './publish-command';
+import { resendCommand } from './resend-command';
+import { statusCommand } from './status-command';
 
-const COMMANDS: readonly Command[] = [dlqCommand, publishCommand];
+const COMMANDS: readonly Command[] = [
+  deliveriesCommand,
+  dlqCommand,
+  pauseCommand,
+  publishCommand,
+  resendCommand,
+  resumeCommand,
+  statusCommand,
+];
 
 function topUsage(): string {
   const width = Math.max(...COMMANDS.map((c) => c.name.length));

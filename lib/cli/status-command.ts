@@ -1,12 +1,13 @@
 /**
- * `npm run status -- [--json] [--stack NAME [--region R]] <key>`: what happened to a dedupe key.
+ * `email-pipeline status [--json] [--stack NAME [--region R]] <key>` (in this repository also
+ * `npm run -s status -- …`): what happened to a dedupe key.
  *
  * Target: the local pipeline (default; tables from .local/outputs.json, or LOCAL_STATE_DIR's) or a
  * deployed stack with --stack NAME (tables from its outputs; region and credentials from the usual
  * AWS settings, or --region; needs dynamodb:GetItem on both).
  *
- * Run by bin/status.ts; not one of the packaged CLI's commands (main.ts's COMMANDS) while the package's
- * dependencies leave out the DynamoDB client it reads the tables with.
+ * One of the packaged CLI's commands (main.ts's COMMANDS): the package depends on the DynamoDB
+ * client it reads the tables with.
  *
  * The operator CLI's convention (main.ts): exit 0 a report was printed (whatever the
  * status, `unknown` included); 1 the pipeline could not be found or read (with what to do next);
@@ -21,8 +22,8 @@ import { awsFailure, OperationError, UsageError } from './errors';
 import { resolveTarget } from './target';
 import { formatReport, lookupTargetFromOutputs } from './status-report';
 
-const USAGE = `Usage: npm run status -- [--stack NAME [--region R]] <key>
-       npm run -s status -- --json [--stack NAME [--region R]] <key>
+const USAGE = `Usage: email-pipeline status [--json] [--stack NAME [--region R]] <key>
+       npm run -s status -- [--json] [--stack NAME [--region R]] <key>    (in this repository)
 
 Prints the delivery status and timeline of a dedupe key (the idempotency-key attribute, or the
 SNS MessageId); --json prints it as one JSON object (npm's -s keeps its header off stdout).
@@ -44,7 +45,7 @@ export const statusCommand: Command = {
     if (!parsed) return;
     const { values, positionals } = parsed;
     const [key, ...extra] = positionals;
-    if (key === undefined) throw new UsageError('say which key, e.g. npm run status -- order-42', USAGE);
+    if (key === undefined) throw new UsageError('say which key, e.g. email-pipeline status order-42', USAGE);
     if (extra.length > 0) throw new UsageError(`one key at a time: unexpected argument "${extra[0] ?? ''}"`, USAGE);
     const problem = keyProblem(key);
     if (problem !== undefined) {

@@ -3,7 +3,7 @@
  * lookup reads (the local pipeline's outputs.json or a stack's outputs) and how a
  * report reads to a person.
  */
-import type { DeliveryReport } from '../../lambdas/kernel/ledger/schema';
+import { RESEND_EVENT_TYPE, type DeliveryReport } from '../../lambdas/kernel/ledger/schema';
 import type { LookupTarget } from '../../lambdas/status/lookup';
 import { printable } from './printable';
 
@@ -49,7 +49,11 @@ const EXPLANATIONS: Readonly<Record<DeliveryReport['status'], string>> = {
  * {@link printable}: it cannot break a line or reach the terminal raw.
  */
 export function formatReport(report: DeliveryReport): string {
-  const lines = [`${printable(report.key)}: ${report.status} (${EXPLANATIONS[report.status]})`];
+  const released = report.status === 'unknown' && report.events.at(-1)?.type === RESEND_EVENT_TYPE;
+  const explanation = released
+    ? 'released for a resend: it is sent when the message comes again (redriven or published again)'
+    : EXPLANATIONS[report.status];
+  const lines = [`${printable(report.key)}: ${report.status} (${explanation})`];
   if (report.sesMessageId !== undefined) lines.push(`  SES message  ${printable(report.sesMessageId)}`);
   if (report.updatedAt !== undefined) lines.push(`  updated      ${printable(report.updatedAt)}`);
   if (report.events.length > 0) {

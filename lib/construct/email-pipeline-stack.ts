@@ -75,6 +75,19 @@ export class EmailPipelineStack extends Stack {
       value: ledger.table.tableName,
       description: 'Send ledger: SES MessageId, status and events per dedupe key',
     });
+    // --- operator CLI: the other DLQs and their sources (email-pipeline dlq --queue ...) ----
+    new CfnOutput(this, 'SubscriptionDeadLetterQueueUrl', {
+      value: this.pipeline.subscriptionDeadLetterQueue.queueUrl,
+      description: 'Deliveries SNS could not make to the work queue (email-pipeline dlq --queue subscription)',
+    });
+    new CfnOutput(this, 'LedgerBufferQueueUrl', {
+      value: ledger.bufferQueue.queueUrl,
+      description: 'SES events on their way to the ledger function',
+    });
+    new CfnOutput(this, 'LedgerDeadLetterQueueUrl', {
+      value: ledger.bufferDeadLetterQueue.queueUrl,
+      description: 'SES events the ledger function could not record (email-pipeline dlq --queue ledger)',
+    });
     new CfnOutput(this, 'IdempotencyKeyPrefix', {
       value: this.pipeline.settings.idempotencyKeyPrefix,
       description: 'Prefix of the idempotency records (the status lookup reads them)',

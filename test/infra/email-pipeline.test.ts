@@ -187,6 +187,9 @@ describe('stack outputs', () => {
   const PIPELINE_OUTPUTS = [
     'DeadLetterQueueUrl',
     'FunctionName',
+    'LedgerBufferQueueUrl',
+    'LedgerDeadLetterQueueUrl',
+    'SubscriptionDeadLetterQueueUrl',
     'QueueUrl',
     'RedriveRoleArn',
     'TableName',

@@ -1,7 +1,7 @@
 import { CfnResource } from 'aws-cdk-lib';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import type { IConstruct } from 'constructs';
-import { LEDGER_TABLE } from '../../lambdas/kernel/ledger/schema';
+import { LEDGER_STATUS_INDEX, LEDGER_TABLE } from '../../lambdas/kernel/ledger/schema';
 import { ENV, LEDGER_ENV } from '../../lambdas/kernel/environment';
 import type { EmailPipelineStack } from '../../lib/construct/email-pipeline-stack';
 import { LEDGER_FUNCTIONS } from '../../lib/construct/ledger/send-ledger';
@@ -198,7 +198,7 @@ describe('ledger table', () => {
     const table = template.toJSON().Resources[idOf(stack, ledger.table)];
     expect(table.Properties).toMatchObject({
       KeySchema: [{ AttributeName: LEDGER_TABLE.partitionKey, KeyType: 'HASH' }],
-      AttributeDefinitions: [{ AttributeName: LEDGER_TABLE.partitionKey, AttributeType: 'S' }],
+      AttributeDefinitions: expect.arrayContaining([{ AttributeName: LEDGER_TABLE.partitionKey, AttributeType: 'S' }]),
       TimeToLiveSpecification: { AttributeName: LEDGER_TABLE.ttlAttribute, Enabled: true },
       PointInTimeRecoverySpecification: { PointInTimeRecoveryEnabled: true },
       SSESpecification: { SSEEnabled: true },
@@ -206,6 +206,27 @@ describe('ledger table', () => {
       DeletionProtectionEnabled: true,
     });
     expect(table.DeletionPolicy).toBe('Retain');
+  });
+
+  test('has one index, keys by outcome (sharded) and time, keys only: the smallest write per ledger write', () => {
+    const { template, stack, ledger } = defaults();
+    const table = template.toJSON().Resources[idOf(stack, ledger.table)];
+    expect(table.Properties.GlobalSecondaryIndexes).toEqual([
+      {
+        IndexName: LEDGER_STATUS_INDEX.indexName,
+        KeySchema: [
+          { AttributeName: LEDGER_STATUS_INDEX.partitionKey, KeyType: 'HASH' },
+          { AttributeName: LEDGER_STATUS_INDEX.sortKey, KeyType: 'RANGE' },
+        ],
+        Projection: { ProjectionType: 'KEYS_ONLY' },
+      },
+    ]);
+    expect(table.Properties.AttributeDefinitions).toEqual(
+      expect.arrayContaining([
+        { AttributeName: LEDGER_STATUS_INDEX.partitionKey, AttributeType: 'S' },
+        { AttributeName: LEDGER_STATUS_INDEX.sortKey, AttributeType: 'S' },
+      ]),
+    );
   });
 });
 
@@ -413,5 +434,15 @@ describe('stack outputs of the ledger', () => {
     expect(outputs.DeliveryStatusTopicArn.Value).toEqual(ref(stack, ledger.deliveryStatusTopic));
     expect(outputs.LedgerTableName.Value).toEqual(ref(stack, ledger.table));
     expect(outputs.IdempotencyKeyPrefix.Value).toBe('email-pipeline');
+  });
+
+  test('give the ledger buffer and its DLQ and the subscription DLQ (email-pipeline dlq --queue)', () => {
+    const { template, stack, ledger } = defaults();
+    const outputs = template.toJSON().Outputs;
+    expect(outputs.LedgerBufferQueueUrl.Value).toEqual(ref(stack, ledger.bufferQueue));
+    expect(outputs.LedgerDeadLetterQueueUrl.Value).toEqual(ref(stack, ledger.bufferDeadLetterQueue));
+    expect(outputs.SubscriptionDeadLetterQueueUrl.Value).toEqual(
+      ref(stack, stack.pipeline.subscriptionDeadLetterQueue),
+    );
   });
 });

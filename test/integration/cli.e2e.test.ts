@@ -15,7 +15,6 @@ import { startTestPipeline, until, type TestPipeline } from './support';
 
 const TSX = path.join(REPO_ROOT, 'node_modules', 'tsx', 'dist', 'cli.mjs');
 const CLI = path.join(REPO_ROOT, 'bin', 'email-pipeline.ts');
-const STATUS = path.join(REPO_ROOT, 'bin', 'status.ts');
 
 let p: TestPipeline;
 let stateDir: string;
@@ -163,7 +162,11 @@ describe('operations', () => {
 
   test('redrive says how many went back; purge empties the DLQ', async () => {
     await deadLetters(2);
-    const redrive = cli(['dlq', 'redrive', '--max', '1']);
+    // InvalidJson is the publisher's fault: a redrive cannot fix it, so it takes --force.
+    const refused = cli(['dlq', 'redrive', '--max', '1']);
+    expect(refused).toMatchObject({ status: 1 });
+    expect(refused.stderr).toContain('holds messages a redrive cannot fix (2 InvalidJson)');
+    const redrive = cli(['dlq', 'redrive', '--max', '1', '--force']);
     expect(redrive).toMatchObject({ status: 0 });
     expect(redrive.stdout).toContain('Moved 1 message(s) from the DLQ back to the queue');
     await until('the redriven one dead-lettered again', async () => (await p.pipeline.queueDepth('dlq')).visible === 2);
@@ -249,15 +252,15 @@ describe('publish', () => {
   });
 });
 
-describe('status (npm run status) follows the same convention', () => {
+describe('status (email-pipeline status, npm run status) follows the same convention', () => {
   const status = (args: readonly string[], env: Record<string, string | undefined> = {}) =>
-    cli(args, env, undefined, STATUS);
+    cli(['status', ...args], env);
 
   test('usage errors exit 2 with the short usage: no key, an unknown option, a key that cannot be a dedupe key', () => {
     const none = status([]);
     expect(none).toMatchObject({ status: 2, stdout: '' });
-    expect(none.stderr).toContain('status: say which key');
-    expect(none.stderr).toMatch(/^Usage: npm run status -- /m);
+    expect(none.stderr).toContain('email-pipeline: say which key');
+    expect(none.stderr).toMatch(/^Usage: email-pipeline status /m);
     expect(none.stderr).not.toContain('Without --stack');
     const option = status(['--jsno', 'order-42']);
     expect(option).toMatchObject({ status: 2 });

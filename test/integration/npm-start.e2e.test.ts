@@ -86,8 +86,13 @@ test('npm start serves the pipeline, dedupes a repeated key, refuses a second st
       'TopicArn',
       'IdempotencyKeyPrefix',
       'StatusUrl',
+      'PauseFile',
+      'LedgerBufferQueueUrl',
+      'LedgerDeadLetterQueueUrl',
     ].sort(),
   );
+  // email-pipeline pause's switch lives in the state folder.
+  expect(outputs.PauseFile).toBe(path.join(stateDir, 'send-paused'));
 
   // Publish the same idempotency key twice: one email, and the second is logged as suppressed.
   const sns = new SNSClient(emulatorConfig(outputs.SnsEndpoint));

@@ -225,11 +225,12 @@ describe('the local status server', () => {
 
 describe('npm run status', () => {
   const TSX = path.join(REPO_ROOT, 'node_modules', 'tsx', 'dist', 'cli.mjs');
-  const ENTRY = path.join(REPO_ROOT, 'bin', 'status.ts');
+  // What `npm run status` runs: the packaged CLI's status command.
+  const ENTRY = path.join(REPO_ROOT, 'bin', 'email-pipeline.ts');
 
   function run(args: string[], stateDir: string): Promise<{ code: number | null; stdout: string; stderr: string }> {
     return new Promise((resolve) => {
-      const child = spawn(process.execPath, [TSX, ENTRY, ...args], {
+      const child = spawn(process.execPath, [TSX, ENTRY, 'status', ...args], {
         cwd: REPO_ROOT,
         env: { ...process.env, LOCAL_STATE_DIR: stateDir },
       });

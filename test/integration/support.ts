@@ -72,6 +72,8 @@ export interface TestPipelineOptions {
   readonly ledger?: boolean;
   /** SEND_CONFIRMATION_GRACE_SECONDS of the consumers. @default {@link TEST_GRACE_SECONDS} */
   readonly sendConfirmationGraceSeconds?: number;
+  /** The flag file `email-pipeline pause` writes locally (the consumers honour it). @default none */
+  readonly pauseFile?: string;
 }
 
 export interface TestPipeline {
@@ -100,6 +102,7 @@ export async function startTestPipeline(options: TestPipelineOptions = {}): Prom
     bundles: await testBundles(),
     keepLines: true,
     sendConfirmationGraceSeconds: options.sendConfirmationGraceSeconds ?? TEST_GRACE_SECONDS,
+    ...(options.pauseFile !== undefined ? { pauseFile: options.pauseFile } : {}),
   });
   if (options.ledger) await pipeline.startLedgerConsumer();
   const consumers = options.consumers ?? [{}];

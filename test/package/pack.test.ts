@@ -263,4 +263,23 @@ describe.each(NODES)('on Node $major (the registry’s node@$spec)', ({ major })
     expect(none.status).toBe(1);
     expect(none.stderr).toContain('No local pipeline found');
   });
+
+  test('status, pause, resume, deliveries and resend load from the installed package (their dependencies are its own)', () => {
+    const bin = path.join(app, 'node_modules', '.bin', 'email-pipeline');
+    for (const name of ['status', 'pause', 'resume', 'deliveries', 'resend']) {
+      const help = spawnSync(bin, [name, '--help'], { cwd: app, encoding: 'utf8', env: onNode(nodeBin(major)) });
+      expect({ name, status: help.status, stderr: help.stderr }).toEqual({ name, status: 0, stderr: '' });
+      expect(help.stdout).toContain(`Usage: email-pipeline ${name}`);
+    }
+    // Past the usage, a command runs far enough to look for its pipeline: every module it needs loads.
+    const none = spawnSync(bin, ['deliveries', '--status', 'bounced'], {
+      cwd: app,
+      encoding: 'utf8',
+      env: onNode(nodeBin(major), { LOCAL_STATE_DIR: '' }),
+    });
+    expect({ status: none.status, stderr: none.stderr }).toEqual({
+      status: 1,
+      stderr: expect.stringContaining('No local pipeline found'),
+    });
+  });
 });

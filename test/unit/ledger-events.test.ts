@@ -217,3 +217,24 @@ describe('status order and merge', () => {
     expect(item?.expiration).toBe(Date.parse('2026-12-01T10:05:00.000Z') / 1000 + 3600);
   });
 });
+
+describe('a Resend (email-pipeline resend) starts the status over; the timeline keeps the history', () => {
+  const at = (s: number) => new Date(Date.UTC(2026, 11, 1, 10, 0, s)).toISOString();
+  const rejected = { type: 'Rendering Failure', at: at(1), sesMessageId: 'm-1' };
+  const resend = { type: 'Resend', at: at(5), detail: 'by ada: template fixed' };
+  const send = { type: 'Send', at: at(7), sesMessageId: 'm-2' };
+  const delivery = { type: 'Delivery', at: at(9), sesMessageId: 'm-2' };
+
+  test('statusOf counts only what came after the last Resend', () => {
+    expect(statusOf([rejected, resend])).toBeUndefined();
+    expect(statusOf([rejected, resend, send, delivery])).toBe('delivered');
+    expect(statusOf([rejected, send])).toBe('rejected');
+  });
+
+  test('merge takes the status and the SES message id of the new send, in any order', () => {
+    let state = merge([rejected, resend], delivery, 3600);
+    state = merge(state?.events ?? [], send, 3600) ?? state;
+    expect(state).toMatchObject({ status: 'delivered', sesMessageId: 'm-2' });
+    expect(state?.events.map((e) => e.type)).toEqual(['Rendering Failure', 'Resend', 'Send', 'Delivery']);
+  });
+});

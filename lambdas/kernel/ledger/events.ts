@@ -4,7 +4,14 @@
  * Pure: no SDK, no clock.
  */
 import { DEDUPE_ATTEMPT_TAG, DEDUPE_CLAIM_TAG, type EventOrigin } from './binding';
-import { DEDUPE_KEY_TAG, LEDGER_STATUSES, type LedgerEvent, type LedgerItem, type LedgerStatus } from './schema';
+import {
+  DEDUPE_KEY_TAG,
+  LEDGER_STATUSES,
+  RESEND_EVENT_TYPE,
+  type LedgerEvent,
+  type LedgerItem,
+  type LedgerStatus,
+} from './schema';
 
 /** The SES event types the ledger records, and the status each one means. */
 export const EVENT_STATUS: Readonly<Record<string, LedgerStatus>> = {
@@ -204,11 +211,25 @@ export function parseSesEvent(message: unknown): ParsedSesEvent | undefined {
 /** The highest-ranked status of these events (undefined for none). */
 export function statusOf(events: readonly LedgerEvent[]): LedgerStatus | undefined {
   let best: LedgerStatus | undefined;
-  for (const event of events) {
+  for (const event of sinceLastResend(events)) {
     const status = statusOfType(event.type);
     if (status && (best === undefined || STATUS_RANK[status] > STATUS_RANK[best])) best = status;
   }
   return best;
+}
+
+/**
+ * The events after the key's last `Resend` (an operator sent the key again on purpose): the
+ * status is theirs alone, the earlier ones stay in the timeline as history. All when there is none.
+ */
+export function sinceLastResend(events: readonly LedgerEvent[]): readonly LedgerEvent[] {
+  let last = -1;
+  events.forEach((event, i) => {
+    if (event.type === RESEND_EVENT_TYPE && (last < 0 || event.at >= (events[last]?.at ?? ''))) last = i;
+  });
+  if (last < 0) return events;
+  const at = events[last]?.at ?? '';
+  return events.filter((event) => event.at > at);
 }
 
 /** Timeline order: by time, then by status rank, then by type (a total order, so any arrival order sorts the same). */
@@ -252,7 +273,8 @@ export function merge(
   if (ids.has(eventId(incoming))) return undefined;
   const events = [...existing, incoming].sort(compareEvents);
   const status = statusOf(events) ?? 'sent';
-  const send = events.find((e) => e.type === 'Send') ?? events[0];
+  const current = sinceLastResend(events);
+  const send = current.find((e) => e.type === 'Send') ?? current[0] ?? events[0];
   const last = events[events.length - 1] ?? incoming;
   return {
     status,

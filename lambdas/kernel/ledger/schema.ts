@@ -37,6 +37,31 @@ export type LedgerStatus = (typeof LEDGER_STATUSES)[number];
 export const DELIVERY_STATUSES = ['unknown', 'in-progress', 'dead-lettered', ...LEDGER_STATUSES] as const;
 export type DeliveryStatus = (typeof DELIVERY_STATUSES)[number];
 
+/**
+ * The ledger table's index of keys by outcome (`email-pipeline deliveries`): partition
+ * `statusShard` (`<outcome>#<shard>`, see {@link statusShard}), sort `updatedAt`, keys only.
+ * Items without an outcome (a key released for a resend, not sent again yet) are not in it.
+ */
+export const LEDGER_STATUS_INDEX = {
+  indexName: 'by-status',
+  partitionKey: 'statusShard',
+  sortKey: 'updatedAt',
+  /** Partitions per outcome: writes of one outcome spread over this many index partitions. */
+  shards: 4,
+} as const;
+
+/** What the index files a key under: its ledger status, or `dead-lettered` when only the dead-letter mark is there. */
+export type IndexedOutcome = LedgerStatus | 'dead-lettered';
+
+/** The index partition of `key` (a ledger key) with `outcome`: `<outcome>#<0..shards-1>`, stable per key. */
+export function statusShard(key: string, outcome: IndexedOutcome): string {
+  const shard = createHash('sha256').update(key, 'utf8').digest().readUInt32BE(0) % LEDGER_STATUS_INDEX.shards;
+  return `${outcome}#${shard}`;
+}
+
+/** The type of the timeline event `email-pipeline resend` records: the statuses before it no longer count. */
+export const RESEND_EVENT_TYPE = 'Resend';
+
 /** One event of a key's timeline. */
 export interface LedgerEvent {
   /** SES's eventType as published (`Send`, `Delivery`, `Bounce`, `Complaint`, `Reject`, `DeliveryDelay`, `Rendering Failure`), or `DeadLettered`. */

@@ -40,7 +40,7 @@ export interface Outcome {
 
 export function createOutcome(deps: OutcomeDeps): Outcome {
   const { settings, sqs, now } = deps;
-  const report = createReport(deps.logger, deps.metrics);
+  const report = createReport(deps.logger, deps.metrics, now);
   const deadLetter = createDeadLetter({
     deadLetterQueueUrl: settings.deadLetterQueueUrl,
     sqs,

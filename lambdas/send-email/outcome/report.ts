@@ -12,6 +12,7 @@ import type { FailureClass, PipelineError } from '../../kernel/errors';
 import { maskAddress } from '../../kernel/contract';
 import { METRIC } from '../../kernel/names';
 import { receiveCount } from './queue-record';
+import { ageSeconds, retryState } from './retry-budget';
 
 /** Failures where nothing was started. */
 const NOT_STARTED = new Set(['CircuitOpen', 'PacingDeadline']);
@@ -31,9 +32,16 @@ export interface RetryOutcome {
   readonly lastReceive: boolean;
 }
 
+/** SES's answer as the `sent` line tells it: its message id, and the attempt id the send was tagged with. */
+export type SentAnswer = string | { readonly sesMessageId: string; readonly attemptId?: string | undefined };
+
 export interface Report {
-  /** One `sent` line and one EmailsSent count, whichever path the send took. */
-  sent(record: SQSRecord, parsed: ParsedRecord, sesMessageId: string, extra?: Readonly<Record<string, unknown>>): void;
+  /**
+   * One `sent` line and one EmailsSent count, whichever path the send took. The line carries the
+   * send's attempt id (when the answer has one) and `ageSeconds`, the time since the message first
+   * reached the queue (across retries: the retry budget's clock).
+   */
+  sent(record: SQSRecord, parsed: ParsedRecord, answer: SentAnswer, extra?: Readonly<Record<string, unknown>>): void;
   /** Sent without the idempotency check (fail-open): counted as FailOpenSends too. */
   sentWithoutCheck(record: SQSRecord, parsed: ParsedRecord, sesMessageId: string, storeError: PipelineError): void;
   /** Sent, but the completion write failed; `attempts` is the retry that wrote it, undefined if none did. */
@@ -67,7 +75,7 @@ export interface Report {
   retried(record: SQSRecord, parsed: ParsedRecord | undefined, failure: PipelineError, outcome: RetryOutcome): void;
 }
 
-export function createReport(logger: Logger, metrics: Metrics): Report {
+export function createReport(logger: Logger, metrics: Metrics, now: () => number = Date.now): Report {
   function recordKeys(record: SQSRecord, parsed: ParsedRecord | undefined) {
     return {
       sqsMessageId: record.messageId,
@@ -84,9 +92,18 @@ export function createReport(logger: Logger, metrics: Metrics): Report {
   }
 
   const report: Report = {
-    sent(record, parsed, sesMessageId, extra = {}) {
+    sent(record, parsed, answer, extra = {}) {
       metrics.addMetric(METRIC.emailsSent, MetricUnit.Count, 1);
-      const line = { decision: 'sent', ...recordKeys(record, parsed), sesMessageId, ...extra };
+      const { sesMessageId, attemptId } =
+        typeof answer === 'string' ? { sesMessageId: answer, attemptId: undefined } : answer;
+      const line = {
+        decision: 'sent',
+        ...recordKeys(record, parsed),
+        sesMessageId,
+        ...(attemptId !== undefined ? { attemptId } : {}),
+        ageSeconds: Math.round(ageSeconds(retryState(record, now()), now()) * 10) / 10,
+        ...extra,
+      };
       // A send off the normal path (fail-open, a late completion) is worth an operator's look.
       if (Object.keys(extra).length > 0) logger.warn('sent', line);
       else logger.info('sent', line);

@@ -18,7 +18,7 @@ import type * as ses from 'aws-cdk-lib/aws-ses';
 import * as sns from 'aws-cdk-lib/aws-sns';
 import type * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
-import { LEDGER_TABLE } from '../../../lambdas/kernel/ledger/schema';
+import { LEDGER_STATUS_INDEX, LEDGER_TABLE } from '../../../lambdas/kernel/ledger/schema';
 import { ENV, LEDGER_ENV } from '../../../lambdas/kernel/environment';
 import type { ResolvedSettings } from '../../settings';
 import { acknowledgeServerlessRules, protectedTableProps, rotatingKey } from '../shared';
@@ -120,6 +120,14 @@ export class SendLedger extends Construct {
 
     // --- ledger table -------------------------------------------------------
     this.table = new dynamodb.Table(this, 'Table', protectedTableProps(LEDGER_TABLE, removalPolicy, props.tableKey));
+    // Keys by outcome for `email-pipeline deliveries`: keys only (the smallest index write), one
+    // more write per ledger write (two when an item moves between partitions or sort keys).
+    this.table.addGlobalSecondaryIndex({
+      indexName: LEDGER_STATUS_INDEX.indexName,
+      partitionKey: { name: LEDGER_STATUS_INDEX.partitionKey, type: dynamodb.AttributeType.STRING },
+      sortKey: { name: LEDGER_STATUS_INDEX.sortKey, type: dynamodb.AttributeType.STRING },
+      projectionType: dynamodb.ProjectionType.KEYS_ONLY,
+    });
 
     // --- functions ----------------------------------------------------------
     const common = {

@@ -5,6 +5,7 @@
  * Handler log lines pass through stdout untouched; this file adds its own lines
  * as JSON with a `consumer` field.
  */
+import { existsSync } from 'node:fs';
 import { SQSClient } from '@aws-sdk/client-sqs';
 import { startEventSource, type SqsHandler } from './event-source';
 
@@ -22,6 +23,7 @@ async function main(): Promise<void> {
   // eslint-disable-next-line @typescript-eslint/no-require-imports
   const { handler } = require(need('HANDLER_BUNDLE')) as { handler: SqsHandler };
   const sqs = new SQSClient({ useQueueUrlAsEndpoint: false });
+  const pauseFile = process.env.SEND_PAUSE_FILE;
   const source = startEventSource({
     sqs,
     queueUrl: need('SOURCE_QUEUE_URL'),
@@ -33,6 +35,8 @@ async function main(): Promise<void> {
     functionTimeoutSeconds: Number(need('FUNCTION_TIMEOUT_SECONDS')),
     functionName: process.env.CONSUMER_NAME ?? 'send-email-local',
     skipDeleteBatches: Number(process.env.LOCAL_FAULT_SKIP_DELETE_BATCHES ?? '0'),
+    // email-pipeline pause (locally): a flag file, looked at before each receive.
+    ...(pauseFile ? { isPaused: () => existsSync(pauseFile), onPausedPoll: (polls) => emit('paused', { polls }) } : {}),
     onBatch: (report) => emit('batch', { ...report }),
     onError: (error) => emit('error', { error: error instanceof Error ? error.message : String(error) }),
   });

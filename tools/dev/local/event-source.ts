@@ -3,7 +3,7 @@
  * batches, builds the same `SQSEvent` Lambda would, invokes the handler one
  * batch at a time (a Lambda container never runs two invocations at once),
  * deletes the records that succeeded and leaves batch item failures on the
- * queue for redelivery.
+ * queue for redelivery. Like a disabled mapping, it receives nothing while paused.
  */
 import { randomUUID } from 'node:crypto';
 import { DeleteMessageBatchCommand, ReceiveMessageCommand, type Message, type SQSClient } from '@aws-sdk/client-sqs';
@@ -30,6 +30,13 @@ export interface EventSourceOptions {
    * delete. Their messages come back after the visibility timeout. @default 0
    */
   readonly skipDeleteBatches?: number;
+  /**
+   * Sending is paused (`email-pipeline pause`): checked before each receive; while true nothing is
+   * received, so messages wait in the queue with their receive counts untouched. @default never
+   */
+  readonly isPaused?: () => boolean;
+  /** Called each time a receive was skipped because sending is paused (with the count so far). */
+  readonly onPausedPoll?: (polls: number) => void;
   /** Called after each invocation with what happened. */
   readonly onBatch?: (report: BatchReport) => void;
   /** Called when receiving or deleting fails (the loop goes on). */
@@ -175,13 +182,23 @@ export interface RunningEventSource {
   stop(): Promise<void>;
 }
 
-/** Polls until stopped. */
+/** How often a paused event source looks whether sending has resumed. */
+const PAUSED_POLL_MS = 250;
+
+/** Polls until stopped; receives nothing while {@link EventSourceOptions.isPaused}. */
 export function startEventSource(options: EventSourceOptions): RunningEventSource {
   let stopped = false;
   let skipsLeft = options.skipDeleteBatches ?? 0;
+  let pausedPolls = 0;
   const loop = (async () => {
     while (!stopped) {
       try {
+        if (options.isPaused?.()) {
+          pausedPolls += 1;
+          options.onPausedPoll?.(pausedPolls);
+          await new Promise((resolve) => setTimeout(resolve, PAUSED_POLL_MS));
+          continue;
+        }
         const messages = await receiveBatch(options, () => stopped);
         if (messages.length === 0) continue;
         const skip = skipsLeft > 0;

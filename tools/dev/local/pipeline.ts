@@ -65,6 +65,11 @@ export interface LocalPipelineOptions {
    * (SEND_CONFIRMATION_GRACE_SECONDS). @default the settings' sendConfirmationGraceSeconds (300)
    */
   readonly sendConfirmationGraceSeconds?: number;
+  /**
+   * The flag file `email-pipeline pause` writes locally: the send consumers receive nothing while
+   * it exists (the ledger consumer goes on). @default none: never paused
+   */
+  readonly pauseFile?: string;
 }
 
 export interface ConsumerOptions {
@@ -166,6 +171,7 @@ export class LocalPipeline {
       BATCHING_WINDOW_SECONDS: String(settings.maxBatchingWindowSeconds),
       FUNCTION_TIMEOUT_SECONDS: String(settings.functionTimeoutSeconds),
       CONSUMER_NAME: name,
+      ...(this.options.pauseFile ? { SEND_PAUSE_FILE: this.options.pauseFile } : {}),
       ...extra,
     };
   }

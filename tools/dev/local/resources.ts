@@ -2,7 +2,7 @@
  * Creates the pipeline's resources on the local emulators from the same
  * resolved settings the CDK construct uses: topic, queue with redrive to the
  * DLQ, the SNS -> SQS subscription (raw delivery off) and the idempotency
- * table with TTL.
+ * table with TTL; the ledger table with its index by outcome.
  */
 import {
   CreateTableCommand,
@@ -19,7 +19,7 @@ import {
 } from '@aws-sdk/client-sesv2';
 import { CreateTopicCommand, SubscribeCommand, type SNSClient } from '@aws-sdk/client-sns';
 import { CreateQueueCommand, GetQueueAttributesCommand, type SQSClient } from '@aws-sdk/client-sqs';
-import { LEDGER_TABLE } from '../../../lambdas/kernel/ledger/schema';
+import { LEDGER_STATUS_INDEX, LEDGER_TABLE } from '../../../lambdas/kernel/ledger/schema';
 import { DLQ_RETENTION_SECONDS, type ResolvedSettings } from '../../../lib/settings';
 import { LOCAL_ACCOUNT_ID } from '../../../lib/cli/target';
 import {
@@ -132,17 +132,47 @@ async function queueArn(sqs: SQSClient, queueUrl: string): Promise<string> {
   return arn;
 }
 
+/** A table's index as the construct makes it (keys only). */
+interface IndexShape {
+  readonly indexName: string;
+  readonly partitionKey: string;
+  readonly sortKey: string;
+}
+
 async function createTable(
   dynamodb: DynamoDBClient,
   tableName: string,
   shape: { readonly partitionKey: string; readonly ttlAttribute: string } = IDEMPOTENCY_TABLE,
+  index?: IndexShape,
 ): Promise<void> {
   try {
     await dynamodb.send(
       new CreateTableCommand({
         TableName: tableName,
-        AttributeDefinitions: [{ AttributeName: shape.partitionKey, AttributeType: 'S' }],
+        AttributeDefinitions: [
+          { AttributeName: shape.partitionKey, AttributeType: 'S' },
+          ...(index
+            ? [
+                { AttributeName: index.partitionKey, AttributeType: 'S' as const },
+                { AttributeName: index.sortKey, AttributeType: 'S' as const },
+              ]
+            : []),
+        ],
         KeySchema: [{ AttributeName: shape.partitionKey, KeyType: 'HASH' }],
+        ...(index
+          ? {
+              GlobalSecondaryIndexes: [
+                {
+                  IndexName: index.indexName,
+                  KeySchema: [
+                    { AttributeName: index.partitionKey, KeyType: 'HASH' as const },
+                    { AttributeName: index.sortKey, KeyType: 'RANGE' as const },
+                  ],
+                  Projection: { ProjectionType: 'KEYS_ONLY' as const },
+                },
+              ],
+            }
+          : {}),
         BillingMode: 'PAY_PER_REQUEST',
       }),
     );
@@ -202,7 +232,7 @@ export async function createLedgerResources(
         Attributes: { MessageRetentionPeriod: String(DLQ_RETENTION_SECONDS) },
       }),
     ),
-    createTable(dynamodb, tableName, LEDGER_TABLE),
+    createTable(dynamodb, tableName, LEDGER_TABLE, LEDGER_STATUS_INDEX),
   ]);
   const eventsTopicArn = eventsTopic.TopicArn;
   const deliveryStatusTopicArn = statusTopic.TopicArn;

@@ -27,7 +27,7 @@ import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { lookupDelivery } from '../../../lambdas/status/lookup';
 import { sesAccountRateFromEnv } from './ses-rate-limit';
 import { loadLocalSettings } from './settings';
-import { OUTPUTS_FILE, PID_FILE, STATE_DIR, localOutputs } from './state';
+import { OUTPUTS_FILE, PAUSE_FILE, PID_FILE, STATE_DIR, localOutputs } from './state';
 
 export const LOCAL_NAME = 'email-pipeline';
 
@@ -136,6 +136,7 @@ export async function main(argv: readonly string[] = process.argv.slice(2)): Pro
     console.log('Starting DynamoDB Local, the SNS/SQS emulator and the SES emulator...');
     emulators = await startEmulators({ sesAccountRate, ports });
     pipeline = await LocalPipeline.create({
+      pauseFile: PAUSE_FILE,
       name: LOCAL_NAME,
       settings,
       endpoints: emulators.endpoints,
@@ -200,6 +201,9 @@ export async function main(argv: readonly string[] = process.argv.slice(2)): Pro
       `  Topic         ${resources.topicArn}`,
       `  Status        ${status.url}/deliveries/{key}   or: ${stateEnv}npm run status -- <key>`,
       `  Outputs       ${path.relative(process.cwd(), OUTPUTS_FILE)}`,
+      ...(existsSync(PAUSE_FILE)
+        ? ['', `  Sending is PAUSED (left so by email-pipeline pause): ${stateEnv}npm run -s resume starts it.`]
+        : []),
       '',
       'Publish an email (AWS CLI; any credentials work locally):',
       '',

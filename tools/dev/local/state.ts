@@ -6,6 +6,7 @@
  */
 import { existsSync, readFileSync } from 'node:fs';
 import * as path from 'node:path';
+import { localPauseFile } from '../../../lib/cli/pause-command';
 import type { EmulatorEndpoints } from './emulators';
 import { LOCAL_DIR } from './paths';
 import type { LocalResources } from './resources';
@@ -13,6 +14,8 @@ import type { LocalResources } from './resources';
 export const STATE_DIR = process.env.LOCAL_STATE_DIR ?? LOCAL_DIR;
 export const PID_FILE = path.join(STATE_DIR, 'pipeline.pid');
 export const OUTPUTS_FILE = path.join(STATE_DIR, 'outputs.json');
+/** `email-pipeline pause`'s switch locally: while it exists the send consumers receive nothing. */
+export const PAUSE_FILE = localPauseFile(STATE_DIR);
 
 /** What `npm start` writes to outputs.json: the stack's output keys plus the local endpoints. */
 export interface LocalOutputs {
@@ -34,6 +37,11 @@ export interface LocalOutputs {
   // The status lookup (npm run status, GET /deliveries/{key}).
   readonly IdempotencyKeyPrefix: string;
   readonly StatusUrl: string;
+  /** The pause switch (email-pipeline pause / resume). */
+  readonly PauseFile: string;
+  /** The ledger's buffer queue and its DLQ (email-pipeline dlq --queue ledger). */
+  readonly LedgerBufferQueueUrl: string;
+  readonly LedgerDeadLetterQueueUrl: string;
 }
 
 /** The outputs of a local pipeline: its resources, the emulators' endpoints, the key prefix and the status URL. */
@@ -58,6 +66,9 @@ export function localOutputs(
     ConfigurationSetName: resources.ledger.configurationSetName,
     IdempotencyKeyPrefix: idempotencyKeyPrefix,
     StatusUrl: statusUrl,
+    PauseFile: PAUSE_FILE,
+    LedgerBufferQueueUrl: resources.ledger.bufferQueueUrl,
+    LedgerDeadLetterQueueUrl: resources.ledger.bufferDeadLetterQueueUrl,
   };
 }
 

@@ -1,0 +1,163 @@
+/**
+ * Two AWS APIs the CLI calls without an SDK client of their own: Lambda's event source mappings
+ * (pause, resume) and STS GetCallerIdentity (who a resend is recorded as). The package depends on
+ * no Lambda or STS client, so these few requests are signed here (Signature Version 4, with
+ * node:crypto) with the credentials and region the SQS client resolves (the usual AWS chain:
+ * environment, profile, SSO, instance role).
+ */
+import { createHash, createHmac } from 'node:crypto';
+import { SQSClient } from '@aws-sdk/client-sqs';
+import type { ClientSettings } from './target';
+
+/** Credentials as the SDK resolves them. */
+export interface Credentials {
+  readonly accessKeyId: string;
+  readonly secretAccessKey: string;
+  readonly sessionToken?: string | undefined;
+}
+
+/** A request to sign: the path is already URI-encoded as sent. */
+export interface Unsigned {
+  readonly method: 'GET' | 'POST' | 'PUT';
+  readonly host: string;
+  readonly path: string;
+  readonly query?: Readonly<Record<string, string>>;
+  readonly headers?: Readonly<Record<string, string>>;
+  readonly body?: string;
+}
+
+/** RFC 3986 encoding, as SigV4's canonical query wants it. */
+function encode(value: string): string {
+  return encodeURIComponent(value).replace(/[!'()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`);
+}
+
+const sha256 = (data: string) => createHash('sha256').update(data, 'utf8').digest('hex');
+const hmac = (key: Buffer | string, data: string) => createHmac('sha256', key).update(data, 'utf8').digest();
+
+/** The query string of `query`, sorted and encoded (also what is sent). */
+export function canonicalQuery(query: Readonly<Record<string, string>> = {}): string {
+  return Object.keys(query)
+    .sort()
+    .map((k) => `${encode(k)}=${encode(query[k] ?? '')}`)
+    .join('&');
+}
+
+/** The headers to send with `request`, Authorization included (Signature Version 4). */
+export function sign(
+  request: Unsigned,
+  credentials: Credentials,
+  region: string,
+  service: string,
+  now: Date = new Date(),
+): Record<string, string> {
+  const amzDate = now
+    .toISOString()
+    .replace(/[-:]/g, '')
+    .replace(/\.\d{3}/, '');
+  const day = amzDate.slice(0, 8);
+  const headers: Record<string, string> = {
+    ...Object.fromEntries(Object.entries(request.headers ?? {}).map(([k, v]) => [k.toLowerCase(), v])),
+    host: request.host,
+    'x-amz-date': amzDate,
+    'x-amz-content-sha256': sha256(request.body ?? ''),
+    ...(credentials.sessionToken ? { 'x-amz-security-token': credentials.sessionToken } : {}),
+  };
+  const names = Object.keys(headers).sort();
+  const canonical = [
+    request.method,
+    // Non-S3 services sign the path encoded once more (paths here hold no character that changes).
+    request.path
+      .split('/')
+      .map((segment) => encode(segment))
+      .join('/'),
+    canonicalQuery(request.query),
+    ...names.map((n) => `${n}:${(headers[n] ?? '').trim().replace(/\s+/g, ' ')}`),
+    '',
+    names.join(';'),
+    sha256(request.body ?? ''),
+  ].join('\n');
+  const scope = `${day}/${region}/${service}/aws4_request`;
+  const toSign = ['AWS4-HMAC-SHA256', amzDate, scope, sha256(canonical)].join('\n');
+  const key = hmac(hmac(hmac(hmac(`AWS4${credentials.secretAccessKey}`, day), region), service), 'aws4_request');
+  const signature = createHmac('sha256', key).update(toSign, 'utf8').digest('hex');
+  return {
+    ...headers,
+    authorization: `AWS4-HMAC-SHA256 Credential=${credentials.accessKeyId}/${scope}, SignedHeaders=${names.join(';')}, Signature=${signature}`,
+  };
+}
+
+/** An error AWS answered with, named as the SDK names them (AccessDeniedException, ...). */
+export class AwsRestError extends Error {
+  constructor(
+    name: string,
+    message: string,
+    readonly statusCode: number,
+  ) {
+    super(message);
+    this.name = name;
+  }
+}
+
+/** Region and credentials from the usual AWS settings (or `settings.region`). */
+export async function resolveAws(settings: ClientSettings): Promise<{ region: string; credentials: Credentials }> {
+  const client = new SQSClient(settings);
+  try {
+    const [region, credentials] = await Promise.all([client.config.region(), client.config.credentials()]);
+    return { region, credentials };
+  } finally {
+    client.destroy();
+  }
+}
+
+/** Sends a signed request; resolves to the response body, or throws {@link AwsRestError}. */
+export async function call(
+  request: Unsigned,
+  service: string,
+  aws: { region: string; credentials: Credentials },
+): Promise<string> {
+  const headers = sign(request, aws.credentials, aws.region, service);
+  delete headers.host;
+  const query = canonicalQuery(request.query);
+  const response = await fetch(`https://${request.host}${request.path}${query ? `?${query}` : ''}`, {
+    method: request.method,
+    headers,
+    ...(request.body !== undefined ? { body: request.body } : {}),
+    signal: AbortSignal.timeout(30_000),
+  });
+  const text = await response.text();
+  if (response.ok) return text;
+  // Lambda answers JSON ({"Type","message"} and an x-amzn-errortype header); STS answers XML.
+  const type =
+    response.headers.get('x-amzn-errortype')?.split(':')[0] ??
+    /<Code>([^<]+)<\/Code>/.exec(text)?.[1] ??
+    `HTTP${response.status}`;
+  const message =
+    (() => {
+      try {
+        const json = JSON.parse(text) as { message?: string; Message?: string };
+        return json.message ?? json.Message;
+      } catch {
+        return /<Message>([^<]+)<\/Message>/.exec(text)?.[1];
+      }
+    })() ?? text.slice(0, 200);
+  throw new AwsRestError(type, message, response.status);
+}
+
+/** The ARN of the caller (STS GetCallerIdentity). */
+export async function callerArn(aws: { region: string; credentials: Credentials }): Promise<string> {
+  const body = 'Action=GetCallerIdentity&Version=2011-06-15';
+  const text = await call(
+    {
+      method: 'POST',
+      host: `sts.${aws.region}.amazonaws.com`,
+      path: '/',
+      headers: { 'content-type': 'application/x-www-form-urlencoded; charset=utf-8' },
+      body,
+    },
+    'sts',
+    aws,
+  );
+  const arn = /<Arn>([^<]+)<\/Arn>/.exec(text)?.[1];
+  if (!arn) throw new AwsRestError('UnexpectedResponse', 'GetCallerIdentity returned no Arn', 200);
+  return arn;
+}

@@ -1,0 +1,73 @@
+/**
+ * `email-pipeline deliveries --status S [--since T] [--max N] [--json]`: the keys whose outcome is S,
+ * newest first, from the ledger table's index by outcome (needs dynamodb:Query on the table's
+ * `by-status` index on AWS).
+ */
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { parseCommand, wholeNumber } from './args';
+import type { Command, Io } from './command';
+import { isOutcome, OUTCOMES, queryDeliveries, sinceTime } from './deliveries';
+import { awsFailure, suggestion, UsageError } from './errors';
+import { printable } from './printable';
+import { output, resolveTarget } from './target';
+
+const USAGE = `Usage: email-pipeline deliveries --status S [--since T] [--max N] [--json] [--stack NAME] [--region R]
+
+Lists the dedupe keys whose outcome is S, newest first: ${OUTCOMES.join(', ')}.
+--since takes an ISO date or time (2026-12-03, 2026-12-03T08:00:00Z) or an age (30m, 2h, 7d);
+--max defaults to 100. Keys SES cannot carry as a tag show as sha256-<hex> (the ledger's key).
+The index lags the table by about a second. Without --stack it reads the local pipeline (npm start).`;
+
+const OPTIONS = {
+  status: { type: 'string' },
+  since: { type: 'string' },
+  max: { type: 'string' },
+  json: { type: 'boolean' },
+  stack: { type: 'string' },
+  region: { type: 'string' },
+  help: { type: 'boolean', short: 'h' },
+} as const;
+
+export const deliveriesCommand: Command = {
+  name: 'deliveries',
+  summary: 'the keys with an outcome (sent, delivered, bounced, dead-lettered, ...)',
+  usage: USAGE,
+  async run(argv: readonly string[], io: Io): Promise<void> {
+    const parsed = parseCommand(argv, OPTIONS, USAGE, io);
+    if (!parsed) return;
+    const { values, positionals } = parsed;
+    if (positionals.length > 0) throw new UsageError(`unexpected argument "${positionals[0] ?? ''}"`, USAGE);
+    const status = values.status;
+    if (status === undefined) throw new UsageError(`say which outcome: --status ${OUTCOMES.join('|')}`, USAGE);
+    if (!isOutcome(status)) {
+      throw new UsageError(`unknown outcome "${status}"${suggestion(status, OUTCOMES)}`, USAGE);
+    }
+    const since = values.since === undefined ? undefined : sinceTime(values.since, Date.now());
+    if (values.since !== undefined && since === undefined) {
+      throw new UsageError(`--since takes an ISO date or time or an age like 2h, got "${values.since}"`, USAGE);
+    }
+    const max = wholeNumber('max', values.max, 1, USAGE) ?? 100;
+
+    const target = await resolveTarget({ stack: values.stack, region: values.region });
+    const ledgerTableName = output(target, 'LedgerTableName');
+    const db = DynamoDBDocumentClient.from(new DynamoDBClient(target.clients.dynamodb));
+    try {
+      const found = await queryDeliveries(db, {
+        ledgerTableName,
+        status,
+        max,
+        ...(since !== undefined ? { since } : {}),
+      }).catch((error: unknown) => {
+        throw awsFailure(`Could not list the ${status} keys of ${target.description}`, error, !target.local);
+      });
+      for (const delivery of found) {
+        io.out(values.json ? JSON.stringify(delivery) : `${printable(delivery.updatedAt)}  ${printable(delivery.key)}`);
+      }
+      const more = found.length === max ? ` (the newest ${max}: --max for more)` : '';
+      io.err(`${found.length} key(s) ${status}${since ? ` since ${since}` : ''} in ${target.description}${more}.`);
+    } finally {
+      db.destroy();
+    }
+  },
+};

@@ -1,0 +1,279 @@
+/**
+ * The operator commands of issue 23 as an operator runs them (a real CLI process) against a local
+ * pipeline whose consumers run the real bundles: pause and resume (nothing sent, failed or
+ * dead-lettered while paused; each message sent once after), deliveries by outcome after
+ * simulator bounces, selective redrive and delete, and resend (released, recorded, sent again).
+ * Every wait is on a condition: the queue holding the messages, the consumers' paused polls.
+ */
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { PublishCommand } from '@aws-sdk/client-sns';
+import { SendMessageCommand } from '@aws-sdk/client-sqs';
+import { DLQ_ATTRIBUTE } from '../../lambdas/kernel/names';
+import { REPO_ROOT } from '../../tools/dev/local/paths';
+import { drainQueue } from '../../tools/dev/local/queues';
+import { loadLocalSettings } from '../../tools/dev/local/settings';
+import { startTestPipeline, until, type TestPipeline } from './support';
+
+const TSX = path.join(REPO_ROOT, 'node_modules', 'tsx', 'dist', 'cli.mjs');
+const CLI = path.join(REPO_ROOT, 'bin', 'email-pipeline.ts');
+
+let p: TestPipeline;
+let stateDir: string;
+
+beforeAll(async () => {
+  stateDir = mkdtempSync(path.join(os.tmpdir(), 'operator-state-'));
+  const pauseFile = path.join(stateDir, 'send-paused');
+  p = await startTestPipeline({ ledger: true, pauseFile, consumers: [{}, {}] });
+  const { resources } = p.pipeline;
+  writeFileSync(
+    path.join(stateDir, 'outputs.json'),
+    JSON.stringify({
+      TopicArn: resources.topicArn,
+      QueueUrl: resources.queueUrl,
+      DeadLetterQueueUrl: resources.deadLetterQueueUrl,
+      TableName: resources.tableName,
+      SnsEndpoint: p.endpoints.sns,
+      SqsEndpoint: p.endpoints.sqs,
+      DynamoDbEndpoint: p.endpoints.dynamodb,
+      SesEndpoint: p.endpoints.ses,
+      LedgerTableName: resources.ledger.tableName,
+      LedgerBufferQueueUrl: resources.ledger.bufferQueueUrl,
+      LedgerDeadLetterQueueUrl: resources.ledger.bufferDeadLetterQueueUrl,
+      IdempotencyKeyPrefix: loadLocalSettings().idempotencyKeyPrefix,
+      PauseFile: pauseFile,
+    }),
+  );
+});
+afterAll(async () => {
+  await p?.stop();
+  rmSync(stateDir, { recursive: true, force: true });
+});
+
+interface Run {
+  readonly status: number | null;
+  readonly stdout: string;
+  readonly stderr: string;
+}
+
+function cli(args: readonly string[]): Run {
+  const result = spawnSync(process.execPath, [TSX, CLI, ...args], {
+    cwd: REPO_ROOT,
+    encoding: 'utf8',
+    timeout: 60_000,
+    env: { ...process.env, LOCAL_STATE_DIR: stateDir },
+  });
+  return { status: result.status, stdout: result.stdout, stderr: result.stderr };
+}
+
+/** Paused polls the consumers reported so far, per consumer. */
+function pausedPolls(): Map<string, number> {
+  const polls = new Map<string, number>();
+  for (const line of p.pipeline.lines) {
+    if (line.json?.event === 'paused') polls.set(line.consumer, Number(line.json.polls));
+  }
+  return polls;
+}
+
+/** Waits until every send consumer has skipped at least `more` receives beyond `since` while paused. */
+async function consumersPausedFor(more: number, since = new Map<string, number>()): Promise<Map<string, number>> {
+  await until(`every consumer to skip ${more} receives while paused`, () => {
+    const now = pausedPolls();
+    return p.consumers.every((c) => (now.get(c.name) ?? 0) >= (since.get(c.name) ?? 0) + more);
+  });
+  return pausedPolls();
+}
+
+async function depth(which: 'queue' | 'dlq'): Promise<number> {
+  const d = await p.pipeline.queueDepth(which);
+  return d.visible + d.inFlight + d.delayed;
+}
+
+/** Pauses with the CLI and waits until every consumer has seen it (a receive begun before has ended). */
+async function pause(): Promise<void> {
+  const run = cli(['pause']);
+  expect(run).toMatchObject({ status: 0 });
+  expect(run.stdout).toContain('Sending is paused on the local pipeline');
+  await consumersPausedFor(2, pausedPolls());
+}
+
+afterEach(() => {
+  cli(['resume']);
+});
+
+test('pause: nothing is sent or dead-lettered while paused; resume: each message is sent once', async () => {
+  await pause();
+  const status = cli(['pause', '--status', '--json']);
+  expect(status).toMatchObject({ status: 0 });
+  expect(JSON.parse(status.stdout)).toMatchObject({ paused: true, sources: [{ id: 'local', state: 'Disabled' }] });
+  const sendBatches = () => p.pipeline.batches.filter((b) => b.consumer.startsWith('pod-')).length;
+  const batchesBefore = sendBatches();
+
+  const recipients = [1, 2, 3].map((i) => p.address(`paused-${i}`));
+  for (const [i, to] of recipients.entries())
+    await p.publish({ to, subject: 'Paused', text: 'Later.' }, { key: `paused-${i}` });
+  await until(
+    'the three messages waiting in the queue',
+    async () => (await p.pipeline.queueDepth('queue')).visible === 3,
+  );
+  // The consumers kept polling while the messages waited, and took none.
+  const seen = await consumersPausedFor(8, pausedPolls());
+  expect(sendBatches()).toBe(batchesBefore);
+  expect(await p.emails()).toHaveLength(0);
+  expect(await depth('dlq')).toBe(0);
+  expect((await p.pipeline.queueDepth('queue')).visible).toBe(3);
+  expect(seen.size).toBeGreaterThanOrEqual(2);
+
+  const resumed = cli(['resume']);
+  expect(resumed).toMatchObject({ status: 0 });
+  expect(resumed.stdout).toContain('Sending is on for the local pipeline');
+  await until('three emails', async () => (await p.emails()).length === 3, 30_000);
+  await until('the queue drained', () => p.pipeline.isDrained());
+  const emails = await p.emails();
+  for (const to of recipients) expect(emails.filter((e) => e.destination.to.includes(to))).toHaveLength(1);
+  expect(await depth('dlq')).toBe(0);
+});
+
+test('deliveries lists the keys that bounced, newest first, with --since and --json', async () => {
+  const keys = ['bounce-a', 'bounce-b'].map((k) => `${k}-${p.name}`);
+  for (const key of keys)
+    await p.publish({ to: `bounce+${key}@simulator.amazonses.com`, subject: 'B', text: 'B' }, { key });
+  await p.publish({ to: p.address('fine'), subject: 'D', text: 'D' }, { key: `delivered-${p.name}` });
+  const listed = () => cli(['deliveries', '--status', 'bounced', '--since', '10m', '--json']);
+  await until(
+    'both bounces indexed',
+    () => {
+      const run = listed();
+      return keys.every((k) => run.stdout.includes(`"${k}"`));
+    },
+    30_000,
+  );
+  const rows = listed()
+    .stdout.trim()
+    .split('\n')
+    .map((l) => JSON.parse(l) as { key: string; status: string; updatedAt: string });
+  expect(rows.filter((r) => keys.includes(r.key)).map((r) => r.status)).toEqual(['bounced', 'bounced']);
+  expect(rows.map((r) => r.updatedAt)).toEqual([...rows.map((r) => r.updatedAt)].sort().reverse());
+  expect(rows.some((r) => r.key === `delivered-${p.name}`)).toBe(false);
+  const text = cli(['deliveries', '--status', 'bounced']);
+  expect(text).toMatchObject({ status: 0 });
+  expect(text.stdout).toMatch(new RegExp(`^\\d{4}-\\d\\d-\\d\\dT\\S+ {2}${keys[0]}$`, 'm'));
+  expect(cli(['deliveries', '--status', 'bounced', '--since', '2999-01-01']).stdout).toBe('');
+  expect(cli(['deliveries', '--status', 'bouncd'])).toMatchObject({ status: 2 });
+});
+
+/** Puts a real envelope of `key` into the DLQ as the send function would after the retry budget. */
+async function deadLetterOf(key: string, to: string): Promise<void> {
+  await p.publish({ to, subject: 'Retry', text: 'Finally.' }, { key });
+  const [message] = await drainQueue(p.pipeline.sqs, p.pipeline.resources.queueUrl, 1);
+  if (!message) throw new Error('no message to dead-letter');
+  const attr = (value: string) => ({ DataType: 'String', StringValue: value });
+  await p.pipeline.sqs.send(
+    new SendMessageCommand({
+      QueueUrl: p.pipeline.resources.deadLetterQueueUrl,
+      MessageBody: message.Body ?? '',
+      MessageAttributes: {
+        [DLQ_ATTRIBUTE.errorClass]: attr('retryable'),
+        [DLQ_ATTRIBUTE.errorCode]: attr('RetryBudgetExhausted'),
+        [DLQ_ATTRIBUTE.reason]: attr('retry budget spent: SES throttled'),
+        [DLQ_ATTRIBUTE.dedupeKey]: attr(key),
+        [DLQ_ATTRIBUTE.failedAt]: attr(new Date().toISOString()),
+      },
+    }),
+  );
+}
+
+test('selective redrive and delete: by key and code; codes a redrive cannot fix are refused', async () => {
+  await p.pipeline.sns.send(new PublishCommand({ TopicArn: p.pipeline.resources.topicArn, Message: 'not json' }));
+  await until('the InvalidJson dead letter', async () => (await depth('dlq')) === 1);
+  await pause();
+  const [ka, kb] = [`redrive-a-${p.name}`, `redrive-b-${p.name}`];
+  const [ta, tb] = [p.address('redrive-a'), p.address('redrive-b')];
+  await deadLetterOf(ka, ta);
+  await deadLetterOf(kb, tb);
+  expect(cli(['resume'])).toMatchObject({ status: 0 });
+  await until('three dead letters', async () => (await p.pipeline.queueDepth('dlq')).visible === 3);
+
+  const summary = cli(['dlq', 'list', '--summary']);
+  expect(summary).toMatchObject({ status: 0 });
+  expect(summary.stdout).toMatch(/^ +2 {2}retryable +RetryBudgetExhausted$/m);
+  expect(summary.stdout).toMatch(/^ +1 {2}permanent +InvalidJson {2}\(never redriven: /m);
+
+  const refused = cli(['dlq', 'redrive', '--code', 'InvalidJson']);
+  expect(refused).toMatchObject({ status: 1 });
+  expect(refused.stderr).toContain('InvalidJson is never redriven: the body is not JSON');
+
+  const moved = cli(['dlq', 'redrive', '--key', ka]);
+  expect(moved).toMatchObject({ status: 0 });
+  expect(moved.stdout).toContain(`Moved 1 message(s) with key ${ka} from the DLQ of the local pipeline`);
+  await until('the redriven email', async () => (await p.emails()).some((e) => e.destination.to.includes(ta)), 30_000);
+
+  const deleted = cli(['dlq', 'delete', '--key', kb]);
+  expect(deleted).toMatchObject({ status: 0 });
+  expect(deleted.stdout).toContain(`Deleted 1 message(s) with key ${kb}`);
+  expect(cli(['dlq', 'list', '--key', kb]).stdout).toContain('holds no such message');
+  await until('only the InvalidJson left', async () => (await p.pipeline.queueDepth('dlq')).visible === 1);
+  expect((await p.emails()).filter((e) => e.destination.to.includes(ta))).toHaveLength(1);
+  expect((await p.emails()).some((e) => e.destination.to.includes(tb))).toBe(false);
+  expect(cli(['dlq', 'purge', '--yes-delete-all-messages'])).toMatchObject({ status: 0 });
+});
+
+test('resend: a sent key is released, recorded in its timeline, and sent again once republished; a dead-lettered one is redriven', async () => {
+  const key = `resend-${p.name}`;
+  const to = p.address('resend');
+  await p.publish({ to, subject: 'Once', text: 'Then again.' }, { key });
+  await until('sent and recorded', () => /: (sent|delivered) /.test(cli(['status', key]).stdout), 30_000);
+
+  const resend = cli(['resend', key, '--reason', 'template fixed']);
+  expect(resend).toMatchObject({ status: 0 });
+  expect(resend.stdout).toContain(`Released ${key} on the local pipeline`);
+  expect(resend.stdout).toContain(`by local:${os.userInfo().username}: template fixed`);
+  expect(resend.stdout).toContain(`email-pipeline publish --idempotency-key "${key}"`);
+  const released = cli(['status', key]);
+  expect(released.stdout).toContain('released for a resend');
+  expect(released.stdout).toMatch(/Resend +by local:\S+: template fixed/);
+
+  await p.publish({ to, subject: 'Once', text: 'Then again.' }, { key });
+  await until(
+    'the second email',
+    async () => (await p.emails()).filter((e) => e.destination.to.includes(to)).length === 2,
+    30_000,
+  );
+  await until('the status of the new send', () => /: (sent|delivered) /.test(cli(['status', key]).stdout), 30_000);
+  const after = cli(['status', '--json', key]);
+  const report = JSON.parse(after.stdout) as { events: { type: string }[] };
+  expect(report.events.map((e) => e.type)).toEqual(expect.arrayContaining(['Send', 'Resend']));
+  // A third publish is a duplicate again: the resend was one send, not an open door.
+  await p.publish({ to, subject: 'Once', text: 'Then again.' }, { key });
+  await until(
+    'the duplicate suppressed',
+    () => p.decisions('duplicate').some((d) => JSON.stringify(d).includes(key)),
+    30_000,
+  );
+  expect((await p.emails()).filter((e) => e.destination.to.includes(to))).toHaveLength(2);
+
+  // A key in the DLQ: resend redrives it.
+  await pause();
+  const dead = `resend-dead-${p.name}`;
+  const deadTo = p.address('resend-dead');
+  await deadLetterOf(dead, deadTo);
+  expect(cli(['resume'])).toMatchObject({ status: 0 });
+  const redriven = cli(['resend', dead, '--reason', 'SES quota raised']);
+  expect(redriven).toMatchObject({ status: 0 });
+  expect(redriven.stdout).toContain(`Redrove 1 dead letter(s) of ${dead}`);
+  await until(
+    'the redriven email',
+    async () => (await p.emails()).some((e) => e.destination.to.includes(deadTo)),
+    30_000,
+  );
+});
+
+test('deliveries, pause, resume and resend --help exit 0 with their usage', () => {
+  for (const name of ['deliveries', 'pause', 'resume', 'resend']) {
+    const run = cli([name, '--help']);
+    expect(run).toMatchObject({ status: 0, stderr: '' });
+    expect(run.stdout).toContain(`Usage: email-pipeline ${name}`);
+  }
+});
