@@ -75,6 +75,10 @@ export class EmailPipelineStack extends Stack {
       value: ledger.table.tableName,
       description: 'Send ledger: SES MessageId, status and events per dedupe key',
     });
+    new CfnOutput(this, 'AttachmentsBucketName', {
+      value: this.pipeline.attachmentsBucket.bucketName,
+      description: 'Attachments sent by s3Key (contract v1.2); grantAttachmentUpload lets a principal put objects',
+    });
     new CfnOutput(this, 'IdempotencyKeyPrefix', {
       value: this.pipeline.settings.idempotencyKeyPrefix,
       description: 'Prefix of the idempotency records (the status lookup reads them)',

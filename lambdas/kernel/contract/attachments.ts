@@ -90,7 +90,14 @@ export type Attachment = {
   readonly contentType: string;
   readonly disposition: Disposition;
   readonly contentId?: string;
-} & ({ readonly content: string } | { readonly s3Key: string });
+} & (
+  | { readonly content: string }
+  | {
+      readonly s3Key: string;
+      /** The object's ETag, written by the send stage before the claim: the payload hash covers it. */
+      readonly etag?: string;
+    }
+);
 
 /**
  * True for canonical base64 text ({@link ATTACHMENT_PATTERNS.base64}), checked without the pattern's
