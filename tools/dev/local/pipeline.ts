@@ -152,6 +152,8 @@ export class LocalPipeline {
       AWS_ENDPOINT_URL_DYNAMODB: endpoints.dynamodb,
       AWS_ENDPOINT_URL_SQS: endpoints.sqs,
       AWS_ENDPOINT_URL_SESV2: endpoints.ses,
+      // fauxqs serves S3 on its SNS/SQS port; an IP endpoint makes the SDK use path-style URLs.
+      AWS_ENDPOINT_URL_S3: endpoints.sqs,
       // Signs as the send function's role: the local SES reports it as the events' caller identity.
       AWS_ACCESS_KEY_ID: this.resources.senderRoleName,
       // Every send goes through the ledger's configuration set; an unknown-fate send reads the ledger.

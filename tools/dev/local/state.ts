@@ -34,6 +34,9 @@ export interface LocalOutputs {
   // The status lookup (npm run status, GET /deliveries/{key}).
   readonly IdempotencyKeyPrefix: string;
   readonly StatusUrl: string;
+  /** Contract v1.2: the attachments bucket, on fauxqs's S3 (path-style at S3Endpoint, the SNS/SQS port). */
+  readonly AttachmentsBucketName?: string;
+  readonly S3Endpoint: string;
 }
 
 /** The outputs of a local pipeline: its resources, the emulators' endpoints, the key prefix and the status URL. */
@@ -58,6 +61,8 @@ export function localOutputs(
     ConfigurationSetName: resources.ledger.configurationSetName,
     IdempotencyKeyPrefix: idempotencyKeyPrefix,
     StatusUrl: statusUrl,
+    ...(resources.attachmentsBucketName ? { AttachmentsBucketName: resources.attachmentsBucketName } : {}),
+    S3Endpoint: endpoints.sqs,
   };
 }
 
