@@ -111,6 +111,8 @@ export class LocalPipeline {
   readonly sns: SNSClient;
   readonly sqs: SQSClient;
   readonly dynamodb: DynamoDBClient;
+  /** S3 on fauxqs: the attachments bucket (resources.attachmentsBucketName). */
+  readonly s3: EmulatorClients['s3'];
   /** Every decision seen so far, in order. */
   readonly decisions: DecisionEvent[] = [];
   /** Every line consumers printed, when `keepLines` is on. */
@@ -129,6 +131,7 @@ export class LocalPipeline {
     this.sns = clients.sns;
     this.sqs = clients.sqs;
     this.dynamodb = clients.dynamodb;
+    this.s3 = clients.s3;
   }
 
   /** Creates the resources (idempotent) and builds the bundles if not given. Starts no consumer. */
