@@ -1,7 +1,8 @@
 /**
  * The publisher client: publishes emails to the pipeline's topic, one at a time or in batches,
  * each checked first with the contract code the pipeline's function applies (validateEmail and the
- * idempotency key rules), so that a message the pipeline would refuse is never published.
+ * idempotency key rules), so that a message the pipeline would refuse is never published. Files
+ * given as bytes are placed inline or uploaded to the attachments bucket (publisher-attachments.ts).
  */
 import {
   PublishBatchCommand,
@@ -23,11 +24,18 @@ import {
   tooDeepIssue,
   validateEmail,
   type EmailMessage,
-  type EmailMessageInput,
   type ValidationIssue,
 } from '../lambdas/kernel/contract';
+import {
+  AttachmentUploader,
+  placeAttachments,
+  type AttachmentUploads,
+  type Placed,
+  type PublishableEmail,
+} from './publisher-attachments';
 
 export { IDEMPOTENCY_KEY_ATTRIBUTE, InvalidMessageError };
+export type { FileAttachment, PublishableEmail, PublisherAttachment } from './publisher-attachments';
 export type { Addresses, EmailMessage, EmailMessageInput, ValidationIssue } from '../lambdas/kernel/contract';
 
 /** What SNS accepts: entries per PublishBatch request, and bytes per message and per request. */
@@ -48,6 +56,13 @@ export interface EmailPublisherProps {
    * @default a client with the usual AWS region and credentials, a 1 s connection and a 10 s request timeout
    */
   readonly sns?: SNSClient | SNSClientConfig;
+  /**
+   * Where files given as bytes go when the SNS message cannot carry them inline (contract v1.2):
+   * the stack's `AttachmentsBucketName` output, and optionally the S3 client or its configuration.
+   * The publisher's principal needs `grantAttachmentUpload`.
+   * @default none: such a file is refused (InvalidMessageError on its `attachments[i].content`)
+   */
+  readonly attachments?: AttachmentUploads;
 }
 
 export interface PublishOptions {
@@ -69,7 +84,7 @@ export interface Published {
 }
 
 export interface BatchEntry extends PublishOptions {
-  readonly message: EmailMessageInput;
+  readonly message: PublishableEmail;
 }
 
 /** Why one entry of a batch was not published. */
@@ -211,9 +226,13 @@ export class EmailPublisher {
   readonly topicArn: string;
   readonly sns: SNSClient;
   private readonly ownsClient: boolean;
+  readonly #uploads: AttachmentUploads | undefined;
+  readonly #uploader: AttachmentUploader | undefined;
 
   constructor(props: EmailPublisherProps) {
     this.topicArn = props.topicArn;
+    this.#uploads = props.attachments;
+    this.#uploader = props.attachments ? new AttachmentUploader(props.attachments) : undefined;
     const given = isClient(props.sns) ? props.sns : undefined;
     this.ownsClient = given === undefined;
     this.sns =
@@ -226,8 +245,10 @@ export class EmailPublisher {
    * the key breaks the contract, or the SDK's error when SNS refuses or cannot be reached (with an
    * idempotency key, publishing again is safe).
    */
-  async publish(message: EmailMessageInput, options: PublishOptions = {}): Promise<Published> {
-    const prepared = prepare(message, options);
+  async publish(message: PublishableEmail, options: PublishOptions = {}): Promise<Published> {
+    const placed = this.#place(message, options);
+    const prepared = prepare(placed.message, options);
+    await this.#uploader?.upload(placed.uploads);
     const { MessageId } = await this.sns.send(
       new PublishCommand({
         TopicArn: this.topicArn,
@@ -248,10 +269,11 @@ export class EmailPublisher {
    */
   async publishBatch(entries: readonly BatchEntry[]): Promise<BatchPublished> {
     const results: BatchEntryResult[] = [];
-    const ready: (Prepared & { readonly index: number })[] = [];
+    const checked: (Prepared & { readonly index: number; readonly uploads: Placed['uploads'] })[] = [];
     entries.forEach((entry, index) => {
       try {
-        ready.push({ ...prepare(entry.message, entry), index });
+        const placed = this.#place(entry.message, entry);
+        checked.push({ ...prepare(placed.message, entry), index, uploads: placed.uploads });
       } catch (error) {
         if (!(error instanceof InvalidMessageError)) throw error;
         results[index] = {
@@ -261,6 +283,16 @@ export class EmailPublisher {
         };
       }
     });
+    // Files by s3Key are in the bucket before a message names them; an entry whose upload fails is not sent.
+    const ready: (Prepared & { readonly index: number })[] = [];
+    for (const entry of checked) {
+      try {
+        await this.#uploader?.upload(entry.uploads);
+        ready.push(entry);
+      } catch (error) {
+        results[entry.index] = { index: entry.index, ok: false, error: requestError(error) };
+      }
+    }
     for (const batch of batches(ready)) {
       const requestEntries: PublishBatchRequestEntry[] = batch.map((entry) => ({
         Id: String(entry.index),
@@ -300,8 +332,14 @@ export class EmailPublisher {
     return { results, published, failed: results.length - published };
   }
 
-  /** Releases the SNS client if this publisher built it. */
+  /** Releases the SNS client (and the S3 client) if this publisher built it. */
   destroy(): void {
     if (this.ownsClient) this.sns.destroy();
+    this.#uploader?.destroy();
+  }
+
+  /** The message with its files placed (inline, or by s3Key in the bucket), and the uploads to do. */
+  #place(message: PublishableEmail, options: PublishOptions): Placed {
+    return placeAttachments(message, options.idempotencyKey, this.#uploads);
   }
 }

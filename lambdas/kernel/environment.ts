@@ -31,6 +31,8 @@ export const ENV = {
   retryBudgetSeconds: 'RETRY_BUDGET_SECONDS',
   maxSendRate: 'MAX_SEND_RATE',
   maxConcurrency: 'MAX_CONCURRENCY',
+  /** Contract v1.2: the bucket of attachments sent by `s3Key` (read only). */
+  attachmentsBucketName: 'ATTACHMENTS_BUCKET_NAME',
 } as const;
 
 /** Environment variables of the ledger-related functions (send-email, ledger and status). */

@@ -78,6 +78,8 @@ export class RecordFlow {
       return;
     }
     try {
+      // 1b. the email as the claim hashes it: with the ETags of the objects it attaches.
+      parsed = { ...parsed, email: await this.#stages.sender.prepare(parsed.email) };
       // 2. claim the key; under the claim, 3. confirm and 4. send (#confirmAndSend).
       const result = await this.#claims.claimAndSend({ key: parsed.key, email: parsed.email });
       // 5. outcome: sent, or a duplicate of an email already sent.

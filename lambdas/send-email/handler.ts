@@ -11,13 +11,14 @@ import { BatchProcessor, EventType, processPartialResponse } from '@aws-lambda-p
 import type { BasePersistenceLayer } from '@aws-lambda-powertools/idempotency/persistence';
 import { Logger } from '@aws-lambda-powertools/logger';
 import { Metrics } from '@aws-lambda-powertools/metrics';
-import { readConfirmSettings, readSettings, type HandlerSettings } from '../kernel/environment';
+import { ENV, readConfirmSettings, readSettings, type HandlerSettings } from '../kernel/environment';
 import { builtOnFirstSend, createDynamoDbClient, createSqsClient, createStoreClient } from '../runtime/clients';
 import { LedgerAwarePersistenceLayer } from './claim/persistence';
 import { createSendConfirmation, type SendConfirmation } from './confirm';
 import { RecordFlow } from './flow';
 import { createOutcome } from './outcome/outcome';
 import type { QueueClient } from './outcome/queue-record';
+import { createAttachmentObjects, s3ObjectStore, type AttachmentObjects } from './send/attachments';
 import { CircuitBreaker } from './send/breaker';
 import { createSesClient } from './send/email';
 import { SendPacer } from './send/pacing';
@@ -28,6 +29,10 @@ export { LedgerAwarePersistenceLayer, newAttemptId } from './claim/persistence';
 export { createSendConfirmation } from './confirm';
 export { buildSendEmailInput } from './send/email';
 export { COMPLETION_RETRY_MARGIN_MS } from './claim/claim';
+export { createAttachmentObjects, type ObjectStore } from './send/attachments';
+
+/** How long one S3 request of an attachment may stay silent. */
+const S3_REQUEST_TIMEOUT_MS = 10_000;
 
 /** What a handler is built from: its settings and clients. */
 export interface HandlerDeps {
@@ -39,6 +44,8 @@ export interface HandlerDeps {
   readonly metrics: Metrics;
   /** Confirm before resend (confirm.ts): consults the send ledger when an earlier attempt's fate is unknown. @default off */
   readonly confirm?: SendConfirmation;
+  /** The attachments bucket (send/attachments.ts). @default none: a message with an s3Key is refused */
+  readonly attachments?: AttachmentObjects;
   /** For jitter; injectable so tests are repeatable. */
   readonly random?: () => number;
   readonly now?: () => number;
@@ -98,9 +105,12 @@ export function createContainerHandler(clients: ContainerClients = {}, env: Node
     awsSdkV3Client: createStoreClient(),
     keyPrefix: settings.keyPrefix,
   });
+  const bucket = env[ENV.attachmentsBucketName];
   return createHandler({
     settings,
     ses: clients.ses ?? createSesClient(settings.sesTimeoutMs),
+    // The S3 client is loaded on the first object: messages without one never pay for it.
+    attachments: createAttachmentObjects(bucket ? s3ObjectStore(bucket, S3_REQUEST_TIMEOUT_MS) : undefined),
     sqs: clients.sqs ?? builtOnFirstSend(createSqsClient),
     persistenceStore,
     logger,

@@ -1,6 +1,15 @@
 /** `email-pipeline publish`: one email to the pipeline's topic, checked first as the pipeline will check it. */
+import { readFileSync } from 'node:fs';
+import * as path from 'node:path';
 import { IDEMPOTENCY_KEY_ATTRIBUTE } from '../../lambdas/kernel/contract';
-import { checkEmail, EmailPublisher, InvalidMessageError, type EmailMessageInput } from '../publisher';
+import {
+  checkEmail,
+  EmailPublisher,
+  InvalidMessageError,
+  type FileAttachment,
+  type PublishableEmail,
+} from '../publisher';
+import { placeAttachments } from '../publisher-attachments';
 import { parseCommand, type Parsed } from './args';
 import { awsFailure, UsageError } from './errors';
 import { printable } from './printable';
@@ -9,9 +18,11 @@ import type { Command, Io } from './command';
 
 export const PUBLISH_USAGE = `Usage: email-pipeline publish --to ADDRESS [--cc ADDRESS] [--bcc ADDRESS] [--reply-to ADDRESS]
          (--subject S --text T [--html H] | --subject S --html H | --template NAME [--data JSON])
-         [--tags NAME=VALUE[,NAME=VALUE...]] [--idempotency-key KEY] [--stack NAME | --topic-arn ARN] [--region R]
+         [--tags NAME=VALUE[,NAME=VALUE...]] [--header NAME=VALUE] [--attach FILE]
+         [--idempotency-key KEY] [--stack NAME | --topic-arn ARN] [--region R]
 
-The address options may be repeated. The message is checked as the pipeline checks it, before it is
+The address options, --header and --attach may be repeated. --attach sends a file: inline when the
+message holds it, else uploaded to the pipeline's attachments bucket (AttachmentsBucketName). The message is checked as the pipeline checks it, before it is
 published; with --idempotency-key, publishing it again sends no second email (the key is the dedupe key).
 Without --stack or --topic-arn it publishes to the local pipeline (npm start); --topic-arn takes the
 region from the ARN unless --region is given.`;
@@ -27,6 +38,8 @@ const OPTIONS = {
   template: { type: 'string' },
   data: { type: 'string' },
   tags: { type: 'string', multiple: true },
+  header: { type: 'string', multiple: true },
+  attach: { type: 'string', multiple: true },
   'idempotency-key': { type: 'string' },
   stack: { type: 'string' },
   'topic-arn': { type: 'string' },
@@ -69,8 +82,52 @@ function readTags(raw: readonly string[] | undefined): Record<string, string> | 
   );
 }
 
+/** `--header A=b --header C=d` as one object (the value may hold `=`). */
+function readHeaders(raw: readonly string[] | undefined): Record<string, string> | undefined {
+  if (raw === undefined) return undefined;
+  return Object.fromEntries(
+    raw.map((pair) => {
+      const at = pair.indexOf('=');
+      if (at <= 0) usage(`--header takes NAME=VALUE, got ${JSON.stringify(pair)}`);
+      return [pair.slice(0, at), pair.slice(at + 1)];
+    }),
+  );
+}
+
+/** Content types by file extension; anything else is application/octet-stream. */
+const CONTENT_TYPES: Readonly<Record<string, string>> = {
+  pdf: 'application/pdf',
+  txt: 'text/plain',
+  csv: 'text/csv',
+  html: 'text/html',
+  json: 'application/json',
+  png: 'image/png',
+  jpg: 'image/jpeg',
+  jpeg: 'image/jpeg',
+  gif: 'image/gif',
+  svg: 'image/svg+xml',
+  zip: 'application/zip',
+  ics: 'text/calendar',
+};
+
+/** Each `--attach FILE` as a file by its bytes, named by its base name. */
+function readAttachments(files: readonly string[] | undefined): FileAttachment[] | undefined {
+  if (files === undefined) return undefined;
+  return files.map((file) => {
+    let content: Buffer;
+    try {
+      content = readFileSync(file);
+    } catch (error) {
+      usage(`--attach ${JSON.stringify(file)}: cannot read it (${(error as NodeJS.ErrnoException).code ?? 'error'})`);
+    }
+    const filename = path.basename(file);
+    const extension = path.extname(filename).slice(1).toLowerCase();
+    return { filename, contentType: CONTENT_TYPES[extension] ?? 'application/octet-stream', content };
+  });
+}
+
 /** What the command line says, as the message of the contract; what is missing is named as a flag. */
-function messageOf(values: Values): EmailMessageInput {
+function messageOf(values: Values): PublishableEmail {
   const { to, subject, text, html, template } = values;
   if (to === undefined) usage('--to is required');
   if (values.data !== undefined && template === undefined) usage('--data goes with --template');
@@ -83,8 +140,12 @@ function messageOf(values: Values): EmailMessageInput {
   if (template === undefined && subject === undefined) usage('--subject is required with --text or --html');
   const data = readData(values.data);
   const tags = readTags(values.tags);
+  const headers = readHeaders(values.header);
+  const attachments = readAttachments(values.attach);
   const common = {
     to,
+    ...(headers ? { headers } : {}),
+    ...(attachments ? { attachments } : {}),
     ...(values.cc ? { cc: values.cc } : {}),
     ...(values.bcc ? { bcc: values.bcc } : {}),
     ...(values['reply-to'] ? { replyTo: values['reply-to'] } : {}),
@@ -119,13 +180,21 @@ function flagOf(field: string, values: Values): string {
     return `${FLAGS[name] ?? name} ${JSON.stringify(given)}`;
   }
   if (field.startsWith('tags.')) return `--tags ${field.slice('tags.'.length)}`;
+  if (field.startsWith('headers.')) return `--header ${field.slice('headers.'.length)}`;
+  const attached = /^attachments\[(\d+)\]/.exec(field);
+  if (attached) return `--attach ${JSON.stringify(values.attach?.[Number(attached[1])])}`;
+  if (field === 'attachments' || field === 'headers') return field === 'headers' ? '--header' : '--attach';
   return FLAGS[field] ?? field;
 }
 
 /** The client settings and topic to publish to, and how to name them. */
-async function destination(
-  values: Values,
-): Promise<{ topicArn: string; sns: ClientSettings; description: string; local: boolean }> {
+async function destination(values: Values): Promise<{
+  topicArn: string;
+  sns: ClientSettings;
+  description: string;
+  local: boolean;
+  attachments?: { bucket: string; s3: ClientSettings & { forcePathStyle?: boolean } };
+}> {
   const topicArn = values['topic-arn'];
   if (topicArn !== undefined) {
     const region = TOPIC_ARN.exec(topicArn)?.[1];
@@ -135,11 +204,21 @@ async function destination(
     return { topicArn, sns: { region: values.region ?? region }, description: topicArn, local: false };
   }
   const target = await resolveTarget({ stack: values.stack, region: values.region });
+  const bucket = target.outputs.AttachmentsBucketName;
+  // Locally, S3 is fauxqs's (S3Endpoint), path-style; deployed, the stack's region.
+  const s3 = target.local
+    ? {
+        ...target.clients.sns,
+        endpoint: target.outputs.S3Endpoint ?? target.clients.sns.endpoint,
+        forcePathStyle: true,
+      }
+    : target.clients.sns;
   return {
     topicArn: output(target, 'TopicArn'),
     sns: target.clients.sns,
     description: target.description,
     local: target.local,
+    ...(bucket ? { attachments: { bucket, s3 } } : {}),
   };
 }
 
@@ -157,7 +236,8 @@ export const publishCommand: Command = {
     const key = values['idempotency-key'];
     const options = key !== undefined ? { idempotencyKey: key } : {};
     try {
-      checkEmail(message, options);
+      // Files as they will travel (large ones by s3Key; whether a bucket exists is known at the destination).
+      checkEmail(placeAttachments(message, key, { bucket: 'check' }).message, options);
     } catch (error) {
       if (!(error instanceof InvalidMessageError)) throw error;
       usage(
@@ -166,9 +246,16 @@ export const publishCommand: Command = {
     }
 
     const to = await destination(values);
-    const publisher = new EmailPublisher({ topicArn: to.topicArn, sns: to.sns });
+    const publisher = new EmailPublisher({
+      topicArn: to.topicArn,
+      sns: to.sns,
+      ...(to.attachments ? { attachments: to.attachments } : {}),
+    });
     try {
       const published = await publisher.publish(message, options).catch((error: unknown) => {
+        if (error instanceof InvalidMessageError) {
+          usage(`${error.issues.map((i) => `${flagOf(i.field, values)}: ${i.reason}`).join('; ')}`);
+        }
         throw awsFailure(`Could not publish to ${to.description}`, error, !to.local);
       });
       io.out(

@@ -88,6 +88,10 @@ export class EmailPipelineStack extends Stack {
       value: ledger.bufferDeadLetterQueue.queueUrl,
       description: 'SES events the ledger function could not record (email-pipeline dlq --queue ledger)',
     });
+    new CfnOutput(this, 'AttachmentsBucketName', {
+      value: this.pipeline.attachmentsBucket.bucketName,
+      description: 'Attachments sent by s3Key (contract v1.2); grantAttachmentUpload lets a principal put objects',
+    });
     new CfnOutput(this, 'IdempotencyKeyPrefix', {
       value: this.pipeline.settings.idempotencyKeyPrefix,
       description: 'Prefix of the idempotency records (the status lookup reads them)',

@@ -11,12 +11,14 @@ import * as iam from 'aws-cdk-lib/aws-iam';
 import type * as kms from 'aws-cdk-lib/aws-kms';
 import type * as lambda from 'aws-cdk-lib/aws-lambda';
 import type * as logs from 'aws-cdk-lib/aws-logs';
+import type * as s3 from 'aws-cdk-lib/aws-s3';
 import type * as sns from 'aws-cdk-lib/aws-sns';
 import type * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
 import { PipelineSettings, ResolvedSettings, resolveSettings } from '../settings';
 import { DeliveryContractValidation } from './delivery-contract';
 import { SendLedger } from './ledger/send-ledger';
+import { buildAttachmentsBucket } from './pipeline/attachments-bucket';
 import { buildFunctionLogs } from './pipeline/function-logs';
 import { grantSendFunctionLeastPrivilege } from './pipeline/grants';
 import { buildIdempotencyStore } from './pipeline/idempotency-store';
@@ -160,6 +162,14 @@ export class EmailPipeline extends Construct {
   public readonly settings: ResolvedSettings;
   /** The Powertools service name (`service` dimension of the custom metrics). */
   public readonly serviceName: string;
+  /**
+   * Attachments sent by `s3Key` (contract v1.2): KMS (its own key), TLS only, no public access,
+   * objects expire after the dedupe window; the send function alone reads, see {@link grantAttachmentUpload}.
+   */
+  public readonly attachmentsBucket: s3.Bucket;
+  /** Customer-managed key (rotation on) of {@link attachmentsBucket}. */
+  public readonly attachmentsKey: kms.Key;
+  readonly #grantUpload: (grantee: iam.IGrantable) => iam.Grant;
 
   constructor(scope: Construct, id: string, props: EmailPipelineProps) {
     super(scope, id);
@@ -197,8 +207,12 @@ export class EmailPipeline extends Construct {
     this.logGroupNames = functionLogs.logGroupNames;
     this.logsKey = functionLogs.logsKey;
     this.logGroup = functionLogs.logGroup;
+    const attachments = buildAttachmentsBucket(this, { settings, removalPolicy });
+    this.attachmentsBucket = attachments.bucket;
+    this.attachmentsKey = attachments.key;
     const send = buildSendFunction(this, {
       settings,
+      attachmentsBucketName: this.attachmentsBucket.bucketName,
       serviceName: this.serviceName,
       logGroup: this.logGroup,
       topic: this.topic,
@@ -208,6 +222,7 @@ export class EmailPipeline extends Construct {
     });
     this.role = send.role;
     this.sendFunction = send.sendFunction;
+    this.#grantUpload = attachments.restrict(this.role);
 
     // --- send ledger (SES events, delivery status) ---------------------------
     this.ledger = new SendLedger(this, 'Ledger', {
@@ -258,6 +273,14 @@ export class EmailPipeline extends Construct {
     this.node.addValidation(new DeliveryContractValidation(this, this.queue));
     // The ledger's buffer has the same contract: SNS envelope in, partial batch responses out.
     this.node.addValidation(new DeliveryContractValidation(this, this.ledger.bufferQueue));
+  }
+
+  /**
+   * Lets `grantee` (a role or a user: the bucket policy names it by ARN) put objects in
+   * {@link attachmentsBucket} for messages to name by `s3Key`: s3:PutObject and the key's encrypt.
+   */
+  public grantAttachmentUpload(grantee: iam.IGrantable): iam.Grant {
+    return this.#grantUpload(grantee);
   }
 
   /**

@@ -25,6 +25,8 @@ export interface HandlerResourceRefs {
   readonly deadLetterQueueUrl: string;
   /** The send ledger's table (LEDGER_TABLE_NAME). @default none: no ledger lookups */
   readonly ledgerTableName?: string;
+  /** The bucket of attachments sent by s3Key (contract v1.2). */
+  readonly attachmentsBucketName?: string;
 }
 
 /** The settings the handler reads: those the declaration gives an environment variable. */
@@ -39,6 +41,7 @@ const RESOURCE_ENV: Readonly<Record<keyof HandlerResourceRefs, string>> = {
   sourceQueueUrl: ENV.sourceQueueUrl,
   deadLetterQueueUrl: ENV.deadLetterQueueUrl,
   ledgerTableName: LEDGER_ENV.tableName,
+  attachmentsBucketName: ENV.attachmentsBucketName,
 };
 
 /**
@@ -69,6 +72,7 @@ const LAYOUT = [
   'retryBaseSeconds',
   'systemicRetrySeconds',
   'retryCapSeconds',
+  'attachmentsBucketName',
 ] as const satisfies readonly (HandlerSettingName | keyof HandlerResourceRefs | 'serviceName')[];
 
 /** Compiles only while {@link LAYOUT} places every setting the declaration gives a variable. */

@@ -129,6 +129,7 @@ describe('function', () => {
       [ENV.configurationSetName]: ledger(stack.pipeline.ledger.configurationSet!),
       [LEDGER_ENV.tableName]: ledger(stack.pipeline.ledger.table),
       [LEDGER_ENV.sendConfirmationGraceSeconds]: '300',
+      [ENV.attachmentsBucketName]: ledger(stack.pipeline.attachmentsBucket),
       POWERTOOLS_SERVICE_NAME: 'email-pipeline',
       POWERTOOLS_LOG_LEVEL: 'DEBUG',
       POWERTOOLS_METRICS_NAMESPACE: 'Mail',
@@ -185,6 +186,7 @@ describe('stack outputs', () => {
   const LEDGER_OUTPUTS = ['DeliveryStatusTopicArn', 'IdempotencyKeyPrefix', 'LedgerTableName', 'StatusUrl'];
   /** Every output but the alarm topic's. */
   const PIPELINE_OUTPUTS = [
+    'AttachmentsBucketName',
     'DeadLetterQueueUrl',
     'FunctionName',
     'LedgerBufferQueueUrl',

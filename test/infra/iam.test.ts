@@ -97,14 +97,15 @@ describe('function permissions', () => {
     expect(asList(logs[0].Resource)).toEqual([arnOf(ids.logGroup)]);
   });
 
-  test('the send function may use the queue key (read the queue, write the DLQ), the table key through DynamoDB, and no other key', () => {
+  test('the send function may use the queue key (read the queue, write the DLQ), the table key through DynamoDB, the attachments key (attachments-bucket.test.ts), and no other key', () => {
     const { template, ids, stack } = synthDefault();
     const tableKey = stack.getLogicalId(stack.pipeline.tableKey!.node.defaultChild as CfnResource);
+    const attachmentsKey = stack.getLogicalId(stack.pipeline.attachmentsKey.node.defaultChild as CfnResource);
     const kmsStatements = functionPolicyStatements(template).filter((s) =>
       asList<string>(s.Action).some((a) => a.startsWith('kms:')),
     );
     const on = (keyId: string) => kmsStatements.filter((s) => asSet(s.Resource)[0] === asSet(arnOf(keyId))[0]);
-    expect(on(ids.queueKey).length + on(tableKey).length).toBe(kmsStatements.length);
+    expect(on(ids.queueKey).length + on(tableKey).length + on(attachmentsKey).length).toBe(kmsStatements.length);
     expect(new Set(on(ids.queueKey).flatMap((s) => asList<string>(s.Action)))).toEqual(
       new Set(['kms:Decrypt', 'kms:GenerateDataKey']),
     );
@@ -120,12 +121,15 @@ describe('function permissions', () => {
     ]);
   });
 
-  test('with customerManagedTableKey=false, the send function may use the queue key only', () => {
-    const { template, ids } = synthesize({ customerManagedTableKey: false });
+  test('with customerManagedTableKey=false, the send function may use the queue key (and the attachments key) only', () => {
+    const { template, ids, stack } = synthesize({ customerManagedTableKey: false });
+    const attachmentsKey = stack.getLogicalId(stack.pipeline.attachmentsKey.node.defaultChild as CfnResource);
     const kmsStatements = functionPolicyStatements(template).filter((s) =>
       asList<string>(s.Action).some((a) => a.startsWith('kms:')),
     );
-    for (const s of kmsStatements) expect(asList(s.Resource)).toEqual([arnOf(ids.queueKey)]);
+    for (const s of kmsStatements) {
+      expect([[arnOf(ids.queueKey)], [arnOf(attachmentsKey)]]).toContainEqual(asList(s.Resource));
+    }
   });
 
   test('no permission of the function uses Resource "*"', () => {

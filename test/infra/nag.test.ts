@@ -80,6 +80,10 @@ describe('cdk-nag AwsSolutions and Serverless checks', () => {
     expect(acks.map(([id]) => id).sort()).toEqual(
       [
         'AwsSolutions::AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:ses:<AWS::Region>:<AWS::AccountId>:template/*]',
+        // The send function reads the attachment objects messages name (GetObject on <bucket>/*, no listing).
+        'AwsSolutions::AwsSolutions-IAM5[Resource::<PipelineAttachmentsBucket979827C4.Arn>/*]',
+        // The attachments bucket keeps no access logs (its objects live for the dedupe window).
+        'AwsSolutions::AwsSolutions-S1',
         // The subscription's DLQ is a DLQ (SNS redrive), which AwsSolutions does not recognise.
         'AwsSolutions::AwsSolutions-SQS3',
         // The three DLQs (work queue, subscription, ledger buffer): no DLQ of a DLQ.

@@ -21,7 +21,7 @@ import { queueRecord, snsEnvelope } from '../../tools/dev/local/records';
 import { createResources, handlerRefs, type LocalResources } from '../../tools/dev/local/resources';
 import { loadLocalSettings } from '../../tools/dev/local/settings';
 import { createStoreClient } from '../../lambdas/runtime/clients';
-import { createHandler } from '../../lambdas/send-email/handler';
+import { createAttachmentObjects, createHandler, type ObjectStore } from '../../lambdas/send-email/handler';
 import { readSettings } from '../../lambdas/kernel/environment';
 import { endpointsFromEnv, uniqueName } from './support';
 
@@ -71,9 +71,28 @@ function flakyDynamoDb(failures: { updates: number }): DynamoDBClient {
   return client;
 }
 
+/** An attachments bucket stand-in: objects by key, each with its ETag. */
+class FakeBucket implements ObjectStore {
+  readonly objects = new Map<string, { etag: string; bytes: Uint8Array }>();
+  put(key: string, text: string): void {
+    this.objects.set(key, { etag: `"${randomUUID()}"`, bytes: Buffer.from(text) });
+  }
+  async head(key: string) {
+    const object = this.objects.get(key);
+    if (!object) throw Object.assign(new Error('Not Found'), { name: 'NotFound', $metadata: { httpStatusCode: 404 } });
+    return { etag: object.etag, size: object.bytes.length };
+  }
+  async get(key: string, etag: string) {
+    const object = this.objects.get(key);
+    if (object?.etag !== etag) throw Object.assign(new Error('Precondition'), { $metadata: { httpStatusCode: 412 } });
+    return object.bytes;
+  }
+}
+
 /** One handler instance: what one Lambda container holds. */
-function newHandler(ses: CountingSes, client: DynamoDBClient = dynamodb) {
+function newHandler(ses: CountingSes, client: DynamoDBClient = dynamodb, bucket?: FakeBucket) {
   return createHandler({
+    ...(bucket ? { attachments: createAttachmentObjects(bucket) } : {}),
     settings: readSettings(handlerEnvironment(settings, handlerRefs(resources))),
     ses,
     sqs,
@@ -204,4 +223,67 @@ test('a completion write that keeps failing still settles the message without a 
   expect(response.batchItemFailures).toEqual([]);
   expect(ses.sent).toHaveLength(1);
   expect(failures.updates).toBeLessThan(1_000 - 1); // it did retry
+});
+
+/** The dead letter of `key` on the DLQ, if any. */
+async function deadLetterOf(key: string) {
+  const { Messages = [] } = await sqs.send(
+    new ReceiveMessageCommand({
+      QueueUrl: resources.deadLetterQueueUrl,
+      MessageAttributeNames: ['All'],
+      WaitTimeSeconds: 1,
+    }),
+  );
+  return Messages.find((m) => m.MessageAttributes?.['dedupe-key']?.StringValue === key);
+}
+
+describe('attachments by s3Key: the object ETag is in the payload hash', () => {
+  const withObject = (to: string, s3Key: string) => ({
+    ...message(to),
+    attachments: [{ filename: 'report.csv', contentType: 'text/csv', s3Key }],
+  });
+
+  test('the same key and the same object again is a duplicate; the object reached SES', async () => {
+    const ses = new CountingSes();
+    const bucket = new FakeBucket();
+    const key = `report-${randomUUID()}`;
+    bucket.put('reports/q1.csv', 'a,b\n1,2\n');
+    await invoke(newHandler(ses, dynamodb, bucket), [record(withObject('g@example.com', 'reports/q1.csv'), { key })]);
+    const again = await invoke(newHandler(ses, dynamodb, bucket), [
+      record(withObject('g@example.com', 'reports/q1.csv'), { key }),
+    ]);
+    expect(again.batchItemFailures).toEqual([]);
+    expect(ses.sent).toHaveLength(1);
+    const [part] = ses.sent[0]?.input.Content?.Simple?.Attachments ?? [];
+    expect(Buffer.from(part?.RawContent ?? []).toString()).toBe('a,b\n1,2\n');
+  });
+
+  test('the same key with the object changed under it is KeyReusedWithDifferentContent, not sent', async () => {
+    const ses = new CountingSes();
+    const bucket = new FakeBucket();
+    const key = `report-${randomUUID()}`;
+    bucket.put('reports/q2.csv', 'first');
+    await invoke(newHandler(ses, dynamodb, bucket), [record(withObject('h@example.com', 'reports/q2.csv'), { key })]);
+    bucket.put('reports/q2.csv', 'second');
+    const response = await invoke(newHandler(ses, dynamodb, bucket), [
+      record(withObject('h@example.com', 'reports/q2.csv'), { key }),
+    ]);
+    expect(response.batchItemFailures).toEqual([]);
+    expect(ses.sent).toHaveLength(1);
+    expect((await deadLetterOf(key))?.MessageAttributes?.['error-code']?.StringValue).toBe(
+      'KeyReusedWithDifferentContent',
+    );
+  });
+
+  test('a missing object is dead-lettered on attachments[0].s3Key, nothing sent', async () => {
+    const ses = new CountingSes();
+    const key = `report-${randomUUID()}`;
+    await invoke(newHandler(ses, dynamodb, new FakeBucket()), [
+      record(withObject('i@example.com', 'nowhere.csv'), { key }),
+    ]);
+    expect(ses.sent).toHaveLength(0);
+    const dead = await deadLetterOf(key);
+    expect(dead?.MessageAttributes?.['error-code']?.StringValue).toBe('AttachmentUnreadable');
+    expect(JSON.stringify(dead?.MessageAttributes)).toContain('attachments[0].s3Key');
+  });
 });

@@ -72,6 +72,8 @@ test('npm start serves the pipeline, dedupes a repeated key, refuses a second st
   const outputs = JSON.parse(readFileSync(path.join(stateDir, 'outputs.json'), 'utf8')) as LocalOutputs;
   expect(Object.keys(outputs).sort()).toEqual(
     [
+      'AttachmentsBucketName',
+      'S3Endpoint',
       'ConfigurationSetName',
       'DeadLetterQueueUrl',
       'DeliveryStatusTopicArn',
@@ -93,6 +95,9 @@ test('npm start serves the pipeline, dedupes a repeated key, refuses a second st
   );
   // email-pipeline pause's switch lives in the state folder.
   expect(outputs.PauseFile).toBe(path.join(stateDir, 'send-paused'));
+
+  // Contract v1.2: the attachments bucket is on fauxqs's S3, the SNS/SQS endpoint.
+  expect(outputs.S3Endpoint).toBe(outputs.SqsEndpoint);
 
   // Publish the same idempotency key twice: one email, and the second is logged as suppressed.
   const sns = new SNSClient(emulatorConfig(outputs.SnsEndpoint));

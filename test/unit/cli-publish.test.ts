@@ -2,7 +2,7 @@
  * `email-pipeline publish` on the command line: what is wrong is said in terms of its options,
  * with exit 2 and the short usage, before anything is published or any pipeline is looked for.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { run } from '../../lib/cli/main';
@@ -86,4 +86,35 @@ test('a valid message with no local pipeline running exits 1 and says how to sta
   expect(ran.code).toBe(1);
   expect(ran.stderr).toContain('No local pipeline found');
   expect(ran.stderr).toContain('Start one with npm start');
+});
+
+describe('--header and --attach (contract v1.2)', () => {
+  test('--header without = and an unreadable --attach are usage errors', async () => {
+    expect((await publish(...VALID, '--header', 'X-Campaign')).stderr).toContain('--header takes NAME=VALUE');
+    const missing = await publish(...VALID, '--attach', path.join(stateDir, 'nowhere.pdf'));
+    expect(missing.code).toBe(2);
+    expect(missing.stderr).toContain('cannot read it (ENOENT)');
+  });
+
+  test('a header or a file the contract refuses is named by its option', async () => {
+    const exe = path.join(stateDir, 'setup.exe');
+    writeFileSync(exe, 'MZ');
+    const ran = await publish(...VALID, '--header', 'Subject=Hi', '--header', 'X-A=b\u0007', '--attach', exe);
+    expect(ran.code).toBe(2);
+    expect(ran.stderr).toContain('--header Subject: is set by SES or the pipeline');
+    expect(ran.stderr).toContain('--header X-A: value must be printable ASCII');
+    expect(ran.stderr).toContain(`--attach ${JSON.stringify(exe)}: is a file type SES does not send (.exe`);
+  });
+
+  test('one-click unsubscribe headers and a readable file pass the check (then the pipeline is looked for)', async () => {
+    const pdf = path.join(stateDir, 'invoice.pdf');
+    writeFileSync(pdf, Buffer.alloc(300 * 1024, 1)); // too large inline: by s3Key
+    const ran = await publish(
+      ...VALID,
+      ...['--header', 'List-Unsubscribe=<https://example.com/u/1>'],
+      ...['--header', 'List-Unsubscribe-Post=List-Unsubscribe=One-Click', '--attach', pdf],
+    );
+    expect(ran.code).toBe(1);
+    expect(ran.stderr).toContain('No local pipeline found');
+  });
 });

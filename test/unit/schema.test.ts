@@ -56,6 +56,21 @@ const VALID: Record<string, unknown> = {
     ...validMessage,
     tags: Object.fromEntries(addresses(10).map((_, i) => [`t${i}`, 'v'])),
   },
+  'v1.2: an inline attachment, one by s3Key and an inline image': {
+    ...validMessage,
+    attachments: [
+      { filename: 'invoice.pdf', contentType: 'application/pdf', content: 'JVBERi0=' },
+      { filename: 'report 2026.csv', contentType: 'text/csv', s3Key: 'reports/2026.csv' },
+      { filename: 'logo.png', contentType: 'image/png', content: 'iVBO', disposition: 'inline', contentId: 'logo' },
+    ],
+  },
+  'v1.2: one-click unsubscribe headers': {
+    ...validMessage,
+    headers: {
+      'List-Unsubscribe': '<https://example.com/u/42>',
+      'List-Unsubscribe-Post': 'List-Unsubscribe=One-Click',
+    },
+  },
 };
 
 const INVALID: Record<string, unknown> = {
@@ -87,6 +102,32 @@ const INVALID: Record<string, unknown> = {
   'a reserved tag name': { ...validMessage, tags: { 'Dedupe-key': 'x' } },
   'a tag value with a space': { ...validMessage, tags: { campaign: 'spring 2026' } },
   'a tag value that is a number': { ...validMessage, tags: { campaign: 2026 } },
+  'an attachment with a path': {
+    ...validMessage,
+    attachments: [{ filename: '../../etc/passwd', contentType: 'text/plain', content: 'eA==' }],
+  },
+  'an attachment SES blocks (.EXE)': {
+    ...validMessage,
+    attachments: [{ filename: 'setup.EXE', contentType: 'application/octet-stream', content: 'eA==' }],
+  },
+  'an attachment with content and s3Key': {
+    ...validMessage,
+    attachments: [{ filename: 'a.txt', contentType: 'text/plain', content: 'eA==', s3Key: 'a.txt' }],
+  },
+  'an attachment whose content is not base64': {
+    ...validMessage,
+    attachments: [{ filename: 'a.txt', contentType: 'text/plain', content: 'not base64!' }],
+  },
+  'an inline attachment without a content id': {
+    ...validMessage,
+    attachments: [{ filename: 'a.png', contentType: 'image/png', content: 'eA==', disposition: 'inline' }],
+  },
+  'a reserved header (any case)': { ...validMessage, headers: { 'content-TYPE': 'text/plain' } },
+  'a header value with a line break': { ...validMessage, headers: { 'X-Campaign': 'a\r\nBcc: x@example.com' } },
+  'more than 15 headers': {
+    ...validMessage,
+    headers: Object.fromEntries(addresses(16).map((_, i) => [`X-H${i}`, 'v'])),
+  },
 };
 
 /** What only the pipeline checks (the schema's description lists these). */
@@ -94,6 +135,20 @@ const ONLY_THE_PIPELINE_REFUSES: Record<string, unknown> = {
   'more than 50 recipients in to, cc and bcc together': { ...validMessage, to: addresses(30), cc: addresses(21, 'cc') },
   'content over the size limit': { ...validMessage, text: 'x'.repeat(LIMITS.maxContentBytes + 1) },
   'an address whose domain has no dot': { ...validMessage, to: 'ada@localhost' },
+  'inline attachments that push the content over the limit': {
+    ...validMessage,
+    attachments: [
+      { filename: 'a.bin', contentType: 'application/octet-stream', content: 'A'.repeat(LIMITS.maxContentBytes) },
+    ],
+  },
+  'two attachments with one content id': {
+    ...validMessage,
+    attachments: [
+      { filename: 'a.png', contentType: 'image/png', content: 'eA==', contentId: 'x' },
+      { filename: 'b.png', contentType: 'image/png', content: 'eA==', contentId: 'x' },
+    ],
+  },
+  'one header twice in other cases': { ...validMessage, headers: { 'X-A': 'v', 'x-a': 'w' } },
 };
 
 describe('the schema and validateEmail agree', () => {

@@ -7,6 +7,12 @@
 import { writeFileSync } from 'node:fs';
 import * as path from 'node:path';
 import {
+  ATTACHMENT_LIMITS,
+  ATTACHMENT_PATTERNS,
+  DISPOSITIONS,
+  HEADER_LIMITS,
+  HEADER_PATTERNS,
+  SES_BLOCKED_EXTENSIONS,
   CONTRACT,
   type ContractField,
   type ContractFieldName,
@@ -54,6 +60,82 @@ const ADDRESS: JsonSchema = {
   not: { pattern: '[\\r\\n]' },
 };
 
+/** A pattern's source matched in any case (JSON Schema patterns take no `i` flag): each letter as [xX]. */
+function caseless(pattern: string): string {
+  return pattern.replace(/[a-z]/g, (letter) => `[${letter}${letter.toUpperCase()}]`);
+}
+
+/** One attachment: inline base64 content or an s3Key, never both. */
+function attachment(): JsonSchema {
+  const { maxFileNameLength, maxContentTypeLength, maxS3KeyBytes } = ATTACHMENT_LIMITS;
+  const blocked = caseless(`\\.(?:${SES_BLOCKED_EXTENSIONS.join('|')})$`);
+  return {
+    type: 'object',
+    additionalProperties: false,
+    required: ['filename', 'contentType'],
+    properties: {
+      filename: {
+        description: `The name the recipient sees: no path, no control characters, not a file type SES blocks (${SES_BLOCKED_EXTENSIONS.map((e) => `.${e}`).join(' ')}; case-insensitive).`,
+        type: 'string',
+        minLength: 1,
+        maxLength: maxFileNameLength,
+        allOf: [
+          { not: { pattern: source({ pattern: ATTACHMENT_PATTERNS.pathSeparator, reason: '' }) } },
+          { not: { pattern: source({ pattern: ATTACHMENT_PATTERNS.control, reason: '' }) } },
+          { not: { pattern: '[. ]$' } },
+          { not: { pattern: blocked } },
+        ],
+      },
+      contentType: {
+        description: 'The MIME type, e.g. application/pdf (no parameters).',
+        type: 'string',
+        maxLength: maxContentTypeLength,
+        pattern: source({ pattern: ATTACHMENT_PATTERNS.contentType, reason: '' }),
+      },
+      content: {
+        description: 'The file, base64 (RFC 4648, padded, one line).',
+        type: 'string',
+        pattern: source({ pattern: ATTACHMENT_PATTERNS.base64, reason: '' }),
+      },
+      s3Key: {
+        description: `An object in the pipeline's attachments bucket (AttachmentsBucketName), 1 to ${maxS3KeyBytes} bytes.`,
+        type: 'string',
+        minLength: 1,
+      },
+      disposition: { description: 'attachment (default) or inline.', enum: [...DISPOSITIONS] },
+      contentId: {
+        description: 'What the HTML body refers to as cid:<contentId>; required with inline.',
+        type: 'string',
+        pattern: source({ pattern: ATTACHMENT_PATTERNS.contentId, reason: '' }),
+      },
+    },
+    oneOf: [{ required: ['content'] }, { required: ['s3Key'] }],
+    if: { required: ['disposition'], properties: { disposition: { const: 'inline' } } },
+    then: { required: ['contentId'] },
+  };
+}
+
+/** Custom header fields, name -> value. */
+function headers(description: string): JsonSchema {
+  const { maxHeaders, maxNameLength, maxValueLength } = HEADER_LIMITS;
+  return {
+    description,
+    type: 'object',
+    maxProperties: maxHeaders,
+    propertyNames: {
+      type: 'string',
+      maxLength: maxNameLength,
+      pattern: source({ pattern: HEADER_PATTERNS.name, reason: '' }),
+      not: { pattern: caseless(HEADER_PATTERNS.reserved.source) },
+    },
+    additionalProperties: {
+      type: 'string',
+      maxLength: maxValueLength,
+      allOf: [{ pattern: source({ pattern: HEADER_PATTERNS.value, reason: '' }) }, { pattern: '\\S' }],
+    },
+  };
+}
+
 function field(declared: ContractField): JsonSchema {
   const { description } = declared;
   switch (declared.kind) {
@@ -95,6 +177,15 @@ function field(declared: ContractField): JsonSchema {
         additionalProperties: text(value),
       };
     }
+    case 'attachments':
+      return {
+        description,
+        type: 'array',
+        maxItems: ATTACHMENT_LIMITS.maxAttachments,
+        items: attachment(),
+      };
+    case 'headers':
+      return headers(description);
   }
 }
 
@@ -132,7 +223,9 @@ export function emailMessageSchema(): JsonSchema {
       `schema cannot say: ${recipients.fields.join(' + ')} at most ${recipients.max} recipients together; ` +
       `subject + text + html + template data at most ${maxContentBytes} bytes of UTF-8; objects and arrays ` +
       `nested at most ${maxDepth} levels deep, the message counting as one; every address in full; ` +
-      'no lone surrogates. The pipeline counts lengths in UTF-16 code units.',
+      `inline attachments' base64 counted with the content; attachments at most ${ATTACHMENT_LIMITS.maxTotalBytes} ` +
+      'bytes together (objects measured at the send); unique content ids; header names case-insensitive ' +
+      '(reserved ones refused in any case, none twice); no lone surrogates. The pipeline counts lengths in UTF-16 code units.',
     type: 'object',
     additionalProperties: false,
     required: fields.filter(([, f]) => f.kind === 'addresses' && (f.minItems ?? 0) > 0).map(([name]) => name),

@@ -1,11 +1,15 @@
 /**
- * The message contract (v1.1), declared once: its fields and their rules, its limits, the key
+ * The message contract (v1.2), declared once: its fields and their rules, its limits, the key
  * attribute and the types a publisher writes. validate.ts enforces it; the JSON Schema for
  * publishers in other languages (schema/email-message.schema.json, `npm run schema`) and the
  * README's table are generated from it. Data and types only.
  */
 import { ADDRESS_LIMITS, BIDI_OR_INVISIBLE } from './address';
 import { SNS_NUMBER } from './sns-number';
+import { ATTACHMENT_LIMITS, type Attachment, type AttachmentInput } from './attachments';
+import { HEADER_LIMITS } from './headers';
+
+export type { Attachment, AttachmentInput } from './attachments';
 
 /** The SNS message attribute (or SQS message attribute) that carries the publisher's key. */
 export const IDEMPOTENCY_KEY_ATTRIBUTE = 'idempotency-key';
@@ -46,6 +50,10 @@ export interface EmailMessage {
   readonly html?: string;
   readonly template?: { readonly name: string; readonly data: Readonly<Record<string, unknown>> };
   readonly tags: Readonly<Record<string, string>>;
+  /** v1.2: present only when the message has attachments, so a v1.1 message hashes as before. */
+  readonly attachments?: readonly Attachment[];
+  /** v1.2: custom header fields, present only when the message has them. */
+  readonly headers?: Readonly<Record<string, string>>;
 }
 
 /** A rule on a string: a pattern, and what is wrong when it matches (forbids) or does not (matches). */
@@ -78,7 +86,9 @@ export type ContractField =
   | { readonly kind: 'addresses'; readonly description: string; readonly minItems?: number; readonly maxItems: number }
   | { readonly kind: 'text'; readonly description: string; readonly rules: TextRules }
   | { readonly kind: 'template'; readonly description: string }
-  | { readonly kind: 'tags'; readonly description: string };
+  | { readonly kind: 'tags'; readonly description: string }
+  | { readonly kind: 'attachments'; readonly description: string }
+  | { readonly kind: 'headers'; readonly description: string };
 
 // eslint-disable-next-line no-control-regex -- finding control characters is the point
 const CONTROL = /[\u0000-\u001f\u007f]/;
@@ -89,12 +99,12 @@ const CONTROL_RULE: PatternRule = { pattern: CONTROL, reason: 'must not contain 
 const NAME_CHARACTERS = /^[A-Za-z0-9_-]+$/;
 
 /**
- * The message contract v1.1, declared once: {@link validateEmail} and {@link checkIdempotencyKey}
+ * The message contract v1.2, declared once: {@link validateEmail} and {@link checkIdempotencyKey}
  * enforce it, and the JSON Schema for publishers in other languages
  * (schema/email-message.schema.json, `npm run schema`) is generated from it.
  */
 export const CONTRACT = {
-  version: '1.1',
+  version: '1.2',
   /** The fields of the message body, the only ones allowed; `to` is the one always required. */
   fields: {
     to: {
@@ -133,6 +143,15 @@ export const CONTRACT = {
     },
     template: { kind: 'template', description: 'A stored SES template and its data, instead of subject/text/html.' },
     tags: { kind: 'tags', description: 'SES message tags, name -> value.' },
+    // v1.2: attachments.ts and headers.ts declare and check these two.
+    attachments: {
+      kind: 'attachments',
+      description: `Files: inline base64 content, or an s3Key in the attachments bucket; at most ${ATTACHMENT_LIMITS.maxAttachments}.`,
+    },
+    headers: {
+      kind: 'headers',
+      description: `Custom header fields, name -> value, at most ${HEADER_LIMITS.maxHeaders}.`,
+    },
   } satisfies Record<string, ContractField>,
   /** to, cc and bcc together. */
   recipients: { fields: ['to', 'cc', 'bcc'], max: LIMITS.maxRecipients },
@@ -198,6 +217,10 @@ interface Recipients {
   readonly replyTo?: Addresses;
   /** SES message tags, name -> value (letters, digits, `_`, `-`). */
   readonly tags?: Readonly<Record<string, string>>;
+  /** v1.2: files, inline (base64) or by key in the attachments bucket. */
+  readonly attachments?: readonly AttachmentInput[];
+  /** v1.2: custom header fields, name -> value (e.g. List-Unsubscribe). */
+  readonly headers?: Readonly<Record<string, string>>;
 }
 
 /** Simple content: a subject with text, HTML or both. */
@@ -213,7 +236,7 @@ interface TemplateContent {
   readonly html?: never;
 }
 
-/** A message as a publisher writes it: the JSON body of the SNS message (contract v1.1). */
+/** A message as a publisher writes it: the JSON body of the SNS message (contract v1.2). */
 export type EmailMessageInput = Recipients & (SimpleContent | TemplateContent);
 
 /** The SNS message attribute data types a key may have. */

@@ -4,3 +4,12 @@
  */
 export * from './declaration';
 export * from './validate';
+export {
+  ATTACHMENT_LIMITS,
+  ATTACHMENT_PATTERNS,
+  DISPOSITIONS,
+  SES_BLOCKED_EXTENSIONS,
+  base64Bytes,
+  type Disposition,
+} from './attachments';
+export { HEADER_LIMITS, HEADER_PATTERNS } from './headers';

@@ -7,6 +7,8 @@ import { maskAddress, parseAddress } from './address';
 import { PermanentError } from '../errors';
 import { valueTooDeep, type TooDeep } from './json-depth';
 import { canonicalNumber } from './sns-number';
+import { readAttachments } from './attachments';
+import { readHeaders } from './headers';
 import {
   CONTRACT,
   KEY_FIELD,
@@ -253,7 +255,7 @@ function templateDataBytes(c: Collector, data: Readonly<Record<string, unknown>>
 }
 
 /**
- * Validates the message contract v1.1 and returns the normalised email.
+ * Validates the message contract v1.2 and returns the normalised email.
  * Throws {@link InvalidMessageError} listing every field at fault.
  */
 export function validateEmail(message: unknown): EmailMessage {
@@ -285,6 +287,9 @@ export function validateEmail(message: unknown): EmailMessage {
   const html = optionalString(c, 'html', message.html);
   const template = readTemplate(c, message.template);
   const tags = readTags(c, message.tags);
+  const add = (field: string, reason: string) => c.add(field, reason);
+  const attachments = readAttachments(add, message.attachments);
+  const headers = readHeaders(add, message.headers);
 
   const hasSimple = text !== undefined || html !== undefined;
   if (message.template !== undefined && (message.text !== undefined || message.html !== undefined)) {
@@ -311,6 +316,13 @@ export function validateEmail(message: unknown): EmailMessage {
       text !== undefined || html !== undefined ? 'text' : 'template.data',
       `content is ${contentBytes} bytes, over the limit of ${CONTRACT.maxContentBytes}`,
     );
+  } else if (dataBytes !== undefined && contentBytes + (attachments?.inlineChars ?? 0) > CONTRACT.maxContentBytes) {
+    // Inline files travel in the SNS message (256 KiB) with the content: the same limit holds both.
+    c.add(
+      'attachments',
+      `content and inline attachments (base64) are ${contentBytes + (attachments?.inlineChars ?? 0)} bytes together, ` +
+        `over the limit of ${CONTRACT.maxContentBytes}: send larger files by s3Key`,
+    );
   }
 
   if (c.issues.length > 0) throw new InvalidMessageError('InvalidMessage', c.issues);
@@ -324,5 +336,7 @@ export function validateEmail(message: unknown): EmailMessage {
     ...(html !== undefined ? { html } : {}),
     ...(template !== undefined ? { template } : {}),
     tags,
+    ...(attachments !== undefined ? { attachments: attachments.attachments } : {}),
+    ...(headers !== undefined ? { headers } : {}),
   };
 }

@@ -5,7 +5,7 @@
  */
 import { DEDUPE_ATTEMPT_TAG, DEDUPE_CLAIM_TAG } from '../../kernel/ledger/binding';
 import { ledgerKey } from '../../kernel/ledger/schema';
-import { SESv2Client, type SendEmailCommandInput } from '@aws-sdk/client-sesv2';
+import { SESv2Client, type Attachment, type SendEmailCommandInput } from '@aws-sdk/client-sesv2';
 import { httpHandler } from '../../runtime/clients';
 import type { RetryErrorInfo, RetryStrategyV2, RetryToken } from '@smithy/types';
 import { formatDisplayName } from '../../kernel/contract/address';
@@ -37,18 +37,28 @@ export interface AttemptTags {
   readonly claimRef: string;
 }
 
-/** Builds the SendEmail request for one validated email. */
+/**
+ * Builds the SendEmail request for one validated email; `attachments` are its files as SES parts
+ * (send/attachments.ts reads them), on simple and template content alike, as are its headers.
+ */
 export function buildSendEmailInput(
   email: EmailMessage,
   sender: SenderSettings,
   key: string,
   attempt?: AttemptTags,
+  attachments?: Attachment[],
 ): SendEmailCommandInput {
+  // Contract v1.2: custom headers and attachments, on whichever content the email has.
+  const extras = {
+    ...(email.headers ? { Headers: Object.entries(email.headers).map(([Name, Value]) => ({ Name, Value })) } : {}),
+    ...(attachments?.length ? { Attachments: attachments } : {}),
+  };
   const content: SendEmailCommandInput['Content'] = email.template
     ? {
         Template: {
           TemplateName: email.template.name,
           TemplateData: JSON.stringify(email.template.data),
+          ...extras,
         },
       }
     : {
@@ -58,6 +68,7 @@ export function buildSendEmailInput(
             ...(email.text !== undefined ? { Text: { Data: email.text, Charset: 'UTF-8' } } : {}),
             ...(email.html !== undefined ? { Html: { Data: email.html, Charset: 'UTF-8' } } : {}),
           },
+          ...extras,
         },
       };
   return {

@@ -12,6 +12,7 @@ import { RetryableError } from '../../kernel/errors';
 import { METRIC } from '../../kernel/names';
 import { classifySesError } from '../classify';
 import type { CircuitBreaker } from './breaker';
+import { createAttachmentObjects, type AttachmentObjects } from './attachments';
 import { buildSendEmailInput, type AttemptTags } from './email';
 import type { SendPacer } from './pacing';
 
@@ -52,10 +53,17 @@ export interface SenderDeps {
   readonly breaker: CircuitBreaker;
   readonly metrics: Metrics;
   readonly now: () => number;
+  /** Reads the email's files for the request (send/attachments.ts). @default inline files only */
+  readonly attachments?: AttachmentObjects;
 }
 
 /** The send stage of one container. */
 export interface Sender {
+  /**
+   * The email as the claim hashes it: with the ETag of each object it attaches (send/attachments.ts),
+   * so a changed object under a reused key is refused as other content.
+   */
+  prepare(email: EmailMessage): Promise<EmailMessage>;
   /**
    * Holds a send back while the breaker is open; waits for its share of the send rate, no later
    * than the invocation's deadline allows (`remainingMs`: the invocation's time left).
@@ -71,7 +79,10 @@ export interface Sender {
 
 export function createSender(deps: SenderDeps): Sender {
   const { settings, ses, pacer, breaker, metrics, now } = deps;
+  const attachments = deps.attachments ?? createAttachmentObjects(undefined);
   return {
+    prepare: (email) => attachments.fingerprint(email),
+
     async admit(request, remainingMs) {
       const permit = breaker.permit();
       if (!permit.start) {
@@ -98,11 +109,18 @@ export function createSender(deps: SenderDeps): Sender {
     },
 
     async send(request, { probe }, attempt) {
+      let parts: Awaited<ReturnType<AttachmentObjects['parts']>>;
+      try {
+        parts = await attachments.parts(request.email);
+      } catch (error) {
+        breaker.onAbandoned(probe);
+        throw error;
+      }
       const started = now();
       let response: { MessageId?: string | undefined };
       try {
         response = await ses.send(
-          new SendEmailCommand(buildSendEmailInput(request.email, settings, request.key, attempt)),
+          new SendEmailCommand(buildSendEmailInput(request.email, settings, request.key, attempt, parts)),
         );
         breaker.onSuccess(probe);
       } catch (error) {

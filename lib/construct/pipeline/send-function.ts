@@ -38,6 +38,8 @@ export function buildSendFunction(
     readonly table: dynamodb.ITable;
     readonly queue: sqs.IQueue;
     readonly deadLetterQueue: sqs.IQueue;
+    /** The attachments bucket, which the function reads objects of. */
+    readonly attachmentsBucketName: string;
   },
 ): SendFunction {
   const { settings } = props;
@@ -49,6 +51,7 @@ export function buildSendFunction(
       tableName: props.table.tableName,
       sourceQueueUrl: props.queue.queueUrl,
       deadLetterQueueUrl: props.deadLetterQueue.queueUrl,
+      attachmentsBucketName: props.attachmentsBucketName,
     }),
     POWERTOOLS_SERVICE_NAME: props.serviceName,
     NODE_OPTIONS: '--enable-source-maps',

@@ -23,6 +23,7 @@ import { mkdir, mkdtemp, readdir, rename, rm } from 'node:fs/promises';
 import { dirname, join, relative } from 'node:path';
 import { promisify } from 'node:util';
 import { DynamoDBClient, ListTablesCommand } from '@aws-sdk/client-dynamodb';
+import { S3Client } from '@aws-sdk/client-s3';
 import { SESv2Client } from '@aws-sdk/client-sesv2';
 import { SNSClient } from '@aws-sdk/client-sns';
 import { ListQueuesCommand, SQSClient } from '@aws-sdk/client-sqs';
@@ -505,6 +506,8 @@ export interface EmulatorClients {
   readonly dynamodb: DynamoDBClient;
   /** SES v2 (configuration sets), when the SES endpoint is given. */
   readonly ses?: SESv2Client;
+  /** S3 on fauxqs (the attachments bucket): the SNS/SQS endpoint, path-style. */
+  readonly s3: S3Client;
   destroy(): void;
 }
 
@@ -516,12 +519,15 @@ export function emulatorClients(
   const sqs = new SQSClient({ ...emulatorConfig(endpoints.sqs), useQueueUrlAsEndpoint: false });
   const dynamodb = new DynamoDBClient(emulatorConfig(endpoints.dynamodb));
   const ses = endpoints.ses ? new SESv2Client(emulatorConfig(endpoints.ses)) : undefined;
+  const s3 = new S3Client({ ...emulatorConfig(endpoints.sqs), forcePathStyle: true });
   return {
     sns,
     sqs,
     dynamodb,
+    s3,
     ...(ses ? { ses } : {}),
     destroy: () => {
+      s3.destroy();
       sns.destroy();
       sqs.destroy();
       dynamodb.destroy();

@@ -116,6 +116,8 @@ export class LocalPipeline {
   readonly sns: SNSClient;
   readonly sqs: SQSClient;
   readonly dynamodb: DynamoDBClient;
+  /** S3 on fauxqs: the attachments bucket (resources.attachmentsBucketName). */
+  readonly s3: EmulatorClients['s3'];
   /** Every decision seen so far, in order. */
   readonly decisions: DecisionEvent[] = [];
   /** Every line consumers printed, when `keepLines` is on. */
@@ -134,6 +136,7 @@ export class LocalPipeline {
     this.sns = clients.sns;
     this.sqs = clients.sqs;
     this.dynamodb = clients.dynamodb;
+    this.s3 = clients.s3;
   }
 
   /** Creates the resources (idempotent) and builds the bundles if not given. Starts no consumer. */
@@ -157,6 +160,8 @@ export class LocalPipeline {
       AWS_ENDPOINT_URL_DYNAMODB: endpoints.dynamodb,
       AWS_ENDPOINT_URL_SQS: endpoints.sqs,
       AWS_ENDPOINT_URL_SESV2: endpoints.ses,
+      // fauxqs serves S3 on its SNS/SQS port; an IP endpoint makes the SDK use path-style URLs.
+      AWS_ENDPOINT_URL_S3: endpoints.sqs,
       // Signs as the send function's role: the local SES reports it as the events' caller identity.
       AWS_ACCESS_KEY_ID: this.resources.senderRoleName,
       // Every send goes through the ledger's configuration set; an unknown-fate send reads the ledger.

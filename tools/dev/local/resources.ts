@@ -17,11 +17,13 @@ import {
   CreateConfigurationSetEventDestinationCommand,
   type SESv2Client,
 } from '@aws-sdk/client-sesv2';
+import { CreateBucketCommand, PutBucketLifecycleConfigurationCommand, type S3Client } from '@aws-sdk/client-s3';
 import { CreateTopicCommand, SubscribeCommand, type SNSClient } from '@aws-sdk/client-sns';
 import { CreateQueueCommand, GetQueueAttributesCommand, type SQSClient } from '@aws-sdk/client-sqs';
 import { LEDGER_STATUS_INDEX, LEDGER_TABLE } from '../../../lambdas/kernel/ledger/schema';
 import { DLQ_RETENTION_SECONDS, type ResolvedSettings } from '../../../lib/settings';
 import { LOCAL_ACCOUNT_ID } from '../../../lib/cli/target';
+import { attachmentExpiryDays } from '../../../lib/construct/pipeline/attachments-bucket';
 import {
   IDEMPOTENCY_TABLE,
   type HandlerResourceRefs,
@@ -56,6 +58,8 @@ export interface LocalResources {
   readonly tableName: string;
   /** The send ledger's resources (see {@link createLedgerResources}). */
   readonly ledger: LedgerResources;
+  /** Contract v1.2: the attachments bucket (on fauxqs's S3), when an S3 client was given. */
+  readonly attachmentsBucketName?: string;
 }
 
 /**
@@ -112,6 +116,7 @@ export function handlerRefs(resources: LocalResources): HandlerResourceRefs {
     sourceQueueUrl: resources.queueUrl,
     deadLetterQueueUrl: resources.deadLetterQueueUrl,
     ledgerTableName: resources.ledger.tableName,
+    ...(resources.attachmentsBucketName ? { attachmentsBucketName: resources.attachmentsBucketName } : {}),
   };
 }
 
@@ -121,6 +126,40 @@ export interface ResourceClients {
   readonly dynamodb: DynamoDBClient;
   /** For the configuration set; required by {@link createResources}. */
   readonly ses?: SESv2Client;
+  /** For the attachments bucket. @default none: no bucket */
+  readonly s3?: S3Client;
+}
+
+/**
+ * The attachments bucket, as the construct makes it where an emulator can: objects expire after
+ * the dedupe window (fauxqs stores the rule but does not enforce it). Encryption, TLS and the
+ * bucket policy are the deployed bucket's only: fauxqs keeps no policies.
+ */
+async function createAttachmentsBucket(s3: S3Client, settings: ResolvedSettings, name: string): Promise<string> {
+  const bucket = `${name}-attachments`
+    .toLowerCase()
+    .replace(/[^a-z0-9.-]/g, '-')
+    .slice(0, 63);
+  await s3.send(new CreateBucketCommand({ Bucket: bucket })).catch((error: unknown) => {
+    // fauxqs creates idempotently; S3 says it is ours already.
+    if ((error as { name?: string }).name !== 'BucketAlreadyOwnedByYou') throw error;
+  });
+  await s3.send(
+    new PutBucketLifecycleConfigurationCommand({
+      Bucket: bucket,
+      LifecycleConfiguration: {
+        Rules: [
+          {
+            ID: 'ExpireAfterDedupeWindow',
+            Status: 'Enabled',
+            Filter: { Prefix: '' },
+            Expiration: { Days: attachmentExpiryDays(settings.dedupeWindowSeconds) },
+          },
+        ],
+      },
+    }),
+  );
+  return bucket;
 }
 
 async function queueArn(sqs: SQSClient, queueUrl: string): Promise<string> {
@@ -321,6 +360,7 @@ export async function createResources(
   const queueUrl = queue.QueueUrl;
   if (!queueUrl) throw new Error('the emulator did not return a queue URL');
   const arn = await subscribeQueue(clients, topicArn, queueUrl);
+  const attachmentsBucketName = clients.s3 ? await createAttachmentsBucket(clients.s3, settings, name) : undefined;
   return {
     senderRoleName: senderRoleName(name),
     topicArn,
@@ -330,5 +370,6 @@ export async function createResources(
     deadLetterQueueArn,
     tableName,
     ledger: await ledger,
+    ...(attachmentsBucketName ? { attachmentsBucketName } : {}),
   };
 }

@@ -27,6 +27,7 @@ import type { AddressInfo } from 'node:net';
 import { PublishCommand, SNSClient } from '@aws-sdk/client-sns';
 import { LOCAL_ACCOUNT_ID } from '../../../lib/cli/target';
 import { emulatorConfig } from './emulator-config';
+import { contentRefusal, withHeadersShown, type SendContent } from './ses-content';
 
 /** SES v2 event types (MatchingEventTypes) and the eventType SES writes for each. */
 export const SES_EVENT_TYPES = {
@@ -309,6 +310,12 @@ export async function startSesFront(options: SesFrontOptions): Promise<SesFront>
 
   async function sendEmail(req: http.IncomingMessage, res: http.ServerResponse, body: Buffer): Promise<void> {
     const send = json<SendEmailBody>(body) ?? {};
+    // Attachments and headers as SES checks them (aws-ses-v2-local stores them unchecked).
+    const refused = contentRefusal(send as SendContent, body.length);
+    if (refused) {
+      sesError(res, refused.status, refused.type, refused.message);
+      return;
+    }
     const setName = send.ConfigurationSetName;
     const set = setName ? sets.get(setName) : undefined;
     if (setName && !set) {
@@ -405,7 +412,11 @@ export async function startSesFront(options: SesFrontOptions): Promise<SesFront>
         const parts = url.pathname.slice(prefix.length).split('/').filter(Boolean);
         if (configurationSets(res, method, parts, body)) return;
       }
-      relay(res, await forward(options.upstream, req, body));
+      const reply = await forward(options.upstream, req, body);
+      // The mailbox page, with each email's custom headers shown.
+      if (method === 'GET' && url.pathname === '/')
+        relay(res, { ...reply, body: Buffer.from(withHeadersShown(reply.body.toString('utf8'))) });
+      else relay(res, reply);
     })().catch((error: unknown) => {
       sesError(
         res,

@@ -42,6 +42,9 @@ export interface LocalOutputs {
   /** The ledger's buffer queue and its DLQ (email-pipeline dlq --queue ledger). */
   readonly LedgerBufferQueueUrl: string;
   readonly LedgerDeadLetterQueueUrl: string;
+  /** Contract v1.2: the attachments bucket, on fauxqs's S3 (path-style at S3Endpoint, the SNS/SQS port). */
+  readonly AttachmentsBucketName?: string;
+  readonly S3Endpoint: string;
 }
 
 /** The outputs of a local pipeline: its resources, the emulators' endpoints, the key prefix and the status URL. */
@@ -69,6 +72,8 @@ export function localOutputs(
     PauseFile: PAUSE_FILE,
     LedgerBufferQueueUrl: resources.ledger.bufferQueueUrl,
     LedgerDeadLetterQueueUrl: resources.ledger.bufferDeadLetterQueueUrl,
+    ...(resources.attachmentsBucketName ? { AttachmentsBucketName: resources.attachmentsBucketName } : {}),
+    S3Endpoint: endpoints.sqs,
   };
 }
 

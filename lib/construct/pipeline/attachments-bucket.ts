@@ -1,0 +1,132 @@
+/**
+ * The attachments bucket (contract v1.2: files sent by `s3Key`, which an SNS message cannot
+ * carry): its own customer-managed key, TLS only, no public access, objects expiring after the
+ * dedupe window. Its policy lets only the send function read objects and only the principals given
+ * `grantAttachmentUpload` write them; the send function's own statement is read only
+ * (s3:GetObject, and the key's Decrypt through S3).
+ */
+import { Duration, Lazy, Stack, Validations, type RemovalPolicy } from 'aws-cdk-lib';
+import * as iam from 'aws-cdk-lib/aws-iam';
+import type * as kms from 'aws-cdk-lib/aws-kms';
+import * as s3 from 'aws-cdk-lib/aws-s3';
+import type { CfnBucket } from 'aws-cdk-lib/aws-s3';
+import type { Construct } from 'constructs';
+import type { ResolvedSettings } from '../../settings';
+import { rotatingKey } from '../shared';
+import { principalArn } from './principals';
+
+const DAY_SECONDS = 24 * 60 * 60;
+
+/** What {@link buildAttachmentsBucket} made. */
+export interface AttachmentsBucket {
+  readonly bucket: s3.Bucket;
+  /** Customer-managed key (rotation on) of the bucket's objects. */
+  readonly key: kms.Key;
+  /**
+   * Restricts the bucket to its readers and writers: call once, with the send function's role.
+   * Returns what grants an uploader (EmailPipeline.grantAttachmentUpload).
+   */
+  restrict(sendRole: iam.IRole): (grantee: iam.IGrantable) => iam.Grant;
+}
+
+/**
+ * Days an object is kept: the dedupe window, in whole days (S3 expires at the next midnight UTC
+ * after that), so an object outlives every copy of the message that names it (published after
+ * the upload) still inside the window.
+ */
+export function attachmentExpiryDays(dedupeWindowSeconds: number): number {
+  return Math.max(1, Math.ceil(dedupeWindowSeconds / DAY_SECONDS));
+}
+
+/** The key and the bucket, in `scope` (the pipeline). */
+export function buildAttachmentsBucket(
+  scope: Construct,
+  props: { readonly settings: ResolvedSettings; readonly removalPolicy: RemovalPolicy },
+): AttachmentsBucket {
+  const key = rotatingKey(scope, 'AttachmentsKey', 'Encrypts the email pipeline attachments', props.removalPolicy);
+  const bucket = new s3.Bucket(scope, 'AttachmentsBucket', {
+    encryption: s3.BucketEncryption.KMS,
+    encryptionKey: key,
+    bucketKeyEnabled: true,
+    enforceSSL: true,
+    minimumTLSVersion: 1.2,
+    blockPublicAccess: s3.BlockPublicAccess.BLOCK_ALL,
+    objectOwnership: s3.ObjectOwnership.BUCKET_OWNER_ENFORCED,
+    versioned: false,
+    removalPolicy: props.removalPolicy,
+    lifecycleRules: [
+      {
+        id: 'ExpireAfterDedupeWindow',
+        expiration: Duration.days(attachmentExpiryDays(props.settings.dedupeWindowSeconds)),
+        abortIncompleteMultipartUploadAfter: Duration.days(1),
+      },
+    ],
+  });
+  Validations.of(bucket).acknowledge({
+    id: 'AwsSolutions::AwsSolutions-S1',
+    reason:
+      'Objects live for the dedupe window only and the bucket policy lets only the send function read them; ' +
+      'access is audited with CloudTrail data events where wanted, not a second bucket of logs',
+  });
+
+  const uploaders: string[] = [];
+  return {
+    bucket,
+    key,
+    restrict(sendRole) {
+      const stack = Stack.of(bucket);
+      // Read only: objects by key, no listing; the key's Decrypt only through S3 in this region.
+      Validations.of(sendRole).acknowledge({
+        id: `AwsSolutions::AwsSolutions-IAM5[Resource::<${stack.getLogicalId(bucket.node.defaultChild as CfnBucket)}.Arn>/*]`,
+        reason:
+          'Messages name their attachment objects by key, so the send function may GetObject any object of this one ' +
+          'bucket (no listing, no writes); the bucket policy denies reads to every other principal',
+      });
+      sendRole.addToPrincipalPolicy(
+        new iam.PolicyStatement({
+          sid: 'ReadAttachments',
+          actions: ['s3:GetObject'],
+          resources: [bucket.arnForObjects('*')],
+        }),
+      );
+      sendRole.addToPrincipalPolicy(
+        new iam.PolicyStatement({
+          sid: 'DecryptAttachments',
+          actions: ['kms:Decrypt'],
+          resources: [key.keyArn],
+          conditions: { StringEquals: { 'kms:ViaService': `s3.${stack.region}.amazonaws.com` } },
+        }),
+      );
+      // Whatever IAM allows elsewhere in the account: the send function alone reads, uploaders alone write.
+      bucket.addToResourcePolicy(
+        new iam.PolicyStatement({
+          sid: 'OnlyTheSendFunctionReads',
+          effect: iam.Effect.DENY,
+          principals: [new iam.AnyPrincipal()],
+          actions: ['s3:GetObject', 's3:GetObjectVersion', 's3:GetObjectAttributes'],
+          resources: [bucket.arnForObjects('*')],
+          conditions: { ArnNotEquals: { 'aws:PrincipalArn': [sendRole.roleArn] } },
+        }),
+      );
+      bucket.addToResourcePolicy(
+        new iam.PolicyStatement({
+          sid: 'OnlyUploadersWrite',
+          effect: iam.Effect.DENY,
+          principals: [new iam.AnyPrincipal()],
+          actions: ['s3:PutObject'],
+          resources: [bucket.arnForObjects('*')],
+          conditions: {
+            ArnNotEquals: {
+              // No uploader yet: the send function's role, which no statement lets write (so: nobody).
+              'aws:PrincipalArn': Lazy.list({ produce: () => (uploaders.length ? uploaders : [sendRole.roleArn]) }),
+            },
+          },
+        }),
+      );
+      return (grantee) => {
+        uploaders.push(principalArn(grantee.grantPrincipal, 'grantAttachmentUpload'));
+        return bucket.grantPut(grantee);
+      };
+    },
+  };
+}
