@@ -255,6 +255,7 @@ export class EmailPipeline extends Construct {
       assumedBy: props.redriveRoleAssumedBy ?? new iam.AccountRootPrincipal(),
       queue: this.queue,
       deadLetterQueue: this.deadLetterQueue,
+      subscriptionDeadLetterQueue: this.subscriptionDeadLetterQueue,
       queueKey: this.queueKey,
     });
     restrictQueueSenders({

@@ -70,6 +70,7 @@ export interface PipelineIds {
   readonly topic: string;
   readonly queue: string;
   readonly deadLetterQueue: string;
+  readonly subscriptionDeadLetterQueue: string;
   readonly table: string;
   readonly function: string;
   readonly logGroup: string;
@@ -101,6 +102,7 @@ export function synthesize(
       topic: id(p.topic),
       queue: id(p.queue),
       deadLetterQueue: id(p.deadLetterQueue),
+      subscriptionDeadLetterQueue: id(p.subscriptionDeadLetterQueue),
       table: id(p.table),
       function: id(p.sendFunction),
       logGroup: id(p.logGroup),

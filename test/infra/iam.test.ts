@@ -176,7 +176,7 @@ describe('redrive role', () => {
     ]);
   });
 
-  test('may list, redrive and purge the DLQ, send to the work queue and use the queue key: nothing else', () => {
+  test('may list, redrive and purge the DLQ and the subscription DLQ, send to the work queue and use the queue key: nothing else', () => {
     const s = synthDefault();
     const { statements } = redriveRole(s);
     const actions = new Set(statements.flatMap((st) => asList<string>(st.Action)));
@@ -197,7 +197,9 @@ describe('redrive role', () => {
       ]),
     );
     for (const action of ['sqs:ReceiveMessage', 'sqs:DeleteMessage', 'sqs:PurgeQueue', 'sqs:StartMessageMoveTask']) {
-      expect(resourcesOf(statements, action)).toEqual(asSet(arnOf(s.ids.deadLetterQueue)));
+      expect(resourcesOf(statements, action)).toEqual(
+        asSet([arnOf(s.ids.deadLetterQueue), arnOf(s.ids.subscriptionDeadLetterQueue)]),
+      );
     }
     // It sends to the work queue only (never to a DLQ, never to the ledger's buffer).
     expect(resourcesOf(statements, 'sqs:SendMessage')).toEqual(asSet(arnOf(s.ids.queue)));

@@ -1,6 +1,6 @@
 /**
- * The operators' role for the DLQ: what `email-pipeline dlq list|redrive|purge
- * --stack` needs on the DLQ, the work queue and their key, and nothing else.
+ * The operators' role for the DLQs: what `email-pipeline dlq list|redrive|purge
+ * --stack` needs on the DLQ and the subscription DLQ, the work queue and their key, and nothing else.
  * The queue policies exempt it by ARN (resource-policies.ts).
  */
 import { Duration, Stack } from 'aws-cdk-lib';
@@ -16,6 +16,8 @@ export function buildRedriveRole(
     readonly assumedBy: iam.IPrincipal;
     readonly queue: sqs.IQueue;
     readonly deadLetterQueue: sqs.IQueue;
+    /** What SNS could not deliver to the work queue: listed and redriven to it like the DLQ. */
+    readonly subscriptionDeadLetterQueue: sqs.IQueue;
     readonly queueKey: kms.IKey;
   },
 ): iam.Role {
@@ -46,7 +48,7 @@ export function buildRedriveRole(
         'sqs:CancelMessageMoveTask',
         'sqs:PurgeQueue',
       ],
-      resources: [props.deadLetterQueue.queueArn],
+      resources: [props.deadLetterQueue.queueArn, props.subscriptionDeadLetterQueue.queueArn],
     }),
   );
   role.addToPolicy(
