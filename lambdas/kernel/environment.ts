@@ -31,6 +31,10 @@ export const ENV = {
   retryBudgetSeconds: 'RETRY_BUDGET_SECONDS',
   maxSendRate: 'MAX_SEND_RATE',
   maxConcurrency: 'MAX_CONCURRENCY',
+  /** The high-priority lane's queue: its records' retries go back there. */
+  highPriorityQueueUrl: 'HIGH_PRIORITY_QUEUE_URL',
+  /** Percent of maxSendRate reserved for the high-priority lane. */
+  highPriorityRateShare: 'HIGH_PRIORITY_RATE_SHARE',
 } as const;
 
 /** Environment variables of the ledger-related functions (send-email, ledger and status). */
@@ -79,8 +83,12 @@ export interface HandlerSettings {
   readonly retryBudgetSeconds: number;
   /** Recipients per second all containers together may send (see pacing.ts). */
   readonly maxSendRate: number;
-  /** Most containers the event source runs at once: each paces to maxSendRate / maxConcurrency. */
+  /** Most containers the event source runs at once: the static share, maxSendRate / maxConcurrency, when the shared lease is off. */
   readonly maxConcurrency: number;
+  /** The high-priority queue (its own event source mapping); none: one lane. */
+  readonly highPriorityQueueUrl?: string;
+  /** Percent of maxSendRate reserved for high-priority mail (bulk borrows it while high is idle). */
+  readonly highPriorityRateShare: number;
 }
 
 /** An environment: `process.env` in a function, a plain object in tests and the local pipeline. */
@@ -114,6 +122,15 @@ export class EnvReader {
     return value;
   }
 
+  /** A whole number from 0, in plain digits; `fallback` when absent. */
+  nonNegativeInt(name: string, fallback: number): number {
+    const raw = this.env[name];
+    if (raw === undefined || raw === '') return fallback;
+    const value = /^[0-9]+$/.test(raw) ? Number(raw) : NaN;
+    if (!Number.isSafeInteger(value)) throw new Error(`Environment variable ${name} must be a whole number, got "${raw}"`);
+    return value;
+  }
+
   /** `true` or `false` in any case; `fallback` when absent. */
   boolean(name: string, fallback: boolean): boolean {
     const raw = this.env[name];
@@ -130,6 +147,7 @@ export function readSettings(env: Env = process.env): HandlerSettings {
   const read = new EnvReader(env);
   const configurationSetName = read.optional(ENV.configurationSetName);
   const senderName = read.optional(ENV.senderName);
+  const highPriorityQueueUrl = read.optional(ENV.highPriorityQueueUrl);
   return {
     senderAddress: read.required(ENV.senderAddress),
     ...(senderName ? { senderName } : {}),
@@ -149,6 +167,8 @@ export function readSettings(env: Env = process.env): HandlerSettings {
     retryBudgetSeconds: read.positiveInt(ENV.retryBudgetSeconds),
     maxSendRate: read.positiveInt(ENV.maxSendRate),
     maxConcurrency: read.positiveInt(ENV.maxConcurrency),
+    ...(highPriorityQueueUrl ? { highPriorityQueueUrl } : {}),
+    highPriorityRateShare: read.nonNegativeInt(ENV.highPriorityRateShare, 0),
   };
 }
 

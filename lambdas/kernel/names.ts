@@ -27,7 +27,20 @@ export const METRIC = {
   sendsPastDeadline: 'SendsPastDeadline',
   retryAge: 'RetryAgeSeconds',
   retryBudgetExhausted: 'RetryBudgetExhausted',
+  /** Recipients given a send slot, with the `lane` dimension (normal, high): rate used per lane. */
+  recipientsPaced: 'RecipientsPaced',
+  /** Writes to the shared rate lease (leases, borrows and their conditional failures). */
+  rateLeaseWrites: 'RateLeaseWrites',
+  /** Times a container fell back to its static share because the shared lease could not be reached. */
+  rateLeaseFallbacks: 'RateLeaseFallbacks',
 } as const;
+
+/** The lanes of the pipeline: the `priority` message attribute, and the queue a record came from. */
+export const LANES = ['normal', 'high'] as const;
+export type Lane = (typeof LANES)[number];
+
+/** The SNS message attribute that chooses the lane (`high`; absent or anything else: `normal`). */
+export const PRIORITY_ATTRIBUTE = 'priority';
 
 /** The message attributes a dead-lettered record carries (the DLQ tools and the CLI read them). */
 export const DLQ_ATTRIBUTE = {
