@@ -127,7 +127,8 @@ export class EnvReader {
     const raw = this.env[name];
     if (raw === undefined || raw === '') return fallback;
     const value = /^[0-9]+$/.test(raw) ? Number(raw) : NaN;
-    if (!Number.isSafeInteger(value)) throw new Error(`Environment variable ${name} must be a whole number, got "${raw}"`);
+    if (!Number.isSafeInteger(value))
+      throw new Error(`Environment variable ${name} must be a whole number, got "${raw}"`);
     return value;
   }
 
