@@ -27,12 +27,16 @@ export const METRIC = {
   sendsPastDeadline: 'SendsPastDeadline',
   retryAge: 'RetryAgeSeconds',
   retryBudgetExhausted: 'RetryBudgetExhausted',
-  /** Recipients given a send slot, with the `lane` dimension (normal, high): rate used per lane. */
-  recipientsPaced: 'RecipientsPaced',
   /** Writes to the shared rate lease (leases, borrows and their conditional failures). */
   rateLeaseWrites: 'RateLeaseWrites',
   /** Times a container fell back to its static share because the shared lease could not be reached. */
   rateLeaseFallbacks: 'RateLeaseFallbacks',
+} as const;
+
+/** The send function's counts by lane: dimensions `service` and `lane` (normal, high). */
+export const LANE_METRIC = {
+  /** Recipients given a send slot: the rate each lane used. */
+  recipientsPaced: 'RecipientsPaced',
 } as const;
 
 /** The lanes of the pipeline: the `priority` message attribute, and the queue a record came from. */

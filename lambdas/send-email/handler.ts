@@ -12,7 +12,7 @@ import type { BasePersistenceLayer } from '@aws-lambda-powertools/idempotency/pe
 import { Logger } from '@aws-lambda-powertools/logger';
 import { MetricUnit, Metrics } from '@aws-lambda-powertools/metrics';
 import { readConfirmSettings, readSettings, type HandlerSettings } from '../kernel/environment';
-import { LANES, METRIC, type Lane } from '../kernel/names';
+import { LANE_METRIC, LANES, METRIC, type Lane } from '../kernel/names';
 import { builtOnFirstSend, createDynamoDbClient, createSqsClient, createStoreClient } from '../runtime/clients';
 import { LedgerAwarePersistenceLayer } from './claim/persistence';
 import { createSendConfirmation, type SendConfirmation } from './confirm';
@@ -125,7 +125,7 @@ export function createHandler(deps: HandlerDeps, options: { readonly processInPa
           metrics
             .singleMetric()
             .addDimension('lane', name)
-            .addMetric(METRIC.recipientsPaced, MetricUnit.Count, recipients);
+            .addMetric(LANE_METRIC.recipientsPaced, MetricUnit.Count, recipients);
       }
       metrics.publishStoredMetrics();
     }

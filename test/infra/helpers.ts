@@ -69,6 +69,7 @@ export function build(
 export interface PipelineIds {
   readonly topic: string;
   readonly queue: string;
+  readonly highPriorityQueue: string;
   readonly deadLetterQueue: string;
   readonly table: string;
   readonly function: string;
@@ -100,6 +101,7 @@ export function synthesize(
     ids: {
       topic: id(p.topic),
       queue: id(p.queue),
+      highPriorityQueue: id(p.highPriorityQueue),
       deadLetterQueue: id(p.deadLetterQueue),
       table: id(p.table),
       function: id(p.sendFunction),

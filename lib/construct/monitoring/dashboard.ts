@@ -8,6 +8,7 @@ import * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
 import { Construct } from 'constructs';
 import type { EmailPipeline } from '../email-pipeline';
 import { CONFIGURATION_SET_DIMENSION } from '../ledger/events';
+import { LANE_METRIC } from '../../../lambdas/kernel/names';
 import { FIVE_MINUTES, HANDLER_METRICS, LEDGER_METRICS, handlerMetric, sesMetric } from './metrics';
 
 const DYNAMO_OPERATIONS = [
@@ -176,6 +177,7 @@ export function createDashboard(
   );
 
   addDeliveriesSection(dashboard, p);
+  dashboard.addWidgets(laneRateWidget(p));
   return dashboard;
 }
 
@@ -265,5 +267,50 @@ function graph(title: string, unit: string, width: number, left: cw.IMetric[]): 
     width,
     height: 6,
     leftYAxis: { label: unit, showUnits: false, min: 0 },
+  });
+}
+
+/**
+ * Rate used per lane against maxSendRate: recipients given a send slot per second, normal and high
+ * (the shared rate lease, lambdas/send-email/send/shared-pacer.ts), with the high lane's reserve;
+ * on the right, the lease's writes and its fallbacks to the static share, per minute.
+ */
+function laneRateWidget(pipeline: EmailPipeline): cw.GraphWidget {
+  const { settings } = pipeline;
+  const perMinute = Duration.minutes(1);
+  const lane = (name: string) =>
+    new cw.MathExpression({
+      expression: `${name} / PERIOD(${name})`,
+      usingMetrics: {
+        [name]: new cw.Metric({
+          namespace: settings.metricsNamespace,
+          metricName: LANE_METRIC.recipientsPaced,
+          dimensionsMap: { service: pipeline.serviceName, lane: name },
+          statistic: cw.Stats.SUM,
+          period: perMinute,
+        }),
+      },
+      label: `${name} (recipients per second)`,
+      period: perMinute,
+    });
+  const reserve = (settings.maxSendRate * settings.highPriorityRateShare) / 100;
+  return new cw.GraphWidget({
+    title: `Rate used per lane (maxSendRate ${settings.maxSendRate}/s, high reserve ${reserve}/s)`,
+    left: [lane('normal'), lane('high')],
+    right: [
+      handlerMetric(pipeline, HANDLER_METRICS.rateLeaseWrites, { label: 'Rate lease writes', period: perMinute }),
+      handlerMetric(pipeline, HANDLER_METRICS.rateLeaseFallbacks, {
+        label: 'Fallbacks to the static share',
+        period: perMinute,
+      }),
+    ],
+    leftAnnotations: [
+      { value: settings.maxSendRate, label: 'maxSendRate' },
+      { value: reserve, label: 'high-priority reserve' },
+    ],
+    width: 24,
+    height: 6,
+    leftYAxis: { label: 'Per second', showUnits: false, min: 0 },
+    rightYAxis: { label: 'Per minute', showUnits: false, min: 0 },
   });
 }
