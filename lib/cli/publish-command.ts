@@ -1,6 +1,13 @@
 /** `email-pipeline publish`: one email to the pipeline's topic, checked first as the pipeline will check it. */
 import { IDEMPOTENCY_KEY_ATTRIBUTE } from '../../lambdas/kernel/contract';
-import { checkEmail, EmailPublisher, InvalidMessageError, type EmailMessageInput } from '../publisher';
+import {
+  checkEmail,
+  EmailPublisher,
+  InvalidMessageError,
+  PRIORITIES,
+  type EmailMessageInput,
+  type Priority,
+} from '../publisher';
 import { parseCommand, type Parsed } from './args';
 import { awsFailure, UsageError } from './errors';
 import { printable } from './printable';
@@ -9,10 +16,12 @@ import type { Command, Io } from './command';
 
 export const PUBLISH_USAGE = `Usage: email-pipeline publish --to ADDRESS [--cc ADDRESS] [--bcc ADDRESS] [--reply-to ADDRESS]
          (--subject S --text T [--html H] | --subject S --html H | --template NAME [--data JSON])
-         [--tags NAME=VALUE[,NAME=VALUE...]] [--idempotency-key KEY] [--stack NAME | --topic-arn ARN] [--region R]
+         [--tags NAME=VALUE[,NAME=VALUE...]] [--idempotency-key KEY] [--priority high|normal]
+         [--stack NAME | --topic-arn ARN] [--region R]
 
 The address options may be repeated. The message is checked as the pipeline checks it, before it is
 published; with --idempotency-key, publishing it again sends no second email (the key is the dedupe key).
+--priority high sends it through the high-priority lane (its own queue and reserved rate; default normal).
 Without --stack or --topic-arn it publishes to the local pipeline (npm start); --topic-arn takes the
 region from the ARN unless --region is given.`;
 
@@ -28,6 +37,7 @@ const OPTIONS = {
   data: { type: 'string' },
   tags: { type: 'string', multiple: true },
   'idempotency-key': { type: 'string' },
+  priority: { type: 'string' },
   stack: { type: 'string' },
   'topic-arn': { type: 'string' },
   region: { type: 'string' },
@@ -155,7 +165,14 @@ export const publishCommand: Command = {
     if (values.stack !== undefined && values['topic-arn'] !== undefined) usage('give --stack or --topic-arn, not both');
     const message = messageOf(values);
     const key = values['idempotency-key'];
-    const options = key !== undefined ? { idempotencyKey: key } : {};
+    const priority = values.priority;
+    if (priority !== undefined && !(PRIORITIES as readonly string[]).includes(priority)) {
+      usage(`--priority must be one of ${PRIORITIES.join(', ')}, got ${JSON.stringify(priority)}`);
+    }
+    const options = {
+      ...(key !== undefined ? { idempotencyKey: key } : {}),
+      ...(priority !== undefined ? { priority: priority as Priority } : {}),
+    };
     try {
       checkEmail(message, options);
     } catch (error) {

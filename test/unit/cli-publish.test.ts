@@ -87,3 +87,10 @@ test('a valid message with no local pipeline running exits 1 and says how to sta
   expect(ran.stderr).toContain('No local pipeline found');
   expect(ran.stderr).toContain('Start one with npm start');
 });
+
+test('--priority takes high or normal only, said in terms of the option', async () => {
+  const ran = await publish(...VALID, '--priority', 'urgent');
+  expect(ran.code).toBe(2);
+  expect(ran.stderr).toContain('--priority must be one of normal, high, got "urgent"');
+  expect((await publish('--help')).stdout).toContain('--priority high|normal');
+});
