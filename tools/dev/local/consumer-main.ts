@@ -24,7 +24,8 @@ async function main(): Promise<void> {
   const sqs = new SQSClient({ useQueueUrlAsEndpoint: false });
   const source = startEventSource({
     sqs,
-    queueUrl: need('SOURCE_QUEUE_URL'),
+    // The queue this consumer polls (the high lane's has its own); the handler's SOURCE_QUEUE_URL is the work queue.
+    queueUrl: process.env.POLL_QUEUE_URL || need('SOURCE_QUEUE_URL'),
     queueArn: need('SOURCE_QUEUE_ARN'),
     region: need('AWS_REGION'),
     handler,
