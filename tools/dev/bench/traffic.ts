@@ -16,7 +16,8 @@ import { PublishBatchCommand, PublishCommand, type SNSClient } from '@aws-sdk/cl
 import type { ResolvedSettings } from '../../../lib/settings';
 import type { Bundles } from '../local/build';
 import type { EmulatorEndpoints } from '../local/emulators';
-import { LocalPipeline } from '../local/pipeline';
+import { METRIC } from '../../../lambdas/kernel/names';
+import { LocalPipeline, type ConsumerLine } from '../local/pipeline';
 import { startSesRateLimit, type AcceptedSend, type SesRateLimit } from '../local/ses-rate-limit';
 import { chunk, within } from './in-process';
 import { round } from './stats';
@@ -35,6 +36,8 @@ export interface RateUseResult {
   readonly duplicates: number;
   readonly deadLettered: number;
   readonly seconds: number;
+  /** Writes to the shared rate lease per email (leases, borrows and failed conditional writes). */
+  readonly leaseWritesPerEmail: number;
 }
 
 export interface LatencyFigures {
@@ -139,11 +142,25 @@ function firstAcceptance(accepted: readonly AcceptedSend[]): Map<string, number>
   return at;
 }
 
+/** Sums one metric over the EMF lines the consumers print. */
+function metricCounter(name: string): { onLine: (line: ConsumerLine) => void; total: () => number } {
+  let total = 0;
+  return {
+    onLine: (line) => {
+      const value = line.json?.[name];
+      if (line.json?._aws === undefined || value === undefined) return;
+      for (const v of Array.isArray(value) ? value : [value]) if (typeof v === 'number') total += v;
+    },
+    total: () => total,
+  };
+}
+
 async function withPipeline<T>(
   context: Context,
   label: string,
-  body: (pipeline: LocalPipeline, limit: SesRateLimit) => Promise<T>,
+  body: (pipeline: LocalPipeline, limit: SesRateLimit, leaseWrites: () => number) => Promise<T>,
 ): Promise<T> {
+  const writes = metricCounter(METRIC.rateLeaseWrites);
   const limit = await startSesRateLimit({
     target: context.endpoints.ses,
     accountRatePerSecond: context.settings.maxSendRate,
@@ -153,9 +170,10 @@ async function withPipeline<T>(
     settings: context.settings,
     endpoints: { ...context.endpoints, ses: limit.endpoint },
     bundles: context.bundles,
+    onLine: writes.onLine,
   });
   try {
-    return await body(pipeline, limit);
+    return await body(pipeline, limit, writes.total);
   } finally {
     await pipeline.stop();
     await limit.close();
@@ -170,7 +188,7 @@ async function deadLettered(pipeline: LocalPipeline): Promise<number> {
 /** Rate use of a burst of `emails` with `consumers` consumer processes. */
 export function measureRateUse(context: Context, consumers: number, emails: number): Promise<RateUseResult> {
   const rate = context.settings.maxSendRate;
-  return withPipeline(context, `rate${consumers}`, async (pipeline, limit) => {
+  return withPipeline(context, `rate${consumers}`, async (pipeline, limit, leaseWrites) => {
     await Promise.all(Array.from({ length: consumers }, (_, i) => pipeline.startConsumer({ name: `pod-${i + 1}` })));
     const addresses = Array.from({ length: emails }, (_, i) => `rate${consumers}-${i}@${DOMAIN}`);
     const started = Date.now();
@@ -195,6 +213,7 @@ export function measureRateUse(context: Context, consumers: number, emails: numb
       duplicates: duplicatesOf(accepted),
       deadLettered: await deadLettered(pipeline),
       seconds: round((last - started) / 1000, 1),
+      leaseWritesPerEmail: round(leaseWrites() / emails, 3),
     };
   });
 }
@@ -269,11 +288,11 @@ export function measureLatency(
 export function formatTraffic(rateUse: readonly RateUseResult[], latency: LatencyResult | undefined): string {
   const pct = (x: number) => `${round(100 * x, 2)} %`;
   const lines = [
-    '| containers / maxConcurrency | emails | rate used (from first Publish) | rate used (from first send) | throttled | duplicates | dead-lettered | time |',
-    '| --- | --- | --- | --- | --- | --- | --- | --- |',
+    '| containers / maxConcurrency | emails | rate used (from first Publish) | rate used (from first send) | throttled | lease writes per email | duplicates | dead-lettered | time |',
+    '| --- | --- | --- | --- | --- | --- | --- | --- | --- |',
     ...rateUse.map(
       (r) =>
-        `| ${r.consumers} / ${r.maxConcurrency} | ${r.emails} | ${r.rateUsedFromPublish} | ${r.rateUsedFromFirstSend} | ${r.throttledShare === 0 ? '0' : pct(r.throttledShare)} of ${r.sendEmailRequests} | ${r.duplicates} | ${r.deadLettered} | ${r.seconds} s |`,
+        `| ${r.consumers} / ${r.maxConcurrency} | ${r.emails} | ${r.rateUsedFromPublish} | ${r.rateUsedFromFirstSend} | ${r.throttledShare === 0 ? '0' : pct(r.throttledShare)} of ${r.sendEmailRequests} | ${r.leaseWritesPerEmail} | ${r.duplicates} | ${r.deadLettered} | ${r.seconds} s |`,
     ),
   ];
   if (latency) {
