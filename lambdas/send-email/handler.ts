@@ -21,7 +21,7 @@ import { createOutcome } from './outcome/outcome';
 import type { QueueClient } from './outcome/queue-record';
 import { CircuitBreaker } from './send/breaker';
 import { createSesClient } from './send/email';
-import { isHighPriorityEnvelope, laneOfSource } from './send/lanes';
+import { laneOfSource } from './send/lanes';
 import { SendPacer, type Pacer } from './send/pacing';
 import { dynamoDbSlotStore, type SlotStore } from './send/rate-lease';
 import { createSender, type SendClient } from './send/sender';
@@ -105,20 +105,11 @@ export function createHandler(deps: HandlerDeps, options: { readonly processInPa
     const lane = laneOfSource(event.Records[0]?.eventSourceARN, settings.highPriorityQueueUrl);
     const flow = flows[lane];
     flow.registerContext(context);
-    const process = (record: SQSRecord): Promise<void> => {
-      // The high queue has its own copy of a high-priority message (send/lanes.ts).
-      if (lane === 'normal' && settings.highPriorityQueueUrl && isHighPriorityEnvelope(record.body)) {
-        logger.info('high-priority copy: the high lane sends it', {
-          decision: 'duplicate',
-          sqsMessageId: record.messageId,
-          lane: 'high',
-        });
-        return Promise.resolve();
-      }
-      return flow.process(record);
-    };
     try {
-      return await processPartialResponse(event, process, processor, { context, processInParallel });
+      return await processPartialResponse(event, (record: SQSRecord) => flow.process(record), processor, {
+        context,
+        processInParallel,
+      });
     } finally {
       for (const [name, recipients] of Object.entries(shared?.takePaced() ?? {})) {
         if (recipients > 0)

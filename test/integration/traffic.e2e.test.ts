@@ -90,9 +90,9 @@ test('a high-priority email overtakes a queued normal burst and is sent once', a
   expect(acceptedAt(code)!).toBeLessThan(drained);
   // Well ahead of the burst: a fraction of the time the burst took to drain after it was published.
   expect(acceptedAt(code)! - published).toBeLessThan((drained - published) / 2);
-  // The work queue had a copy too (its subscription has no filter): the normal lane left it to the high lane.
-  await until('both copies settled', async () => p.pipeline.isDrained());
+  // The work queue had a copy too (its subscription has no filter): a duplicate of the one the high lane sent.
+  await until('both copies settled', async () => p.pipeline.isDrained(), 60_000);
   expect(limit!.accepted().filter((a) => a.to === code)).toHaveLength(1);
-  expect(p.decisions('sent').filter((d) => d.consumer === 'high-1')).toHaveLength(1);
-  expect(p.decisions('duplicate').some((d) => d.lane === 'high' && d.consumer !== 'high-1')).toBe(true);
+  expect(p.decisions('sent').filter((d) => d.to?.length && d.consumer === 'high-1')).toHaveLength(1);
+  expect(p.decisions('duplicate').filter((d) => d.consumer !== 'high-1')).toHaveLength(1);
 });

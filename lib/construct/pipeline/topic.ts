@@ -5,8 +5,9 @@
  * high-priority queue's subscription filters on `priority = high`; the work
  * queue's has no filter, because SNS matches no filter against a message with
  * no message attributes at all (`exists: false` needs one), and such a message
- * must reach the work queue: the send function leaves the copies of
- * high-priority messages there to the high lane (lambdas/send-email/send/lanes.ts).
+ * must reach the work queue. Its copy of a high-priority message is a duplicate
+ * of the one the high lane sends, suppressed by the dedupe key
+ * (lambdas/send-email/send/lanes.ts).
  */
 import type * as kms from 'aws-cdk-lib/aws-kms';
 import * as sns from 'aws-cdk-lib/aws-sns';
