@@ -209,8 +209,9 @@ export class SharedPacer {
   #lease(lane: Lane, count: number, t: number): void {
     // A lane without a reserve (a share of 0) takes its slots from the other lane's item.
     const itemLane = this.#rates[lane] > 0 ? lane : OTHER[lane];
-    if (this.#leasing[lane]) return;
-    const deadline = Math.min(...this.#waiting[lane].map((w) => w.deadline));
+    if (this.#leasing[lane] || count <= 0 || this.#waiting[lane].length === 0) return;
+    // Never further ahead than a minute, whatever deadline a caller gives.
+    const deadline = Math.min(t + 60_000, ...this.#waiting[lane].map((w) => w.deadline));
     const interval = 1000 / this.#rates[itemLane];
     const wanted = Math.min(MAX_LEASE, count);
     // The lane is leased beyond what these sends could use: they will miss their deadline.
