@@ -232,3 +232,30 @@ test('when the table cannot be reached, a container paces to its static share in
   // 2 per second: about 9 s for 20 after the first bucket of 2.
   expect(Math.max(...sentAt) - start).toBeGreaterThanOrEqual(8000);
 });
+
+test('a send whose deadline has passed still goes if its slot comes at once, as from a static bucket with tokens', async () => {
+  const clock = new VirtualClock();
+  const p = pacer(new FakeStore(), clock, 14);
+  let admitted: boolean | undefined;
+  await clock.run(
+    p.acquire('normal', 1, clock.now() - 100).then((ok) => {
+      admitted = ok;
+    }),
+  );
+  expect(admitted).toBe(true);
+});
+
+test('a send that cannot get a slot before its deadline gives up, with nothing sent', async () => {
+  const clock = new VirtualClock();
+  const store = new FakeStore();
+  store.next.set('normal', clock.now() + 30_000); // the lane is leased 30 s ahead
+  store.next.set('high', clock.now() + 30_000);
+  const p = pacer(store, clock, 14);
+  let admitted: boolean | undefined;
+  await clock.run(
+    p.acquire('normal', 1, clock.now() + 2000).then((ok) => {
+      admitted = ok;
+    }),
+  );
+  expect(admitted).toBe(false);
+});

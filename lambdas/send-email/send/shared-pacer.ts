@@ -27,6 +27,8 @@ export const FALLBACK_MS = 30_000;
 const THROTTLE_PAUSE_MS = 1000;
 /** The longest the scheduler sleeps without looking at new sends. */
 const POLL_MS = 25;
+/** How long a send may always wait for its slot, whatever its deadline says. */
+const MIN_WAIT_MS = 250;
 /** Most slots one lease asks for. */
 const MAX_LEASE = 100;
 
@@ -114,9 +116,13 @@ export class SharedPacer {
   /** Waits for `recipients` slots of `lane`; false, with none taken, when none come before `deadline`. */
   acquire(lane: Lane, recipients: number, deadline: number): Promise<boolean> {
     const n = Math.max(1, recipients);
-    if (this.#options.now() < this.#fallbackUntil) return this.#static(lane, n, deadline);
+    const now = this.#options.now();
+    if (now < this.#fallbackUntil) return this.#static(lane, n, deadline);
+    // A lease takes a round trip and the next slot: a send may always wait that long, as one from
+    // the static bucket never waits when it holds tokens (an invocation short of time still sends).
+    const latest = Math.max(deadline, now + MIN_WAIT_MS);
     return new Promise<boolean>((resolve) => {
-      this.#waiting[lane].push({ lane, recipients: n, deadline, resolve });
+      this.#waiting[lane].push({ lane, recipients: n, deadline: latest, resolve });
       void this.#run();
     });
   }
@@ -164,14 +170,18 @@ export class SharedPacer {
     const lastAt: Record<Lane, number> = { normal: -Infinity, high: -Infinity };
     const ordered = [...this.#waiting.high, ...this.#waiting.normal];
     for (const waiting of ordered) {
-      if (waiting.deadline < t) {
+      const funded = index + waiting.recipients <= this.#pool.length;
+      const last = funded ? this.#pool[index + waiting.recipients - 1]! : Infinity;
+      const isDue = last <= t && t >= this.#pausedUntil;
+      // A send whose slot is due goes even past its deadline (the SES timeout's margin covers it), as
+      // the static bucket sends at once when it holds tokens; one still waiting past it gives up.
+      if (!isDue && waiting.deadline < t) {
         this.#remove(waiting);
         waiting.resolve(false);
         continue;
       }
-      if (index + waiting.recipients <= this.#pool.length) {
-        const last = this.#pool[index + waiting.recipients - 1]!;
-        if (last <= t && t >= this.#pausedUntil) due.push(waiting);
+      if (funded) {
+        if (isDue) due.push(waiting);
         else {
           wakeAt = Math.min(wakeAt, Math.max(last, this.#pausedUntil));
           lastAt[waiting.lane] = Math.max(lastAt[waiting.lane], last);
