@@ -33,6 +33,10 @@ export const ENV = {
   maxConcurrency: 'MAX_CONCURRENCY',
   /** Contract v1.2: the bucket of attachments sent by `s3Key` (read only). */
   attachmentsBucketName: 'ATTACHMENTS_BUCKET_NAME',
+  /** The high-priority lane's queue: its records' retries go back there. */
+  highPriorityQueueUrl: 'HIGH_PRIORITY_QUEUE_URL',
+  /** Percent of maxSendRate reserved for the high-priority lane. */
+  highPriorityRateShare: 'HIGH_PRIORITY_RATE_SHARE',
 } as const;
 
 /** Environment variables of the ledger-related functions (send-email, ledger and status). */
@@ -81,8 +85,12 @@ export interface HandlerSettings {
   readonly retryBudgetSeconds: number;
   /** Recipients per second all containers together may send (see pacing.ts). */
   readonly maxSendRate: number;
-  /** Most containers the event source runs at once: each paces to maxSendRate / maxConcurrency. */
+  /** Most containers the event source runs at once: the static share, maxSendRate / maxConcurrency, when the shared lease is off. */
   readonly maxConcurrency: number;
+  /** The high-priority queue (its own event source mapping); none: one lane. */
+  readonly highPriorityQueueUrl?: string;
+  /** Percent of maxSendRate reserved for high-priority mail (bulk borrows it while high is idle). */
+  readonly highPriorityRateShare: number;
 }
 
 /** An environment: `process.env` in a function, a plain object in tests and the local pipeline. */
@@ -116,6 +124,16 @@ export class EnvReader {
     return value;
   }
 
+  /** A whole number from 0, in plain digits; `fallback` when absent. */
+  nonNegativeInt(name: string, fallback: number): number {
+    const raw = this.env[name];
+    if (raw === undefined || raw === '') return fallback;
+    const value = /^[0-9]+$/.test(raw) ? Number(raw) : NaN;
+    if (!Number.isSafeInteger(value))
+      throw new Error(`Environment variable ${name} must be a whole number, got "${raw}"`);
+    return value;
+  }
+
   /** `true` or `false` in any case; `fallback` when absent. */
   boolean(name: string, fallback: boolean): boolean {
     const raw = this.env[name];
@@ -132,6 +150,7 @@ export function readSettings(env: Env = process.env): HandlerSettings {
   const read = new EnvReader(env);
   const configurationSetName = read.optional(ENV.configurationSetName);
   const senderName = read.optional(ENV.senderName);
+  const highPriorityQueueUrl = read.optional(ENV.highPriorityQueueUrl);
   return {
     senderAddress: read.required(ENV.senderAddress),
     ...(senderName ? { senderName } : {}),
@@ -151,6 +170,8 @@ export function readSettings(env: Env = process.env): HandlerSettings {
     retryBudgetSeconds: read.positiveInt(ENV.retryBudgetSeconds),
     maxSendRate: read.positiveInt(ENV.maxSendRate),
     maxConcurrency: read.positiveInt(ENV.maxConcurrency),
+    ...(highPriorityQueueUrl ? { highPriorityQueueUrl } : {}),
+    highPriorityRateShare: read.nonNegativeInt(ENV.highPriorityRateShare, 0),
   };
 }
 

@@ -27,7 +27,24 @@ export const METRIC = {
   sendsPastDeadline: 'SendsPastDeadline',
   retryAge: 'RetryAgeSeconds',
   retryBudgetExhausted: 'RetryBudgetExhausted',
+  /** Writes to the shared rate lease (leases, borrows and their conditional failures). */
+  rateLeaseWrites: 'RateLeaseWrites',
+  /** Times a container fell back to its static share because the shared lease could not be reached. */
+  rateLeaseFallbacks: 'RateLeaseFallbacks',
 } as const;
+
+/** The send function's counts by lane: dimensions `service` and `lane` (normal, high). */
+export const LANE_METRIC = {
+  /** Recipients given a send slot: the rate each lane used. */
+  recipientsPaced: 'RecipientsPaced',
+} as const;
+
+/** The lanes of the pipeline: the `priority` message attribute, and the queue a record came from. */
+export const LANES = ['normal', 'high'] as const;
+export type Lane = (typeof LANES)[number];
+
+/** The SNS message attribute that chooses the lane (`high`; absent or anything else: `normal`). */
+export const PRIORITY_ATTRIBUTE = 'priority';
 
 /** The message attributes a dead-lettered record carries (the DLQ tools and the CLI read them). */
 export const DLQ_ATTRIBUTE = {

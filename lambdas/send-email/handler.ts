@@ -10,8 +10,9 @@ import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda'
 import { BatchProcessor, EventType, processPartialResponse } from '@aws-lambda-powertools/batch';
 import type { BasePersistenceLayer } from '@aws-lambda-powertools/idempotency/persistence';
 import { Logger } from '@aws-lambda-powertools/logger';
-import { Metrics } from '@aws-lambda-powertools/metrics';
+import { MetricUnit, Metrics } from '@aws-lambda-powertools/metrics';
 import { ENV, readConfirmSettings, readSettings, type HandlerSettings } from '../kernel/environment';
+import { LANE_METRIC, LANES, METRIC, type Lane } from '../kernel/names';
 import { builtOnFirstSend, createDynamoDbClient, createSqsClient, createStoreClient } from '../runtime/clients';
 import { LedgerAwarePersistenceLayer } from './claim/persistence';
 import { createSendConfirmation, type SendConfirmation } from './confirm';
@@ -21,8 +22,11 @@ import type { QueueClient } from './outcome/queue-record';
 import { createAttachmentObjects, s3ObjectStore, type AttachmentObjects } from './send/attachments';
 import { CircuitBreaker } from './send/breaker';
 import { createSesClient } from './send/email';
-import { SendPacer } from './send/pacing';
+import { laneOfSource } from './send/lanes';
+import { SendPacer, type Pacer } from './send/pacing';
+import { dynamoDbSlotStore, type SlotStore } from './send/rate-lease';
 import { createSender, type SendClient } from './send/sender';
+import { SharedPacer } from './send/shared-pacer';
 
 // What the in-process harnesses build a handler with (tests and benchmarks).
 export { LedgerAwarePersistenceLayer, newAttemptId } from './claim/persistence';
@@ -51,6 +55,11 @@ export interface HandlerDeps {
   readonly now?: () => number;
   /** Waits between completion-write attempts; injectable for tests. */
   readonly sleep?: (ms: number) => Promise<void>;
+  /**
+   * The shared rate lease's store (send/rate-lease.ts): all containers together pace to maxSendRate.
+   * @default none: each container paces to its static share, maxSendRate / maxConcurrency
+   */
+  readonly rateStore?: SlotStore;
 }
 
 export type Handler = (event: SQSEvent, context: Context) => Promise<SQSBatchResponse>;
@@ -68,17 +77,40 @@ export function createHandler(deps: HandlerDeps, options: { readonly processInPa
     random: deps.random ?? Math.random,
   };
   const stages = { ...deps, ...clock };
-  const sender = createSender({
-    ...stages,
-    pacer: SendPacer.forSettings(settings, clock),
-    breaker: CircuitBreaker.forSettings(settings, clock.now),
-  });
-  const outcome = createOutcome(stages);
-  const flow = new RecordFlow({ ...stages, sender, outcome });
+  const staticPacer = SendPacer.forSettings(settings, clock);
+  const shared = deps.rateStore
+    ? new SharedPacer({
+        store: deps.rateStore,
+        maxSendRate: settings.maxSendRate,
+        highShare: settings.highPriorityRateShare,
+        fallback: staticPacer,
+        ...clock,
+        onWrites: (writes) => metrics.addMetric(METRIC.rateLeaseWrites, MetricUnit.Count, writes),
+        onFallback: (error) => {
+          metrics.addMetric(METRIC.rateLeaseFallbacks, MetricUnit.Count, 1);
+          logger.warn('rate lease unavailable: pacing to the static share', { error: String(error) });
+        },
+      })
+    : undefined;
+  const breaker = CircuitBreaker.forSettings(settings, clock.now);
+  // One flow per lane: the same stages, but a lane's sends take its slots and its retries go back to its queue.
+  const flows = {} as Record<Lane, RecordFlow>;
+  for (const lane of LANES) {
+    const pacer: Pacer = shared ? shared.lane(lane) : staticPacer;
+    const laneSettings: HandlerSettings =
+      lane === 'high' && settings.highPriorityQueueUrl
+        ? { ...settings, sourceQueueUrl: settings.highPriorityQueueUrl }
+        : settings;
+    const laneStages = { ...stages, settings: laneSettings };
+    const sender = createSender({ ...laneStages, pacer, breaker });
+    flows[lane] = new RecordFlow({ ...laneStages, sender, outcome: createOutcome(laneStages) });
+  }
   const processor = new BatchProcessor(EventType.SQS);
   const processInParallel = options.processInParallel ?? true;
   return async (event, context) => {
     logger.addContext(context);
+    const lane = laneOfSource(event.Records[0]?.eventSourceARN, settings.highPriorityQueueUrl);
+    const flow = flows[lane];
     flow.registerContext(context);
     try {
       return await processPartialResponse(event, (record: SQSRecord) => flow.process(record), processor, {
@@ -86,6 +118,13 @@ export function createHandler(deps: HandlerDeps, options: { readonly processInPa
         processInParallel,
       });
     } finally {
+      for (const [name, recipients] of Object.entries(shared?.takePaced() ?? {})) {
+        if (recipients > 0)
+          metrics
+            .singleMetric()
+            .addDimension('lane', name)
+            .addMetric(LANE_METRIC.recipientsPaced, MetricUnit.Count, recipients);
+      }
       metrics.publishStoredMetrics();
     }
   };
@@ -106,8 +145,10 @@ export function createContainerHandler(clients: ContainerClients = {}, env: Node
     keyPrefix: settings.keyPrefix,
   });
   const bucket = env[ENV.attachmentsBucketName];
+  const storeClient = builtOnFirstSend(() => createDynamoDbClient({ maxAttempts: 1 }));
   return createHandler({
     settings,
+    rateStore: dynamoDbSlotStore({ client: storeClient, tableName: settings.tableName, keyPrefix: settings.keyPrefix }),
     ses: clients.ses ?? createSesClient(settings.sesTimeoutMs),
     // The S3 client is loaded on the first object: messages without one never pay for it.
     attachments: createAttachmentObjects(bucket ? s3ObjectStore(bucket, S3_REQUEST_TIMEOUT_MS) : undefined),

@@ -6,7 +6,9 @@ import {
   checkEmail,
   EmailPublisher,
   InvalidMessageError,
+  PRIORITIES,
   type FileAttachment,
+  type Priority,
   type PublishableEmail,
 } from '../publisher';
 import { placeAttachments } from '../publisher-attachments';
@@ -19,11 +21,12 @@ import type { Command, Io } from './command';
 export const PUBLISH_USAGE = `Usage: email-pipeline publish --to ADDRESS [--cc ADDRESS] [--bcc ADDRESS] [--reply-to ADDRESS]
          (--subject S --text T [--html H] | --subject S --html H | --template NAME [--data JSON])
          [--tags NAME=VALUE[,NAME=VALUE...]] [--header NAME=VALUE] [--attach FILE]
-         [--idempotency-key KEY] [--stack NAME | --topic-arn ARN] [--region R]
+         [--idempotency-key KEY] [--priority high|normal] [--stack NAME | --topic-arn ARN] [--region R]
 
 The address options, --header and --attach may be repeated. --attach sends a file: inline when the
 message holds it, else uploaded to the pipeline's attachments bucket (AttachmentsBucketName). The message is checked as the pipeline checks it, before it is
 published; with --idempotency-key, publishing it again sends no second email (the key is the dedupe key).
+--priority high sends it through the high-priority lane (its own queue and reserved rate; default normal).
 Without --stack or --topic-arn it publishes to the local pipeline (npm start); --topic-arn takes the
 region from the ARN unless --region is given.`;
 
@@ -41,6 +44,7 @@ const OPTIONS = {
   header: { type: 'string', multiple: true },
   attach: { type: 'string', multiple: true },
   'idempotency-key': { type: 'string' },
+  priority: { type: 'string' },
   stack: { type: 'string' },
   'topic-arn': { type: 'string' },
   region: { type: 'string' },
@@ -234,7 +238,14 @@ export const publishCommand: Command = {
     if (values.stack !== undefined && values['topic-arn'] !== undefined) usage('give --stack or --topic-arn, not both');
     const message = messageOf(values);
     const key = values['idempotency-key'];
-    const options = key !== undefined ? { idempotencyKey: key } : {};
+    const priority = values.priority;
+    if (priority !== undefined && !(PRIORITIES as readonly string[]).includes(priority)) {
+      usage(`--priority must be one of ${PRIORITIES.join(', ')}, got ${JSON.stringify(priority)}`);
+    }
+    const options = {
+      ...(key !== undefined ? { idempotencyKey: key } : {}),
+      ...(priority !== undefined ? { priority: priority as Priority } : {}),
+    };
     try {
       // Files as they will travel (large ones by s3Key; whether a bucket exists is known at the destination).
       checkEmail(placeAttachments(message, key, { bucket: 'check' }).message, options);

@@ -117,6 +117,8 @@ export class EmailPipeline extends Construct {
   public readonly topic: sns.Topic;
   /** The work queue, subscribed to {@link topic} with the SNS envelope. */
   public readonly queue: sqs.Queue;
+  /** The high-priority queue: {@link topic}'s messages with `priority = high`, its own event source mapping. */
+  public readonly highPriorityQueue: sqs.Queue;
   /** Permanent failures (sent by the handler) and messages past maxReceiveCount. */
   public readonly deadLetterQueue: sqs.Queue;
   /** Deliveries SNS could not make to the work queue (the subscription's redrive policy). */
@@ -185,10 +187,12 @@ export class EmailPipeline extends Construct {
     this.queueKey = queues.queueKey;
     this.deadLetterQueue = queues.deadLetterQueue;
     this.queue = queues.queue;
+    this.highPriorityQueue = queues.highPriorityQueue;
     this.subscriptionDeadLetterQueue = queues.subscriptionDeadLetterQueue;
     this.topic = buildTopic(this, {
       topicKey: this.topicKey,
       queue: this.queue,
+      highPriorityQueue: this.highPriorityQueue,
       subscriptionDeadLetterQueue: this.subscriptionDeadLetterQueue,
     });
     const publishers = props.publisherPrincipals ?? [new iam.AccountRootPrincipal()];
@@ -218,6 +222,7 @@ export class EmailPipeline extends Construct {
       topic: this.topic,
       table: this.table,
       queue: this.queue,
+      highPriorityQueue: this.highPriorityQueue,
       deadLetterQueue: this.deadLetterQueue,
     });
     this.role = send.role;
@@ -246,6 +251,7 @@ export class EmailPipeline extends Construct {
       table: this.table,
       ...(this.tableKey ? { tableKey: this.tableKey } : {}),
       queue: this.queue,
+      highPriorityQueue: this.highPriorityQueue,
       deadLetterQueue: this.deadLetterQueue,
       queueKey: this.queueKey,
       configurationSetName: this.ledger.configurationSetName,
@@ -261,6 +267,7 @@ export class EmailPipeline extends Construct {
     restrictQueueSenders({
       topic: this.topic,
       queue: this.queue,
+      highPriorityQueue: this.highPriorityQueue,
       deadLetterQueue: this.deadLetterQueue,
       subscriptionDeadLetterQueue: this.subscriptionDeadLetterQueue,
       senderRole: this.role,
@@ -272,6 +279,7 @@ export class EmailPipeline extends Construct {
     });
 
     this.node.addValidation(new DeliveryContractValidation(this, this.queue));
+    this.node.addValidation(new DeliveryContractValidation(this, this.highPriorityQueue));
     // The ledger's buffer has the same contract: SNS envelope in, partial batch responses out.
     this.node.addValidation(new DeliveryContractValidation(this, this.ledger.bufferQueue));
   }

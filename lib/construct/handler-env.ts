@@ -23,6 +23,8 @@ export interface HandlerResourceRefs {
   readonly tableName: string;
   readonly sourceQueueUrl: string;
   readonly deadLetterQueueUrl: string;
+  /** The high-priority queue (HIGH_PRIORITY_QUEUE_URL): its retries go back there. @default none: one lane */
+  readonly highPriorityQueueUrl?: string;
   /** The send ledger's table (LEDGER_TABLE_NAME). @default none: no ledger lookups */
   readonly ledgerTableName?: string;
   /** The bucket of attachments sent by s3Key (contract v1.2). */
@@ -40,6 +42,7 @@ const RESOURCE_ENV: Readonly<Record<keyof HandlerResourceRefs, string>> = {
   tableName: ENV.tableName,
   sourceQueueUrl: ENV.sourceQueueUrl,
   deadLetterQueueUrl: ENV.deadLetterQueueUrl,
+  highPriorityQueueUrl: ENV.highPriorityQueueUrl,
   ledgerTableName: LEDGER_ENV.tableName,
   attachmentsBucketName: ENV.attachmentsBucketName,
 };
@@ -73,6 +76,8 @@ const LAYOUT = [
   'systemicRetrySeconds',
   'retryCapSeconds',
   'attachmentsBucketName',
+  'highPriorityQueueUrl',
+  'highPriorityRateShare',
 ] as const satisfies readonly (HandlerSettingName | keyof HandlerResourceRefs | 'serviceName')[];
 
 /** Compiles only while {@link LAYOUT} places every setting the declaration gives a variable. */

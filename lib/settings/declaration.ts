@@ -120,11 +120,21 @@ export const SETTINGS = {
     kind: 'integer',
     default: 14,
     notes:
-      "recipients per second this pipeline may use of the account's SES rate; each container paces to 95 % of `maxSendRate / maxConcurrency`",
+      "recipients per second this pipeline may use of the account's SES rate; all containers together pace to 95 % of it through a shared lease (the static share `maxSendRate / maxConcurrency` when DynamoDB cannot be reached)",
     contextKey: true,
     env: ENV.maxSendRate,
 
     bounds: { min: 1, max: 100_000, unit: ' recipients per second' },
+  },
+  highPriorityRateShare: {
+    kind: 'integer',
+    default: 20,
+    defaultNote: '%',
+    notes:
+      'percent of `maxSendRate` reserved for `priority: high` mail; bulk mail borrows it while no high mail waits, never the other way round',
+    contextKey: true,
+    env: ENV.highPriorityRateShare,
+    bounds: { min: 0, max: 50, unit: ' percent' },
   },
   retryingTooLongSeconds: {
     kind: 'integer',

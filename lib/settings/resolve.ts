@@ -224,6 +224,7 @@ export function resolveSettings(input: PipelineSettings): ResolvedSettings {
     );
   }
   const maxSendRate = integer(input, 'maxSendRate');
+  const highPriorityRateShare = integer(input, 'highPriorityRateShare');
 
   const retryingTooLongSeconds = integer(input, 'retryingTooLongSeconds');
 
@@ -250,6 +251,7 @@ export function resolveSettings(input: PipelineSettings): ResolvedSettings {
     sendConfirmationGraceSeconds,
     retryBudgetSeconds,
     maxSendRate,
+    highPriorityRateShare,
     retryingTooLongSeconds,
     ...tuning,
   };

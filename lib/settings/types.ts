@@ -111,6 +111,14 @@ export interface PipelineSettings {
    */
   readonly maxSendRate?: number;
   /**
+   * Percent of maxSendRate reserved for mail published with the message attribute
+   * `priority: high` (its own queue and event source mapping). Bulk mail borrows the
+   * reserve while no high-priority mail waits; high-priority mail also takes what bulk
+   * leaves unused. 0 gives high-priority mail no reserve (it still skips the bulk queue).
+   * @default 20
+   */
+  readonly highPriorityRateShare?: number;
+  /**
    * The alarm for messages that keep retrying fires when a retried message is
    * older than this.
    * @default 900 (15 minutes)

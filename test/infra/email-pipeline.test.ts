@@ -126,6 +126,8 @@ describe('function', () => {
       [ENV.retryBaseSeconds]: '2',
       [ENV.retryCapSeconds]: '300',
       [ENV.systemicRetrySeconds]: '300',
+      [ENV.highPriorityQueueUrl]: { Ref: ids.highPriorityQueue },
+      [ENV.highPriorityRateShare]: '20',
       [ENV.configurationSetName]: ledger(stack.pipeline.ledger.configurationSet!),
       [LEDGER_ENV.tableName]: ledger(stack.pipeline.ledger.table),
       [LEDGER_ENV.sendConfirmationGraceSeconds]: '300',

@@ -69,6 +69,7 @@ export function build(
 export interface PipelineIds {
   readonly topic: string;
   readonly queue: string;
+  readonly highPriorityQueue: string;
   readonly deadLetterQueue: string;
   readonly subscriptionDeadLetterQueue: string;
   readonly table: string;
@@ -101,6 +102,7 @@ export function synthesize(
     ids: {
       topic: id(p.topic),
       queue: id(p.queue),
+      highPriorityQueue: id(p.highPriorityQueue),
       deadLetterQueue: id(p.deadLetterQueue),
       subscriptionDeadLetterQueue: id(p.subscriptionDeadLetterQueue),
       table: id(p.table),

@@ -75,14 +75,18 @@ describe('function permissions', () => {
     const { template, ids } = synthDefault();
     const granting = statementsFor(functionPolicyStatements(template), 'sqs:SendMessage');
     expect(new Set(granting.flatMap((s) => asList(s.Resource)).map((r) => JSON.stringify(r)))).toEqual(
-      new Set([arnOf(ids.deadLetterQueue), arnOf(ids.queue)].map((r) => JSON.stringify(r))),
+      new Set(
+        [arnOf(ids.deadLetterQueue), arnOf(ids.queue), arnOf(ids.highPriorityQueue)].map((r) => JSON.stringify(r)),
+      ),
     );
   });
 
   test('sqs:ChangeMessageVisibility is allowed on the source queue only', () => {
     const { template, ids } = synthDefault();
     const granting = statementsFor(functionPolicyStatements(template), 'sqs:ChangeMessageVisibility');
-    expect([...new Set(granting.flatMap((s) => asSet(s.Resource)))]).toEqual(asSet(arnOf(ids.queue)));
+    expect(new Set(granting.flatMap((s) => asSet(s.Resource)))).toEqual(
+      new Set([...asSet(arnOf(ids.queue)), ...asSet(arnOf(ids.highPriorityQueue))]),
+    );
   });
 
   test('the role has no managed policies and writes logs to its own log group only', () => {

@@ -1,7 +1,21 @@
 import * as lambda from 'aws-cdk-lib/aws-lambda';
 import * as sns from 'aws-cdk-lib/aws-sns';
 import { SettingsError } from '../../lib/settings';
+import { CfnResource } from 'aws-cdk-lib';
+import type { EmailPipelineStack } from '../../lib/construct/email-pipeline-stack';
 import { findCfn, synth } from './helpers';
+
+/** One of the send function's event source mappings (it has one per lane): the work queue's, or the high lane's. */
+function mappingOf(stack: EmailPipelineStack, index: 0 | 1): CfnResource {
+  const mappings = stack.pipeline.sendFunction.node
+    .findAll()
+    .filter(
+      (c): c is CfnResource => CfnResource.isCfnResource(c) && c.cfnResourceType === 'AWS::Lambda::EventSourceMapping',
+    );
+  expect(mappings).toHaveLength(2);
+  return mappings[index]!;
+}
+const firstMapping = (stack: EmailPipelineStack) => mappingOf(stack, 0);
 
 /** The error a synth throws, so a test can assert on its message. */
 function synthError(...args: Parameters<typeof synth>): Error {
@@ -64,20 +78,22 @@ describe('synth-time invariants', () => {
 
   test('batch item failure reporting turned off through an escape hatch fails the synth', () => {
     const error = synthError({}, (stack) => {
-      findCfn(stack.pipeline.sendFunction, 'AWS::Lambda::EventSourceMapping').addPropertyOverride(
-        'FunctionResponseTypes',
-        [],
-      );
+      firstMapping(stack).addPropertyOverride('FunctionResponseTypes', []);
     });
     expect(error.message).toContain('reportBatchItemFailures is off (FunctionResponseTypes=[])');
     expect(error.message).toContain('batch item failure reporting must be on');
   });
 
+  test("batch item failure reporting turned off on the high-priority queue's mapping fails the synth too", () => {
+    const error = synthError({}, (stack) => {
+      mappingOf(stack, 1).addPropertyOverride('FunctionResponseTypes', []);
+    });
+    expect(error.message).toContain('reportBatchItemFailures is off (FunctionResponseTypes=[])');
+  });
+
   test('batch item failure reporting removed from the L1 property fails the synth', () => {
     const error = synthError({}, (stack) => {
-      (
-        findCfn(stack.pipeline.sendFunction, 'AWS::Lambda::EventSourceMapping') as lambda.CfnEventSourceMapping
-      ).functionResponseTypes = undefined;
+      (firstMapping(stack) as lambda.CfnEventSourceMapping).functionResponseTypes = undefined;
     });
     expect(error.message).toContain('reportBatchItemFailures is off (FunctionResponseTypes=null)');
   });

@@ -91,8 +91,8 @@ describe('cdk-nag AwsSolutions and Serverless checks', () => {
         // Send, ledger and status functions are invoked synchronously (SQS mapping, function URL).
         ...Array<string>(3).fill('Serverless::Serverless-LambdaDLQ'),
         ...Array<string>(3).fill('Serverless::Serverless-LambdaTracing'),
-        // The two SQS mappings: the queue's redrive policy is the failure path.
-        ...Array<string>(2).fill('Serverless::Serverless-LambdaEventSourceMappingDestination'),
+        // The three SQS mappings (work queue, high-priority queue, ledger buffer): the queue's redrive policy is the failure path.
+        ...Array<string>(3).fill('Serverless::Serverless-LambdaEventSourceMappingDestination'),
       ].sort(),
     );
     for (const [, reason] of acks) expect(reason.length).toBeGreaterThan(80);

@@ -211,29 +211,38 @@ describe('DLQ policy: only the function and the queue redrive send', () => {
     expect(sendIsDenied(queuePolicy(s, s.ids.deadLetterQueue), { 'aws:SourceArn': arnOf(s.ids.queue) })).toBe(false);
   });
 
+  test("the high-priority queue's own redrive is not denied either (one DLQ for both lanes)", () => {
+    const s = synthDefault();
+    expect(
+      sendIsDenied(queuePolicy(s, s.ids.deadLetterQueue), { 'aws:SourceArn': arnOf(s.ids.highPriorityQueue) }),
+    ).toBe(false);
+  });
+
   test('RedriveAllowPolicy names the work queue, by the name the queue is given', () => {
     const s = synthDefault();
     const dlq = resource(s.template, s.ids.deadLetterQueue).Properties;
     const queueName = resource(s.template, s.ids.queue).Properties.QueueName as string;
+    const highName = resource(s.template, s.ids.highPriorityQueue).Properties.QueueName as string;
     expect(dlq.RedriveAllowPolicy.redrivePermission).toBe('byQueue');
     expect(Stack.of(s.stack).resolve(s.stack.pipeline.queue.queueArn)).toEqual(arnOf(s.ids.queue));
-    expect(dlq.RedriveAllowPolicy.sourceQueueArns).toEqual([
-      {
-        'Fn::Join': [
-          '',
-          [
-            'arn:',
-            { Ref: 'AWS::Partition' },
-            ':sqs:',
-            { Ref: 'AWS::Region' },
-            ':',
-            { Ref: 'AWS::AccountId' },
-            `:${queueName}`,
-          ],
+    const arn = (name: string) => ({
+      'Fn::Join': [
+        '',
+        [
+          'arn:',
+          { Ref: 'AWS::Partition' },
+          ':sqs:',
+          { Ref: 'AWS::Region' },
+          ':',
+          { Ref: 'AWS::AccountId' },
+          `:${name}`,
         ],
-      },
-    ]);
+      ],
+    });
+    // The high-priority queue shares the DLQ: both queues, by the names they are given.
+    expect(dlq.RedriveAllowPolicy.sourceQueueArns).toEqual([arn(queueName), arn(highName)]);
     expect(queueName.length).toBeLessThanOrEqual(80);
+    expect(highName.length).toBeLessThanOrEqual(80);
   });
 });
 
@@ -415,5 +424,39 @@ describe('publisherPrincipals from context strings', () => {
       StringNotEquals: { 'aws:PrincipalAccount': ['210987654321'] },
       ArnNotEquals: { 'aws:PrincipalArn': ['arn:aws:iam::123456789012:role/orders'] },
     });
+  });
+});
+
+describe('high-priority queue policy: only the topic sends, as on the work queue', () => {
+  test('SNS delivering from the pipeline topic is not denied', () => {
+    const s = synthDefault();
+    expect(sendIsDenied(queuePolicy(s, s.ids.highPriorityQueue), fromTopic(s))).toBe(false);
+  });
+
+  test('SNS delivering from another topic is denied', () => {
+    const s = synthDefault();
+    const other = { 'aws:SourceArn': 'arn:aws:sns:us-east-1:123456789012:other' };
+    expect(sendIsDenied(queuePolicy(s, s.ids.highPriorityQueue), other)).toBe(true);
+  });
+
+  test("the function's own role may send: a retried high-priority message goes back to this queue", () => {
+    const s = synthDefault();
+    expect(sendIsDenied(queuePolicy(s, s.ids.highPriorityQueue), { 'aws:PrincipalArn': arnOf(s.ids.role) })).toBe(
+      false,
+    );
+  });
+
+  test('a principal of the account, a self-tagged operator and an outsider are denied; the redrive role is not', () => {
+    const s = synthDefault();
+    const policy = queuePolicy(s, s.ids.highPriorityQueue);
+    expect(sendIsDenied(policy, someRole)).toBe(true);
+    expect(sendIsDenied(policy, taggedOperator)).toBe(true);
+    expect(sendIsDenied(policy, outsider)).toBe(true);
+    expect(sendIsDenied(policy, redriveRole(s))).toBe(false);
+  });
+
+  test('no statement of its policy has an aws:PrincipalTag condition', () => {
+    const s = synthDefault();
+    expect(JSON.stringify(queuePolicy(s, s.ids.highPriorityQueue))).not.toContain('aws:PrincipalTag');
   });
 });

@@ -118,3 +118,10 @@ describe('--header and --attach (contract v1.2)', () => {
     expect(ran.stderr).toContain('No local pipeline found');
   });
 });
+
+test('--priority takes high or normal only, said in terms of the option', async () => {
+  const ran = await publish(...VALID, '--priority', 'urgent');
+  expect(ran.code).toBe(2);
+  expect(ran.stderr).toContain('--priority must be one of normal, high, got "urgent"');
+  expect((await publish('--help')).stdout).toContain('--priority high|normal');
+});

@@ -53,6 +53,7 @@ describe('resolveSettings: defaults', () => {
       sendConfirmationGraceSeconds: 300,
       retryBudgetSeconds: DAY,
       maxSendRate: 14,
+      highPriorityRateShare: 20,
       retryingTooLongSeconds: 900,
       sesTimeoutMs: 5000,
       retryBaseSeconds: 2,

@@ -59,6 +59,7 @@ describe('handlerEnvironment', () => {
       'RETRY_BASE_SECONDS',
       'SYSTEMIC_RETRY_SECONDS',
       'RETRY_CAP_SECONDS',
+      'HIGH_PRIORITY_RATE_SHARE',
     ]);
   });
 

@@ -280,3 +280,27 @@ describe('the SNS client', () => {
     client.destroy();
   });
 });
+
+describe('priority', () => {
+  test('priority high is sent as the String attribute priority, beside the idempotency key', async () => {
+    const { client, calls } = publisher();
+    await client.publish(message, { idempotencyKey: 'order-1', priority: 'high' });
+    expect(calls[0]?.input.MessageAttributes).toEqual({
+      'idempotency-key': { DataType: 'String', StringValue: 'order-1' },
+      priority: { DataType: 'String', StringValue: 'high' },
+    });
+  });
+
+  test('without a priority no attribute is sent: the pipeline reads that as normal', async () => {
+    const { client, calls } = publisher();
+    await client.publish(message);
+    expect(calls[0]?.input.MessageAttributes).toBeUndefined();
+  });
+
+  test('a priority other than high or normal is refused before anything is sent, naming the attribute', async () => {
+    const { client, calls } = publisher();
+    const error = await refusal(() => client.publish(message, { priority: 'urgent' as 'high' }));
+    expect(error.issues).toEqual([{ field: 'attribute priority', reason: 'must be one of normal, high' }]);
+    expect(calls).toHaveLength(0);
+  });
+});

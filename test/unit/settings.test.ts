@@ -19,6 +19,7 @@ const env = {
   RETRY_BASE_SECONDS: '2',
   SYSTEMIC_RETRY_SECONDS: '300',
   RETRY_CAP_SECONDS: '300',
+  HIGH_PRIORITY_RATE_SHARE: '20',
 } as const;
 
 function without(name: string): Record<string, string> {
@@ -46,7 +47,14 @@ describe('readSettings', () => {
       retryBudgetSeconds: 86400,
       maxSendRate: 14,
       maxConcurrency: 10,
+      highPriorityRateShare: 20,
     });
+  });
+
+  test('reads the high-priority queue when set', () => {
+    expect(readSettings({ ...env, HIGH_PRIORITY_QUEUE_URL: 'https://sqs/1/high' }).highPriorityQueueUrl).toBe(
+      'https://sqs/1/high',
+    );
   });
 
   test('reads the optional variables when set', () => {
@@ -70,9 +78,12 @@ describe('readSettings', () => {
     expect(readSettings({ ...env, SES_CONFIGURATION_SET: '' })).not.toHaveProperty('configurationSetName');
   });
 
-  test.each(Object.keys(env))('a missing %s is named in the error', (name) => {
-    expect(() => readSettings(without(name))).toThrow(`Missing required environment variable ${name}`);
-  });
+  test.each(Object.keys(env).filter((name) => name !== 'HIGH_PRIORITY_RATE_SHARE'))(
+    'a missing %s is named in the error',
+    (name) => {
+      expect(() => readSettings(without(name))).toThrow(`Missing required environment variable ${name}`);
+    },
+  );
 
   test('a blank required string variable counts as missing', () => {
     expect(() => readSettings({ ...env, SENDER_ADDRESS: '  ' })).toThrow(ENV.senderAddress);

@@ -1,7 +1,8 @@
 /**
- * The send stage's pacing: a token bucket per container, one token per recipient (SES's sending rate
- * counts recipients). Every container gets an equal share of the pipeline's rate,
- * maxSendRate / maxConcurrency, so all of them together stay under it however many run.
+ * The send stage's static pacing: a token bucket per container, one token per recipient (SES's sending
+ * rate counts recipients). Every container gets an equal share of the pipeline's rate,
+ * maxSendRate / maxConcurrency, so all of them together stay under it however many run. The shared
+ * lease (shared-pacer.ts) uses the whole rate instead, and falls back to this when it cannot.
  * A throttle despite pacing (another sender on the account, a lower quota than configured)
  * halves this container's rate; it grows back by a tenth of the share per second without one.
  *
@@ -9,6 +10,14 @@
  * deadline it is given is not sent at all (the caller retries it as "not sent").
  */
 import type { HandlerSettings } from '../../kernel/environment';
+
+/** What the send stage asks of a pacer (this static one, or a lane of the shared one: shared-pacer.ts). */
+export interface Pacer {
+  /** Waits for `recipients` tokens; false, with nothing taken, when they would not come before `deadline`. */
+  acquire(recipients: number, deadline: number): Promise<boolean>;
+  /** SES throttled a send despite the pacing. */
+  onThrottle(): void;
+}
 
 export interface PacerOptions {
   /** Recipients per second for this container. */
@@ -28,7 +37,7 @@ export function containerShare(maxSendRate: number, maxConcurrency: number): num
   return (maxSendRate * PACING_HEADROOM) / Math.max(1, maxConcurrency);
 }
 
-export class SendPacer {
+export class SendPacer implements Pacer {
   /** The rate this container paces to now (lower than its share after a throttle). */
   private rate: number;
   private tokens: number;

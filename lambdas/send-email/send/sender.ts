@@ -14,7 +14,7 @@ import { classifySesError } from '../classify';
 import type { CircuitBreaker } from './breaker';
 import { createAttachmentObjects, type AttachmentObjects } from './attachments';
 import { buildSendEmailInput, type AttemptTags } from './email';
-import type { SendPacer } from './pacing';
+import type { Pacer } from './pacing';
 
 /** A send starts only if it can finish (SES timeout plus this) before the invocation's deadline. */
 export const SEND_DEADLINE_MARGIN_MS = 1000;
@@ -47,8 +47,8 @@ export interface Admitted {
 export interface SenderDeps {
   readonly settings: HandlerSettings;
   readonly ses: SendClient;
-  /** Per container, as a Lambda container keeps it between invocations (SendPacer.forSettings). */
-  readonly pacer: SendPacer;
+  /** Per container, as a Lambda container keeps it between invocations (pacing.ts, shared-pacer.ts). */
+  readonly pacer: Pacer;
   /** Per container too (CircuitBreaker.forSettings). */
   readonly breaker: CircuitBreaker;
   readonly metrics: Metrics;

@@ -5,6 +5,7 @@
  */
 import { Duration } from 'aws-cdk-lib';
 import * as cw from 'aws-cdk-lib/aws-cloudwatch';
+import { LANE_METRIC } from '../../../lambdas/kernel/names';
 import type { EmailPipeline } from '../email-pipeline';
 import { SES_EVENT_METRIC } from '../ledger/events';
 import type { AlarmName } from './alarms';
@@ -251,5 +252,50 @@ export function graph(
     ...(leftAnnotations.length > 0 ? { leftAnnotations } : {}),
     ...(right.length > 0 ? { right, rightYAxis: { label: 'Seconds', showUnits: false, min: 0 } } : {}),
     ...(rightAnnotations.length > 0 ? { rightAnnotations } : {}),
+  });
+}
+
+/**
+ * Rate used per lane against maxSendRate: recipients given a send slot per second, normal and high
+ * (the shared rate lease, lambdas/send-email/send/shared-pacer.ts), with the high lane's reserve;
+ * on the right, the lease's writes and its fallbacks to the static share, per minute.
+ */
+export function laneRateWidget(pipeline: EmailPipeline): cw.GraphWidget {
+  const { settings } = pipeline;
+  const perMinute = Duration.minutes(1);
+  const lane = (name: string) =>
+    new cw.MathExpression({
+      expression: `${name} / PERIOD(${name})`,
+      usingMetrics: {
+        [name]: new cw.Metric({
+          namespace: settings.metricsNamespace,
+          metricName: LANE_METRIC.recipientsPaced,
+          dimensionsMap: { service: pipeline.serviceName, lane: name },
+          statistic: cw.Stats.SUM,
+          period: perMinute,
+        }),
+      },
+      label: `${name} (recipients per second)`,
+      period: perMinute,
+    });
+  const reserve = (settings.maxSendRate * settings.highPriorityRateShare) / 100;
+  return new cw.GraphWidget({
+    title: `Rate used per lane (maxSendRate ${settings.maxSendRate}/s, high reserve ${reserve}/s)`,
+    left: [lane('normal'), lane('high')],
+    right: [
+      handlerMetric(pipeline, HANDLER_METRICS.rateLeaseWrites, { label: 'Rate lease writes', period: perMinute }),
+      handlerMetric(pipeline, HANDLER_METRICS.rateLeaseFallbacks, {
+        label: 'Fallbacks to the static share',
+        period: perMinute,
+      }),
+    ],
+    leftAnnotations: [
+      { value: settings.maxSendRate, label: 'maxSendRate' },
+      { value: reserve, label: 'high-priority reserve' },
+    ],
+    width: 24,
+    height: 6,
+    leftYAxis: { label: 'Per second', showUnits: false, min: 0 },
+    rightYAxis: { label: 'Per minute', showUnits: false, min: 0 },
   });
 }

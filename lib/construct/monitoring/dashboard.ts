@@ -23,6 +23,7 @@ import {
   atAGlance,
   brownOutWidgets,
   graph,
+  laneRateWidget,
   ledgerWidgets,
   reputationWidgets,
   section,
@@ -232,6 +233,7 @@ export function createDashboard(
   addDeliveriesSection(dashboard, p);
   dashboard.addWidgets(...ledgerWidgets(p, line));
   dashboard.addWidgets(...statusWidgets(p));
+  dashboard.addWidgets(laneRateWidget(p));
   return dashboard;
 }
 

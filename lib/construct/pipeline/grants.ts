@@ -1,7 +1,8 @@
 /**
  * The send function's own permissions, least privilege: its records, SendEmail
- * as the configured sender only, the DLQ and the work queue (a retry goes back
- * as a delayed copy), and the keys it needs for them. The event source adds
+ * as the configured sender only, the DLQ and the two work queues (a retry goes
+ * back to its own queue as a delayed copy), the shared rate lease's items (in
+ * its table), and the keys it needs for them. The event source adds
  * receive and delete on the work queue; the ledger adds its table.
  */
 import { ArnFormat, Stack, Validations } from 'aws-cdk-lib';
@@ -24,6 +25,8 @@ export function grantSendFunctionLeastPrivilege(
     /** The key of both tables, unless they use the AWS-managed key. */
     readonly tableKey?: kms.IKey;
     readonly queue: sqs.IQueue;
+    /** Its retries go back to the queue they came from. */
+    readonly highPriorityQueue: sqs.IQueue;
     readonly deadLetterQueue: sqs.IQueue;
     readonly queueKey: kms.IKey;
     /** The configuration set every send uses (the ledger's). */
@@ -74,7 +77,7 @@ export function grantSendFunctionLeastPrivilege(
       sid: 'BackOffRetries',
       // A retry goes back as a delayed copy (SendMessage); ChangeMessageVisibility when that fails.
       actions: ['sqs:ChangeMessageVisibility', 'sqs:SendMessage'],
-      resources: [props.queue.queueArn],
+      resources: [props.queue.queueArn, props.highPriorityQueue.queueArn],
     }),
   );
   // Both tables (its records, the ledger items it reads and marks) with their key, through DynamoDB.

@@ -1,7 +1,8 @@
 /**
- * The pipeline's queues and their key: the work queue (its name fixed at
- * synth), the dead-letter queue only the work queue may redrive into, and the
- * DLQ of the topic's subscription, all encrypted with one customer-managed key.
+ * The pipeline's queues and their key: the work queue and the high-priority
+ * queue (their names fixed at synth), the dead-letter queue (shared) only they
+ * may redrive into, and the DLQ of the topic's subscriptions, all encrypted
+ * with one customer-managed key.
  */
 import { ArnFormat, Duration, Names, RemovalPolicy, Stack, Validations } from 'aws-cdk-lib';
 import type * as kms from 'aws-cdk-lib/aws-kms';
@@ -18,6 +19,8 @@ export interface PipelineQueues {
   readonly deadLetterQueue: sqs.Queue;
   /** The work queue: the topic's envelopes, consumed by the send function. */
   readonly queue: sqs.Queue;
+  /** The high-priority queue: the envelopes with `priority = high`, its own event source mapping. */
+  readonly highPriorityQueue: sqs.Queue;
   /** Deliveries SNS could not make to the work queue (the subscription's redrive policy). */
   readonly subscriptionDeadLetterQueue: sqs.Queue;
 }
@@ -37,33 +40,36 @@ export function buildQueues(
 
   // The work queue's name is fixed here (not generated) so that the DLQ's
   // RedriveAllowPolicy can name it without a reference cycle.
-  const queueName = Names.uniqueResourceName(scope, { maxLength: 74, separator: '-' }) + '-work';
-  const queueArn = Stack.of(scope).formatArn({
-    service: 'sqs',
-    resource: queueName,
-    arnFormat: ArnFormat.NO_RESOURCE_NAME,
-  });
+  const baseName = Names.uniqueResourceName(scope, { maxLength: 74, separator: '-' });
+  const queueName = baseName + '-work';
+  const highPriorityQueueName = baseName + '-high';
+  const arnOf = (name: string) =>
+    Stack.of(scope).formatArn({ service: 'sqs', resource: name, arnFormat: ArnFormat.NO_RESOURCE_NAME });
   const deadLetterQueue = new sqs.Queue(scope, 'DeadLetterQueue', {
     retentionPeriod: DLQ_RETENTION,
     encryption: sqs.QueueEncryption.KMS,
     encryptionMasterKey: queueKey,
     enforceSSL: true,
   });
-  // Only the work queue may use this DLQ (set on the L1: the L2 would need the queue object).
+  // Only the two work queues may use this DLQ (set on the L1: the L2 would need the queue objects).
   (deadLetterQueue.node.defaultChild as sqs.CfnQueue).redriveAllowPolicy = {
     redrivePermission: 'byQueue',
-    sourceQueueArns: [queueArn],
+    sourceQueueArns: [arnOf(queueName), arnOf(highPriorityQueueName)],
   };
 
-  const queue = new sqs.Queue(scope, 'Queue', {
-    queueName,
-    visibilityTimeout: Duration.seconds(settings.visibilityTimeoutSeconds),
-    retentionPeriod: Duration.seconds(settings.retentionPeriodSeconds),
-    deadLetterQueue: { queue: deadLetterQueue, maxReceiveCount: settings.maxReceiveCount },
-    encryption: sqs.QueueEncryption.KMS,
-    encryptionMasterKey: queueKey,
-    enforceSSL: true,
-  });
+  // Both lanes' queues alike: same retention, visibility, redrive and key (dedupe, retries and the DLQ work the same).
+  const workQueue = (id: string, name: string) =>
+    new sqs.Queue(scope, id, {
+      queueName: name,
+      visibilityTimeout: Duration.seconds(settings.visibilityTimeoutSeconds),
+      retentionPeriod: Duration.seconds(settings.retentionPeriodSeconds),
+      deadLetterQueue: { queue: deadLetterQueue, maxReceiveCount: settings.maxReceiveCount },
+      encryption: sqs.QueueEncryption.KMS,
+      encryptionMasterKey: queueKey,
+      enforceSSL: true,
+    });
+  const queue = workQueue('Queue', queueName);
+  const highPriorityQueue = workQueue('HighPriorityQueue', highPriorityQueueName);
 
   const subscriptionDeadLetterQueue = new sqs.Queue(scope, 'SubscriptionDeadLetterQueue', {
     retentionPeriod: DLQ_RETENTION,
@@ -78,5 +84,5 @@ export function buildQueues(
       'redrive policies as DLQ use, and a DLQ of a DLQ would only move the same messages once more.',
   });
 
-  return { queueKey, deadLetterQueue, queue, subscriptionDeadLetterQueue };
+  return { queueKey, deadLetterQueue, queue, highPriorityQueue, subscriptionDeadLetterQueue };
 }

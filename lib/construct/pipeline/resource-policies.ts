@@ -52,8 +52,8 @@ export function restrictPublishers(topic: sns.Topic, principals: readonly iam.IP
 
 /**
  * Queue policies: only the topic (and the function, re-enqueueing a retried
- * message) may send to the work queue, only the function (and the queue's own
- * redrive) to its DLQ, only the topic to the subscription's DLQ; the redrive
+ * message) may send to the work queue and to the high-priority queue, only the
+ * function (and the two queues' own redrive) to their DLQ, only the topic to the subscription's DLQ; the redrive
  * principals, named by ARN, are exempt. A Deny, so that no IAM policy
  * (PowerUser, a CI role) can plant a message the function would send, and no
  * tag a principal could set on itself opens it.
@@ -61,6 +61,8 @@ export function restrictPublishers(topic: sns.Topic, principals: readonly iam.IP
 export function restrictQueueSenders(props: {
   readonly topic: sns.ITopic;
   readonly queue: sqs.IQueue;
+  /** The high-priority queue: the same rule as the work queue. */
+  readonly highPriorityQueue: sqs.IQueue;
   readonly deadLetterQueue: sqs.IQueue;
   readonly subscriptionDeadLetterQueue: sqs.IQueue;
   /** The send function's role. */
@@ -76,13 +78,15 @@ export function restrictQueueSenders(props: {
     });
   // The function sends too: a retried message goes back to the work queue as a delayed copy
   // (the retry budget); it only ever re-enqueues an envelope it received from the topic.
-  deny(props.queue, 'OnlyTheTopicSends', {
-    'aws:SourceArn': [props.topic.topicArn],
-    'aws:PrincipalArn': [props.senderRole.roleArn],
-  });
+  for (const queue of [props.queue, props.highPriorityQueue]) {
+    deny(queue, 'OnlyTheTopicSends', {
+      'aws:SourceArn': [props.topic.topicArn],
+      'aws:PrincipalArn': [props.senderRole.roleArn],
+    });
+  }
   deny(props.deadLetterQueue, 'OnlyTheFunctionDeadLetters', {
     'aws:PrincipalArn': [props.senderRole.roleArn],
-    'aws:SourceArn': [props.queue.queueArn],
+    'aws:SourceArn': [props.queue.queueArn, props.highPriorityQueue.queueArn],
   });
   deny(props.subscriptionDeadLetterQueue, 'OnlyTheTopicDeadLetters', { 'aws:SourceArn': [props.topic.topicArn] });
 }

@@ -1,8 +1,8 @@
 /**
  * The send-email function: its own execution role (no managed policies; it
  * writes to its own log group only), the pre-built bundle, the environment from
- * the settings, and the work queue as its event source (batches, partial batch
- * responses). Its other permissions are in grants.ts.
+ * the settings, and the work queue and the high-priority queue as its event
+ * sources (batches, partial batch responses; no batching window for the high one). Its other permissions are in grants.ts.
  */
 import { Duration } from 'aws-cdk-lib';
 import type * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
@@ -37,6 +37,7 @@ export function buildSendFunction(
     readonly topic: sns.ITopic;
     readonly table: dynamodb.ITable;
     readonly queue: sqs.IQueue;
+    readonly highPriorityQueue: sqs.IQueue;
     readonly deadLetterQueue: sqs.IQueue;
     /** The attachments bucket, which the function reads objects of. */
     readonly attachmentsBucketName: string;
@@ -52,6 +53,7 @@ export function buildSendFunction(
       sourceQueueUrl: props.queue.queueUrl,
       deadLetterQueueUrl: props.deadLetterQueue.queueUrl,
       attachmentsBucketName: props.attachmentsBucketName,
+      highPriorityQueueUrl: props.highPriorityQueue.queueUrl,
     }),
     POWERTOOLS_SERVICE_NAME: props.serviceName,
     NODE_OPTIONS: '--enable-source-maps',
@@ -81,6 +83,16 @@ export function buildSendFunction(
     new SqsEventSource(props.queue, {
       batchSize: settings.batchSize,
       maxBatchingWindow: Duration.seconds(settings.maxBatchingWindowSeconds),
+      maxConcurrency: settings.maxConcurrency,
+      reportBatchItemFailures: true,
+    }),
+  );
+  // The high lane: its own mapping, no batching window (a sign-in code does not wait for a batch to fill).
+  sendFunction.addEventSource(
+    new SqsEventSource(props.highPriorityQueue, {
+      // Without a batching window, a batch holds at most 10 records.
+      batchSize: Math.min(settings.batchSize, 10),
+      maxBatchingWindow: Duration.seconds(0),
       maxConcurrency: settings.maxConcurrency,
       reportBatchItemFailures: true,
     }),

@@ -16,6 +16,13 @@
  * into a local SES that allows 20 recipients a second (BENCH_PACING_RATE), the pipeline's
  * maxSendRate the same, two consumers; writes .local/bench-pacing.json.
  *
+ * `npm run bench -- --only traffic` (or `-- traffic`) runs only the traffic benchmark (traffic.ts): rate
+ * use of a burst with 1, 2 and maxConcurrency (10) consumers against a local SES of 14/s
+ * (BENCH_TRAFFIC_RATE, BENCH_TRAFFIC_RATE_EMAILS, BENCH_TRAFFIC_CONTAINERS), then publish-to-accepted
+ * latency at a steady half rate and in a normal burst (BENCH_TRAFFIC_BURST, default 1000) with high
+ * emails published during it (BENCH_TRAFFIC_HIGH every BENCH_TRAFFIC_HIGH_EVERY s); writes
+ * .local/bench-traffic.json.
+ *
  * `npm run bench -- ledger` runs only the ledger measurement (5b) and its cost; writes
  * .local/bench-ledger.json.
  *
@@ -41,6 +48,7 @@ import { ledgerCostInputs, measureLedger } from './ledger';
 import { formatBundle, formatClientCpu, formatLedger, formatTable, machine, type BenchResult } from './report';
 import { measureThroughput } from './throughput';
 import { formatPacing, measurePacing } from './pacing';
+import { formatTraffic, measureLatency, measureRateUse } from './traffic';
 import { buildBundles } from '../local/build';
 import { LOCAL_DIR } from '../local/paths';
 import {
@@ -145,6 +153,69 @@ async function pacingMain(): Promise<void> {
   }
 }
 
+/** The traffic benchmark (traffic.ts): rate use with 1, 2 and maxConcurrency containers, and latency per lane. */
+const TRAFFIC_RATE = Number(process.env.BENCH_TRAFFIC_RATE ?? 14);
+const TRAFFIC_RATE_EMAILS = Number(process.env.BENCH_TRAFFIC_RATE_EMAILS ?? 400);
+const TRAFFIC_BURST = Number(process.env.BENCH_TRAFFIC_BURST ?? 1000);
+const TRAFFIC_HIGH = Number(process.env.BENCH_TRAFFIC_HIGH ?? 20);
+const TRAFFIC_HIGH_EVERY = Number(process.env.BENCH_TRAFFIC_HIGH_EVERY ?? 2);
+const TRAFFIC_STEADY_SECONDS = Number(process.env.BENCH_TRAFFIC_STEADY_SECONDS ?? 30);
+const TRAFFIC_CONTAINERS = (process.env.BENCH_TRAFFIC_CONTAINERS ?? '1,2,10').split(',').map(Number);
+const TRAFFIC_FILE = path.join(LOCAL_DIR, 'bench-traffic.json');
+
+async function trafficMain(): Promise<void> {
+  // npm start's defaults (cdk.json: maxConcurrency 10, batching window 1 s), maxSendRate = the local SES's rate.
+  const settings = loadLocalSettings({ maxSendRate: TRAFFIC_RATE });
+  await Promise.all([checkJava(), ensureDynamoDbLocal()]);
+  step('building bundles');
+  const bundles = await buildBundles(path.join(BENCH_DIR, 'build'));
+  step('starting emulators');
+  const emulators = await startEmulators({ ports: ANY_FREE_PORTS });
+  try {
+    const context = { endpoints: emulators.endpoints, bundles, settings };
+    const rateUse = [];
+    for (const consumers of TRAFFIC_CONTAINERS) {
+      step(
+        `traffic: rate use, ${TRAFFIC_RATE_EMAILS} emails, ${consumers} consumer(s), maxConcurrency ${settings.maxConcurrency}, local SES ${TRAFFIC_RATE}/s`,
+      );
+      rateUse.push(
+        await section(`rate${consumers}`, bundles.consumer, () =>
+          measureRateUse(context, consumers, TRAFFIC_RATE_EMAILS),
+        ),
+      );
+    }
+    step(
+      `traffic: latency, steady ${TRAFFIC_STEADY_SECONDS} s, then a burst of ${TRAFFIC_BURST} with ${TRAFFIC_HIGH} high every ${TRAFFIC_HIGH_EVERY} s`,
+    );
+    const latency = await section('latency', bundles.consumer, () =>
+      measureLatency(context, {
+        steadySeconds: TRAFFIC_STEADY_SECONDS,
+        burstEmails: TRAFFIC_BURST,
+        highEmails: TRAFFIC_HIGH,
+        highEverySeconds: TRAFFIC_HIGH_EVERY,
+      }),
+    );
+    await writeReport(TRAFFIC_FILE, `npm run bench -- --only traffic`, {
+      settings: {
+        maxSendRate: settings.maxSendRate,
+        maxConcurrency: settings.maxConcurrency,
+        highPriorityRateShare: settings.highPriorityRateShare,
+        batchSize: settings.batchSize,
+        maxBatchingWindowSeconds: settings.maxBatchingWindowSeconds,
+      },
+      othersCpuShare: othersShare,
+      runSeconds: Math.round((performance.now() - started) / 100) / 10,
+      rateUse,
+      latency,
+    });
+    console.log(formatTraffic(rateUse, latency));
+    warnIfNoisy();
+    console.log(`\nWrote ${path.relative(process.cwd(), TRAFFIC_FILE)}`);
+  } finally {
+    await emulators.stop();
+  }
+}
+
 async function ledgerMain(): Promise<void> {
   const settings = loadLocalSettings({ maxBatchingWindowSeconds: 0, functionTimeoutSeconds: 5 });
   await Promise.all([checkJava(), ensureDynamoDbLocal()]);
@@ -238,6 +309,7 @@ function warnIfNoisy(): void {
 
 const USAGE = `Usage: npm run bench              dedupe on vs off: throughput, DynamoDB requests, batch latency, init, cost
        npm run bench -- pacing    send pacing against a rate-limited local SES
+       npm run bench -- --only traffic   rate use with 1, 2 and maxConcurrency containers; latency per lane
        npm run bench -- ledger    the send ledger's own requests, batch time and cost
        npm run bench -- bundle    handler bundle size and require() time only
        npm run bench -- cpu       client CPU per record: handler vs the hand-signed floor
@@ -250,11 +322,12 @@ async function bench(mode: string | undefined): Promise<void> {
     return;
   }
   if (mode === 'pacing') return pacingMain();
+  if (mode === 'traffic') return trafficMain();
   if (mode === 'ledger') return ledgerMain();
   if (mode === 'cpu') return cpuMain();
   if (mode === 'bundle') return bundleMain();
   if (mode !== undefined)
-    throw new Error(`unknown benchmark "${mode}" (known: pacing, ledger, cpu, bundle)\n\n${USAGE}`);
+    throw new Error(`unknown benchmark "${mode}" (known: pacing, traffic, ledger, cpu, bundle)\n\n${USAGE}`);
   const settings = dedupeBenchSettings();
   await Promise.all([checkJava(), ensureDynamoDbLocal()]);
 
@@ -344,7 +417,8 @@ async function bench(mode: string | undefined): Promise<void> {
 
 /** Runs the benchmark named by the first argument (none: the dedupe benchmark) and exits. */
 export function main(args: readonly string[] = process.argv.slice(2)): Promise<void> {
-  return bench(args[0]).then(
+  // `--only NAME` is the same as `NAME`.
+  return bench(args[0] === '--only' ? args[1] : args[0]).then(
     () => process.exit(0),
     (error: unknown) => {
       console.error(error instanceof Error ? (error.stack ?? error.message) : error);

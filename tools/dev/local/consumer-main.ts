@@ -26,7 +26,8 @@ async function main(): Promise<void> {
   const pauseFile = process.env.SEND_PAUSE_FILE;
   const source = startEventSource({
     sqs,
-    queueUrl: need('SOURCE_QUEUE_URL'),
+    // The queue this consumer polls (the high lane's has its own); the handler's SOURCE_QUEUE_URL is the work queue.
+    queueUrl: process.env.POLL_QUEUE_URL || need('SOURCE_QUEUE_URL'),
     queueArn: need('SOURCE_QUEUE_ARN'),
     region: need('AWS_REGION'),
     handler,

@@ -6,7 +6,7 @@
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import type { SNSClient } from '@aws-sdk/client-sns';
 import { GetQueueAttributesCommand, type SQSClient } from '@aws-sdk/client-sqs';
-import { DECISIONS, type Decision } from '../../../lambdas/kernel/names';
+import { DECISIONS, type Decision, type Lane } from '../../../lambdas/kernel/names';
 import { ENV, LEDGER_ENV } from '../../../lambdas/kernel/environment';
 import type { ResolvedSettings } from '../../../lib/settings';
 import { handlerEnvironment, ledgerEnvironment } from '../../../lib/construct/handler-env';
@@ -77,6 +77,11 @@ export interface ConsumerOptions {
   readonly name?: string;
   /** Extra environment for this consumer: fault-proxy endpoints, FAIL_OPEN, chaos switches. */
   readonly env?: Readonly<Record<string, string>>;
+  /**
+   * The queue it polls: `high` is the high-priority queue's own event source mapping (no batching
+   * window), as on AWS. @default normal (the work queue)
+   */
+  readonly lane?: Lane;
 }
 
 export interface Consumer {
@@ -150,8 +155,13 @@ export class LocalPipeline {
   }
 
   /** The environment a consumer (and so the handler) runs with. */
-  consumerEnvironment(name: string, extra: Readonly<Record<string, string>> = {}): Record<string, string> {
+  consumerEnvironment(
+    name: string,
+    extra: Readonly<Record<string, string>> = {},
+    lane: Lane = 'normal',
+  ): Record<string, string> {
     const { settings, endpoints } = this.options;
+    const high = lane === 'high';
     const inherited = inheritedEnvironment();
     return {
       ...inherited,
@@ -171,9 +181,11 @@ export class LocalPipeline {
         this.options.sendConfirmationGraceSeconds ?? settings.sendConfirmationGraceSeconds,
       ),
       HANDLER_BUNDLE: this.bundles.handler,
-      SOURCE_QUEUE_ARN: this.resources.queueArn,
-      BATCH_SIZE: String(settings.batchSize),
-      BATCHING_WINDOW_SECONDS: String(settings.maxBatchingWindowSeconds),
+      // The queue it polls (the handler's SOURCE_QUEUE_URL stays the work queue, its normal lane's retries).
+      POLL_QUEUE_URL: high ? this.resources.highPriorityQueueUrl : this.resources.queueUrl,
+      SOURCE_QUEUE_ARN: high ? this.resources.highPriorityQueueArn : this.resources.queueArn,
+      BATCH_SIZE: String(high ? Math.min(settings.batchSize, 10) : settings.batchSize),
+      BATCHING_WINDOW_SECONDS: String(high ? 0 : settings.maxBatchingWindowSeconds),
       FUNCTION_TIMEOUT_SECONDS: String(settings.functionTimeoutSeconds),
       CONSUMER_NAME: name,
       ...(this.options.pauseFile ? { SEND_PAUSE_FILE: this.options.pauseFile } : {}),
@@ -216,8 +228,8 @@ export class LocalPipeline {
   /** Starts one consumer process ("pod") and resolves when it polls. */
   startConsumer(options: ConsumerOptions = {}): Promise<Consumer> {
     this.consumerCount += 1;
-    const name = options.name ?? `pod-${this.consumerCount}`;
-    return this.launchConsumer(name, this.consumerEnvironment(name, options.env));
+    const name = options.name ?? (options.lane === 'high' ? `high-${this.consumerCount}` : `pod-${this.consumerCount}`);
+    return this.launchConsumer(name, this.consumerEnvironment(name, options.env, options.lane));
   }
 
   private async launchConsumer(name: string, env: Record<string, string>): Promise<Consumer> {
@@ -263,8 +275,14 @@ export class LocalPipeline {
   }
 
   /** Messages visible, in flight and delayed in a queue. */
-  async queueDepth(which: 'queue' | 'dlq' = 'queue'): Promise<{ visible: number; inFlight: number; delayed: number }> {
-    const QueueUrl = which === 'queue' ? this.resources.queueUrl : this.resources.deadLetterQueueUrl;
+  async queueDepth(
+    which: 'queue' | 'high' | 'dlq' = 'queue',
+  ): Promise<{ visible: number; inFlight: number; delayed: number }> {
+    const QueueUrl = {
+      queue: this.resources.queueUrl,
+      high: this.resources.highPriorityQueueUrl,
+      dlq: this.resources.deadLetterQueueUrl,
+    }[which];
     const { Attributes = {} } = await this.sqs.send(
       new GetQueueAttributesCommand({
         QueueUrl,
@@ -282,10 +300,10 @@ export class LocalPipeline {
     };
   }
 
-  /** True when the source queue holds nothing at all (visible, in flight or delayed). */
+  /** True when both lanes' queues hold nothing at all (visible, in flight or delayed). */
   async isDrained(): Promise<boolean> {
-    const depth = await this.queueDepth('queue');
-    return depth.visible + depth.inFlight + depth.delayed === 0;
+    const depths = await Promise.all([this.queueDepth('queue'), this.queueDepth('high')]);
+    return depths.every((depth) => depth.visible + depth.inFlight + depth.delayed === 0);
   }
 
   /** Stops every consumer still running. */

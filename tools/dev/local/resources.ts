@@ -19,6 +19,7 @@ import {
 } from '@aws-sdk/client-sesv2';
 import { CreateBucketCommand, PutBucketLifecycleConfigurationCommand, type S3Client } from '@aws-sdk/client-s3';
 import { CreateTopicCommand, SubscribeCommand, type SNSClient } from '@aws-sdk/client-sns';
+import { PRIORITY_ATTRIBUTE } from '../../../lambdas/kernel/names';
 import { CreateQueueCommand, GetQueueAttributesCommand, type SQSClient } from '@aws-sdk/client-sqs';
 import { LEDGER_STATUS_INDEX, LEDGER_TABLE } from '../../../lambdas/kernel/ledger/schema';
 import { DLQ_RETENTION_SECONDS, type ResolvedSettings } from '../../../lib/settings';
@@ -53,6 +54,9 @@ export interface LocalResources {
   readonly topicArn: string;
   readonly queueUrl: string;
   readonly queueArn: string;
+  /** The high-priority queue: the topic's messages with `priority = high` (subscription filter). */
+  readonly highPriorityQueueUrl: string;
+  readonly highPriorityQueueArn: string;
   readonly deadLetterQueueUrl: string;
   readonly deadLetterQueueArn: string;
   readonly tableName: string;
@@ -115,6 +119,7 @@ export function handlerRefs(resources: LocalResources): HandlerResourceRefs {
     tableName: resources.tableName,
     sourceQueueUrl: resources.queueUrl,
     deadLetterQueueUrl: resources.deadLetterQueueUrl,
+    highPriorityQueueUrl: resources.highPriorityQueueUrl,
     ledgerTableName: resources.ledger.tableName,
     ...(resources.attachmentsBucketName ? { attachmentsBucketName: resources.attachmentsBucketName } : {}),
   };
@@ -234,18 +239,29 @@ async function createTable(
 }
 
 /** Subscribes a queue to a topic (SNS envelope, raw delivery off); returns the queue's ARN. */
-async function subscribeQueue(clients: ResourceClients, topicArn: string, queueUrl: string): Promise<string> {
+async function subscribeQueue(
+  clients: ResourceClients,
+  topicArn: string,
+  queueUrl: string,
+  filterPolicy?: Record<string, unknown>,
+): Promise<string> {
   const arn = await queueArn(clients.sqs, queueUrl);
   await clients.sns.send(
     new SubscribeCommand({
       TopicArn: topicArn,
       Protocol: 'sqs',
       Endpoint: arn,
-      Attributes: { RawMessageDelivery: 'false' },
+      Attributes: {
+        RawMessageDelivery: 'false',
+        ...(filterPolicy ? { FilterPolicy: JSON.stringify(filterPolicy) } : {}),
+      },
     }),
   );
   return arn;
 }
+
+/** The high-priority queue's filter, as the construct gives its subscription (lib/construct/pipeline/topic.ts). */
+export const HIGH_PRIORITY_FILTER_POLICY = { [PRIORITY_ATTRIBUTE]: ['high'] } as const;
 
 /** Ignores "already exists" (creating twice is fine). */
 function existing(error: unknown): void {
@@ -344,28 +360,40 @@ export async function createResources(
   const deadLetterQueueUrl = dlq.QueueUrl;
   if (!topicArn || !deadLetterQueueUrl) throw new Error('the emulator did not return a topic ARN or DLQ URL');
   const deadLetterQueueArn = await queueArn(sqs, deadLetterQueueUrl);
-  const queue = await sqs.send(
-    new CreateQueueCommand({
-      QueueName: `${name}-queue`,
-      Attributes: {
-        VisibilityTimeout: String(settings.visibilityTimeoutSeconds),
-        MessageRetentionPeriod: String(settings.retentionPeriodSeconds),
-        RedrivePolicy: JSON.stringify({
-          deadLetterTargetArn: deadLetterQueueArn,
-          maxReceiveCount: settings.maxReceiveCount,
-        }),
-      },
-    }),
-  );
-  const queueUrl = queue.QueueUrl;
-  if (!queueUrl) throw new Error('the emulator did not return a queue URL');
+  // Both lanes' queues alike, as the construct makes them; one DLQ.
+  const workQueue = async (queueName: string): Promise<string> => {
+    const { QueueUrl } = await sqs.send(
+      new CreateQueueCommand({
+        QueueName: queueName,
+        Attributes: {
+          VisibilityTimeout: String(settings.visibilityTimeoutSeconds),
+          MessageRetentionPeriod: String(settings.retentionPeriodSeconds),
+          RedrivePolicy: JSON.stringify({
+            deadLetterTargetArn: deadLetterQueueArn,
+            maxReceiveCount: settings.maxReceiveCount,
+          }),
+        },
+      }),
+    );
+    if (!QueueUrl) throw new Error('the emulator did not return a queue URL');
+    return QueueUrl;
+  };
+  const [queueUrl, highPriorityQueueUrl] = await Promise.all([workQueue(`${name}-queue`), workQueue(`${name}-high`)]);
   const arn = await subscribeQueue(clients, topicArn, queueUrl);
   const attachmentsBucketName = clients.s3 ? await createAttachmentsBucket(clients.s3, settings, name) : undefined;
+  const highPriorityQueueArn = await subscribeQueue(
+    clients,
+    topicArn,
+    highPriorityQueueUrl,
+    HIGH_PRIORITY_FILTER_POLICY,
+  );
   return {
     senderRoleName: senderRoleName(name),
     topicArn,
     queueUrl,
     queueArn: arn,
+    highPriorityQueueUrl,
+    highPriorityQueueArn,
     deadLetterQueueUrl,
     deadLetterQueueArn,
     tableName,

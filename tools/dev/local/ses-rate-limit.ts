@@ -43,12 +43,23 @@ interface SendEmailBody {
 
 /** Recipients of one SES v2 SendEmail body; 1 when it cannot be read (SES would refuse it anyway). */
 export function recipientCount(body: Buffer): number {
+  return readDestination(body).recipients;
+}
+
+/** A SendEmail request let through: when, its first To address, and how many recipients it had. */
+export interface AcceptedSend {
+  readonly at: number;
+  readonly to: string;
+  readonly recipients: number;
+}
+
+function readDestination(body: Buffer): { recipients: number; to: string } {
   try {
     const { Destination: d = {} } = JSON.parse(body.toString('utf8')) as SendEmailBody;
     const n = (d.ToAddresses?.length ?? 0) + (d.CcAddresses?.length ?? 0) + (d.BccAddresses?.length ?? 0);
-    return Math.max(1, n);
+    return { recipients: Math.max(1, n), to: d.ToAddresses?.[0] ?? '' };
   } catch {
-    return 1;
+    return { recipients: 1, to: '' };
   }
 }
 
@@ -56,7 +67,7 @@ export function recipientCount(body: Buffer): number {
 export function sesRateLimiter(
   accountRatePerSecond: number,
   now: () => number = Date.now,
-): { readonly chooser: Chooser; counts(): SesRateCounts } {
+): { readonly chooser: Chooser; counts(): SesRateCounts; accepted(): readonly AcceptedSend[] } {
   if (!(accountRatePerSecond > 0)) {
     throw new Error(`accountRatePerSecond must be above 0, got ${accountRatePerSecond}`);
   }
@@ -66,23 +77,25 @@ export function sesRateLimiter(
   let accepted = 0;
   let throttled = 0;
   let recipients = 0;
+  const log: AcceptedSend[] = [];
   const chooser: Chooser = (request) => {
     if (request.operation !== 'SendEmail') return pass();
     const t = now();
     tokens = Math.min(capacity, tokens + ((t - updatedAt) / 1000) * accountRatePerSecond);
     updatedAt = t;
-    const n = recipientCount(request.body);
+    const { recipients: n, to } = readDestination(request.body);
     // SES counts each recipient; a single email above the bucket is allowed from a full one.
     if (tokens >= Math.min(n, capacity)) {
       tokens -= n;
       accepted += 1;
       recipients += n;
+      log.push({ at: t, to, recipients: n });
       return pass();
     }
     throttled += 1;
     return sesThrottle();
   };
-  return { chooser, counts: () => ({ accepted, throttled, recipients }) };
+  return { chooser, counts: () => ({ accepted, throttled, recipients }), accepted: () => log };
 }
 
 export interface SesRateLimit {
@@ -91,6 +104,8 @@ export interface SesRateLimit {
   /** The emulated SES account's maximum send rate, recipients per second (not the pipeline's maxSendRate). */
   readonly accountRatePerSecond: number;
   counts(): SesRateCounts;
+  /** Every accepted SendEmail, in order: rate used over time and publish-to-accepted latency. */
+  accepted(): readonly AcceptedSend[];
   close(): Promise<void>;
 }
 
@@ -111,6 +126,7 @@ export async function startSesRateLimit(options: {
     port: proxy.port,
     accountRatePerSecond: options.accountRatePerSecond,
     counts: limiter.counts,
+    accepted: limiter.accepted,
     close: () => proxy.close(),
   };
 }

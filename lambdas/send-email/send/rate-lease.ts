@@ -1,0 +1,145 @@
+/**
+ * The shared rate lease: send slots that every container of the pipeline takes from one place, so
+ * that all of them together keep to maxSendRate however many run. Each lane (normal, high) is one
+ * item of the idempotency table, id `rate#<key prefix>#<lane>`, whose `next` is the time (epoch ms)
+ * of the lane's next free slot; slots follow each other at the lane's interval (1000 / its rate).
+ * A container leases n slots with one conditional UpdateItem, `ADD next n × interval` while `next`
+ * is neither stale (older than the lag allowed) nor beyond what the waiting sends can use; a stale
+ * or missing `next` starts again from now (SET, conditional too). Slots are handed out in order, so
+ * the sends of all containers together are spaced evenly: no window boundary to burst at, and no
+ * failed write while the lane is busy (an ADD never conflicts). Borrowing takes slots of the other
+ * lane only while it is idle (nothing leased beyond now), never its future ones.
+ */
+import { ConditionalCheckFailedException, UpdateItemCommand } from '@aws-sdk/client-dynamodb';
+import type { Lane } from '../../kernel/names';
+
+/** What one conditional write answered: the new `next`, or the `next` it found (undefined: none). */
+export type SlotWrite = { readonly ok: true; readonly next: number } | { readonly ok: false; readonly next?: number };
+
+/** The two writes a lease makes, on a lane's item. */
+export interface SlotStore {
+  /** `next += span` if `lower <= next <= upper`; the new `next`, or the `next` found. */
+  advance(lane: Lane, span: number, lower: number, upper: number): Promise<SlotWrite>;
+  /** `next = value` if the item has no `next` or `next < before`; the `next` found when not. */
+  restart(lane: Lane, value: number, before: number): Promise<SlotWrite>;
+}
+
+/** What a lease asks for. */
+export interface LeaseRequest {
+  readonly lane: Lane;
+  readonly count: number;
+  /** Milliseconds between two slots of this lane. */
+  readonly intervalMs: number;
+  readonly now: number;
+  /** How far back a slot may lie and still be sent (see SharedPacer's lag). */
+  readonly lagMs: number;
+  /** The latest `next` the lease may start from: the waiting sends' deadline, or now when borrowing. */
+  readonly latestStart: number;
+}
+
+/** Slot times (epoch ms, ascending), or the lane's `next` when no slot could be had by `latestStart`. */
+export interface LeaseResult {
+  readonly slots: readonly number[];
+  /** The lane is taken up to here (it was beyond latestStart). */
+  readonly busyUntil?: number;
+  /** Writes made, failed ones included: each costs a write unit. */
+  readonly writes: number;
+}
+
+/** Leases `count` slots of a lane: one write when the lane is busy or recently used, two after a pause. */
+export async function leaseSlots(store: SlotStore, request: LeaseRequest): Promise<LeaseResult> {
+  const { lane, count, intervalMs, now, lagMs } = request;
+  // Whole milliseconds in the store; the slots are spread evenly over the span.
+  const span = Math.max(1, Math.round(count * intervalMs));
+  const step = span / count;
+  const lower = now - lagMs;
+  const upper = Math.max(lower, request.latestStart);
+  let writes = 0;
+  // A few rounds: another container may restart the lane between the two writes.
+  for (let round = 0; round < 3; round += 1) {
+    writes += 1;
+    const advanced = await store.advance(lane, span, lower, upper);
+    if (advanced.ok) return { slots: slotTimes(advanced.next - span, count, step), writes };
+    if (advanced.next !== undefined && advanced.next > upper) return { slots: [], busyUntil: advanced.next, writes };
+    if (advanced.next === undefined || advanced.next < lower) {
+      writes += 1;
+      const restarted = await store.restart(lane, Math.round(now) + span, lower);
+      if (restarted.ok) return { slots: slotTimes(Math.round(now), count, step), writes };
+    }
+  }
+  return { slots: [], writes };
+}
+
+function slotTimes(first: number, count: number, intervalMs: number): number[] {
+  return Array.from({ length: count }, (_, i) => first + i * intervalMs);
+}
+
+/** The item of a lane: distinct from Powertools' `<prefix>#<hash>` records. */
+export function laneItemId(keyPrefix: string, lane: Lane): string {
+  return `rate#${keyPrefix}#${lane}`;
+}
+
+/** How long a lane's item outlives its last write (DynamoDB TTL cleans it up). */
+const ITEM_TTL_SECONDS = 24 * 60 * 60;
+
+/** The DynamoDB client calls the store makes. */
+export interface UpdateClient {
+  send(command: UpdateItemCommand): Promise<{ Attributes?: Record<string, { N?: string }> }>;
+}
+
+/** The slot store on the idempotency table (attribute `next`, TTL on `expiration`). */
+export function dynamoDbSlotStore(options: {
+  readonly client: UpdateClient;
+  readonly tableName: string;
+  readonly keyPrefix: string;
+  readonly now?: () => number;
+}): SlotStore {
+  const now = options.now ?? Date.now;
+  const write = async (
+    lane: Lane,
+    update: string,
+    condition: string,
+    values: Record<string, number>,
+  ): Promise<SlotWrite> => {
+    const expressionValues: Record<string, { N: string }> = {
+      ':exp': { N: String(Math.floor(now() / 1000) + ITEM_TTL_SECONDS) },
+    };
+    for (const [name, value] of Object.entries(values)) expressionValues[name] = { N: String(Math.round(value)) };
+    try {
+      const response = await options.client.send(
+        new UpdateItemCommand({
+          TableName: options.tableName,
+          Key: { id: { S: laneItemId(options.keyPrefix, lane) } },
+          UpdateExpression: update,
+          ConditionExpression: condition,
+          ExpressionAttributeNames: { '#next': 'next', '#exp': 'expiration' },
+          ExpressionAttributeValues: expressionValues,
+          ReturnValues: 'UPDATED_NEW',
+          ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+        }),
+      );
+      return { ok: true, next: Number(response.Attributes?.next?.N ?? values[':value'] ?? 0) };
+    } catch (error) {
+      if (
+        !(error instanceof ConditionalCheckFailedException) &&
+        (error as Error).name !== 'ConditionalCheckFailedException'
+      )
+        throw error;
+      const old = (error as ConditionalCheckFailedException).Item?.next?.N;
+      return old === undefined ? { ok: false } : { ok: false, next: Number(old) };
+    }
+  };
+  return {
+    advance: (lane, span, lower, upper) =>
+      write(lane, 'ADD #next :span SET #exp = :exp', '#next BETWEEN :lower AND :upper', {
+        ':span': span,
+        ':lower': lower,
+        ':upper': upper,
+      }),
+    restart: (lane, value, before) =>
+      write(lane, 'SET #next = :value, #exp = :exp', 'attribute_not_exists(#next) OR #next < :before', {
+        ':value': value,
+        ':before': before,
+      }),
+  };
+}

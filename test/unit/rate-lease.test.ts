@@ -1,0 +1,261 @@
+/**
+ * The shared rate lease (send/rate-lease.ts) and the container's scheduler over it
+ * (send/shared-pacer.ts), on a fake store and a virtual clock: slots in order across containers,
+ * the whole rate used by one container or many, never more than SES's bucket allows, the high
+ * lane's reserve, borrowing, and the fallback to the static share.
+ */
+import type { Lane } from '../../lambdas/kernel/names';
+import { SendPacer } from '../../lambdas/send-email/send/pacing';
+import { leaseSlots, laneItemId, type SlotStore, type SlotWrite } from '../../lambdas/send-email/send/rate-lease';
+import { BORROW_PERIOD_MS, laneRates, SharedPacer, slotLagMs } from '../../lambdas/send-email/send/shared-pacer';
+
+/** A virtual clock: sleepers wake in time order; time moves only when nothing else can run. */
+class VirtualClock {
+  t = 1_000_000;
+  private timers: { at: number; resolve: () => void }[] = [];
+  now = (): number => this.t;
+  sleep = (ms: number): Promise<void> =>
+    new Promise<void>((resolve) => {
+      this.timers.push({ at: this.t + Math.max(0, ms), resolve });
+    });
+  /** Runs until `done` resolves (or the virtual time passes `limitMs`). */
+  async run(done: Promise<unknown>, limitMs = 600_000): Promise<void> {
+    let finished = false;
+    void done.then(() => (finished = true));
+    const end = this.t + limitMs;
+    while (!finished && this.t < end) {
+      for (let i = 0; i < 5; i += 1) await new Promise((resolve) => setImmediate(resolve));
+      if (finished) break;
+      this.timers.sort((a, b) => a.at - b.at);
+      const next = this.timers.shift();
+      if (!next) continue;
+      this.t = Math.max(this.t, next.at);
+      next.resolve();
+    }
+  }
+}
+
+/** The store's semantics in memory, with its writes counted. */
+class FakeStore implements SlotStore {
+  readonly next = new Map<Lane, number>();
+  writes = 0;
+  failing = false;
+  async advance(lane: Lane, span: number, lower: number, upper: number): Promise<SlotWrite> {
+    this.writes += 1;
+    if (this.failing) throw new Error('DynamoDB unavailable');
+    const current = this.next.get(lane);
+    if (current === undefined || current < lower || current > upper)
+      return current === undefined ? { ok: false } : { ok: false, next: current };
+    this.next.set(lane, current + span);
+    return { ok: true, next: current + span };
+  }
+  async restart(lane: Lane, value: number, before: number): Promise<SlotWrite> {
+    this.writes += 1;
+    if (this.failing) throw new Error('DynamoDB unavailable');
+    const current = this.next.get(lane);
+    if (current !== undefined && current >= before) return { ok: false, next: current };
+    this.next.set(lane, value);
+    return { ok: true, next: value };
+  }
+}
+
+/** SES's bucket: one second of the rate, refilled at the rate; counts what it would throttle. */
+function sesBucket(rate: number) {
+  let tokens = rate;
+  let at = 0;
+  let throttled = 0;
+  return {
+    arrive(t: number): void {
+      tokens = Math.min(rate, tokens + ((t - at) / 1000) * rate);
+      at = t;
+      if (tokens >= 1) tokens -= 1;
+      else throttled += 1;
+    },
+    throttled: () => throttled,
+  };
+}
+
+function pacer(store: SlotStore, clock: VirtualClock, maxSendRate: number, highShare = 20, maxConcurrency = 10) {
+  return new SharedPacer({
+    store,
+    maxSendRate,
+    highShare,
+    fallback: SendPacer.forSettings({ maxSendRate, maxConcurrency }, clock),
+    now: clock.now,
+    sleep: clock.sleep,
+  });
+}
+
+/** A container working through batches of 10 single-recipient sends, as the event source feeds it. */
+async function container(clock: VirtualClock, p: SharedPacer, lane: Lane, emails: number, sentAt: number[]) {
+  for (let done = 0; done < emails; done += 10) {
+    const batch = Math.min(10, emails - done);
+    await Promise.all(
+      Array.from({ length: batch }, async () => {
+        if (await p.acquire(lane, 1, clock.now() + 24_000)) sentAt.push(clock.now());
+      }),
+    );
+    await clock.sleep(60); // delete, receive, claims: the gap between two batches
+  }
+}
+
+test('the first lease of an idle lane starts at now; the next continues where it ended, one write each', async () => {
+  const store = new FakeStore();
+  const first = await leaseSlots(store, {
+    lane: 'normal',
+    count: 4,
+    intervalMs: 100,
+    now: 1000,
+    lagMs: 500,
+    latestStart: 9000,
+  });
+  expect(first.slots).toEqual([1000, 1100, 1200, 1300]);
+  expect(first.writes).toBe(2); // a failed ADD on no item, then the SET
+  const second = await leaseSlots(store, {
+    lane: 'normal',
+    count: 2,
+    intervalMs: 100,
+    now: 1010,
+    lagMs: 500,
+    latestStart: 9000,
+  });
+  expect(second).toEqual({ slots: [1400, 1500], writes: 1 });
+});
+
+test('a lane idle for longer than the lag starts again from now: stale slots are never handed out', async () => {
+  const store = new FakeStore();
+  store.next.set('normal', 1000);
+  const lease = await leaseSlots(store, {
+    lane: 'normal',
+    count: 1,
+    intervalMs: 100,
+    now: 5000,
+    lagMs: 500,
+    latestStart: 9000,
+  });
+  expect(lease.slots).toEqual([5000]);
+});
+
+test('a lane leased beyond what the sends could use answers how far it is taken, with no slot', async () => {
+  const store = new FakeStore();
+  store.next.set('normal', 30_000);
+  const lease = await leaseSlots(store, {
+    lane: 'normal',
+    count: 1,
+    intervalMs: 100,
+    now: 1000,
+    lagMs: 500,
+    latestStart: 20_000,
+  });
+  expect(lease).toEqual({ slots: [], busyUntil: 30_000, writes: 1 });
+});
+
+test("lanes have items of their own, apart from Powertools' records", () => {
+  expect(laneItemId('email-pipeline', 'high')).toBe('rate#email-pipeline#high');
+  expect(laneRates(14, 20).high + laneRates(14, 20).normal).toBeCloseTo(14 * 0.95);
+  expect(slotLagMs(14)).toBe(500);
+  expect(slotLagMs(2)).toBe(0);
+});
+
+test.each([1, 2, 10])(
+  '%i containers together use at least 90 % of the rate and SES throttles none',
+  async (containers) => {
+    const clock = new VirtualClock();
+    const store = new FakeStore();
+    const sentAt: number[] = [];
+    const emails = 420;
+    const start = clock.now();
+    const work = Promise.all(
+      Array.from({ length: containers }, (_, i) =>
+        container(
+          clock,
+          pacer(store, clock, 14),
+          'normal',
+          Math.floor(emails / containers) + (i < emails % containers ? 1 : 0),
+          sentAt,
+        ),
+      ),
+    );
+    await clock.run(work);
+    expect(sentAt).toHaveLength(emails);
+    const seconds = (Math.max(...sentAt) - start) / 1000;
+    expect(emails / seconds / 14).toBeGreaterThanOrEqual(0.9);
+    const ses = sesBucket(14);
+    for (const t of [...sentAt].sort((a, b) => a - b)) ses.arrive(t);
+    expect(ses.throttled()).toBe(0);
+    // A lease serves several sends: well under one write per email.
+    expect(store.writes / emails).toBeLessThan(containers === 10 ? 2 : 0.7);
+  },
+);
+
+test('a high-priority send overtakes a bulk backlog: it goes within the borrow period', async () => {
+  const clock = new VirtualClock();
+  const store = new FakeStore();
+  const bulk: number[] = [];
+  const pacers = [pacer(store, clock, 14), pacer(store, clock, 14)];
+  const work = Promise.all(pacers.map((p) => container(clock, p, 'normal', 150, bulk)));
+  const waits: number[] = [];
+  const high = (async () => {
+    for (let i = 0; i < 8; i += 1) {
+      await clock.sleep(1500);
+      const asked = clock.now();
+      expect(await pacers[i % 2]!.acquire('high', 1, asked + 24_000)).toBe(true);
+      waits.push(clock.now() - asked);
+    }
+  })();
+  await clock.run(Promise.all([work, high]));
+  expect(waits).toHaveLength(8);
+  expect(Math.max(...waits)).toBeLessThanOrEqual(BORROW_PERIOD_MS + 1000 / laneRates(14, 20).high);
+  // The bulk backlog was still draining: the high sends did not wait for it.
+  expect(bulk.length).toBe(300);
+});
+
+test('when the table cannot be reached, a container paces to its static share instead', async () => {
+  const clock = new VirtualClock();
+  const store = new FakeStore();
+  store.failing = true;
+  const errors: unknown[] = [];
+  const p = new SharedPacer({
+    store,
+    maxSendRate: 20,
+    highShare: 20,
+    fallback: new SendPacer({ ratePerSecond: 2, now: clock.now, sleep: clock.sleep }),
+    now: clock.now,
+    sleep: clock.sleep,
+    onFallback: (error) => errors.push(error),
+  });
+  const sentAt: number[] = [];
+  const start = clock.now();
+  await clock.run(container(clock, p, 'normal', 20, sentAt));
+  expect(sentAt).toHaveLength(20);
+  expect(errors.length).toBeGreaterThanOrEqual(1);
+  // 2 per second: about 9 s for 20 after the first bucket of 2.
+  expect(Math.max(...sentAt) - start).toBeGreaterThanOrEqual(8000);
+});
+
+test('a send whose deadline has passed still goes if its slot comes at once, as from a static bucket with tokens', async () => {
+  const clock = new VirtualClock();
+  const p = pacer(new FakeStore(), clock, 14);
+  let admitted: boolean | undefined;
+  await clock.run(
+    p.acquire('normal', 1, clock.now() - 100).then((ok) => {
+      admitted = ok;
+    }),
+  );
+  expect(admitted).toBe(true);
+});
+
+test('a send that cannot get a slot before its deadline gives up, with nothing sent', async () => {
+  const clock = new VirtualClock();
+  const store = new FakeStore();
+  store.next.set('normal', clock.now() + 30_000); // the lane is leased 30 s ahead
+  store.next.set('high', clock.now() + 30_000);
+  const p = pacer(store, clock, 14);
+  let admitted: boolean | undefined;
+  await clock.run(
+    p.acquire('normal', 1, clock.now() + 2000).then((ok) => {
+      admitted = ok;
+    }),
+  );
+  expect(admitted).toBe(false);
+});
