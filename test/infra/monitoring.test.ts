@@ -525,6 +525,16 @@ describe('dashboard', () => {
     expect(rest.every((w) => w.y > 0)).toBe(true);
   });
 
+  test('right under the first row, whether sending has stopped: mail waiting while the send function is not invoked', () => {
+    const [, second] = widgets(synthDefault());
+    expect(second).toMatchObject({ type: 'metric', properties: { view: 'singleValue' } });
+    expect(JSON.stringify(second.properties.metrics)).toContain(
+      'IF(FILL(waiting, 0) > 0 AND FILL(invocations, 0) == 0, 1, 0)',
+    );
+    expect(JSON.stringify(second.properties.metrics)).toContain('ApproximateNumberOfMessagesVisible');
+    expect(JSON.stringify(second.properties.metrics)).toContain('Invocations');
+  });
+
   test('shows the alarms by severity', () => {
     const s = synthDefault();
     const status = widgets(s).filter((w) => w.type === 'alarm');

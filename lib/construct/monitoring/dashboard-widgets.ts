@@ -62,6 +62,30 @@ export function atAGlance(p: EmailPipeline): cw.SingleValueWidget {
   });
 }
 
+/**
+ * Whether sending has stopped: 1 while messages wait in the work queue and the send function is not
+ * invoked (paused with `email-pipeline pause`, whose disabled event source mappings CloudWatch has no
+ * metric for, or stuck), else 0. `email-pipeline pause --status` says which.
+ */
+export function sendingStopped(p: EmailPipeline): cw.SingleValueWidget {
+  return new cw.SingleValueWidget({
+    title: 'Sending stopped? (1: mail waits and the send function is not invoked: paused or stuck)',
+    width: 24,
+    height: 3,
+    metrics: [
+      new cw.MathExpression({
+        expression: 'IF(FILL(waiting, 0) > 0 AND FILL(invocations, 0) == 0, 1, 0)',
+        usingMetrics: {
+          waiting: p.queue.metricApproximateNumberOfMessagesVisible({ statistic: cw.Stats.MAXIMUM }),
+          invocations: p.sendFunction.metricInvocations({ statistic: cw.Stats.SUM }),
+        },
+        label: 'Sending stopped (paused or stuck)',
+        period: FIVE_MINUTES,
+      }),
+    ],
+  });
+}
+
 /** `100 * rate`; `id` names the rate in the expression (unique within one widget). */
 export function percentOf(rate: cw.IMetric, label: string, id: string): cw.MathExpression {
   return new cw.MathExpression({

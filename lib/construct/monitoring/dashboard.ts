@@ -27,6 +27,7 @@ import {
   ledgerWidgets,
   reputationWidgets,
   section,
+  sendingStopped,
   statusWidgets,
 } from './dashboard-widgets';
 
@@ -64,6 +65,7 @@ export function createDashboard(
   };
 
   dashboard.addWidgets(atAGlance(p));
+  dashboard.addWidgets(sendingStopped(p));
   const bySeverity = (severity: 'page' | 'warn') =>
     Object.values(alarms)
       .filter((a) => a.severity === severity)
