@@ -29,6 +29,7 @@ export const ENV = {
   systemicRetrySeconds: 'SYSTEMIC_RETRY_SECONDS',
   retryCapSeconds: 'RETRY_CAP_SECONDS',
   retryBudgetSeconds: 'RETRY_BUDGET_SECONDS',
+  maxScheduleAheadSeconds: 'MAX_SCHEDULE_AHEAD_SECONDS',
   maxSendRate: 'MAX_SEND_RATE',
   maxConcurrency: 'MAX_CONCURRENCY',
 } as const;
@@ -77,6 +78,8 @@ export interface HandlerSettings {
   readonly retryCapSeconds: number;
   /** How long after it first reached the queue a message may still be retried (see retry-budget.ts). */
   readonly retryBudgetSeconds: number;
+  /** How far after it reached the queue a message's `sendAt` may be (0: no scheduling; see schedule.ts). */
+  readonly maxScheduleAheadSeconds: number;
   /** Recipients per second all containers together may send (see pacing.ts). */
   readonly maxSendRate: number;
   /** Most containers the event source runs at once: each paces to maxSendRate / maxConcurrency. */
@@ -114,6 +117,16 @@ export class EnvReader {
     return value;
   }
 
+  /** A whole number from 0, in plain digits. */
+  wholeNumber(name: string): number {
+    const raw = this.env[name];
+    if (raw === undefined || raw === '') throw new Error(`Missing required environment variable ${name}`);
+    const value = /^[0-9]+$/.test(raw) ? Number(raw) : NaN;
+    if (!Number.isSafeInteger(value))
+      throw new Error(`Environment variable ${name} must be a whole number, got "${raw}"`);
+    return value;
+  }
+
   /** `true` or `false` in any case; `fallback` when absent. */
   boolean(name: string, fallback: boolean): boolean {
     const raw = this.env[name];
@@ -147,6 +160,7 @@ export function readSettings(env: Env = process.env): HandlerSettings {
     systemicRetrySeconds: read.positiveInt(ENV.systemicRetrySeconds),
     retryCapSeconds: read.positiveInt(ENV.retryCapSeconds),
     retryBudgetSeconds: read.positiveInt(ENV.retryBudgetSeconds),
+    maxScheduleAheadSeconds: read.wholeNumber(ENV.maxScheduleAheadSeconds),
     maxSendRate: read.positiveInt(ENV.maxSendRate),
     maxConcurrency: read.positiveInt(ENV.maxConcurrency),
   };

@@ -60,6 +60,7 @@ const LAYOUT = [
   'ledgerTableName',
   'sendConfirmationGraceSeconds',
   'retryBudgetSeconds',
+  'maxScheduleAheadSeconds',
   'maxSendRate',
   'maxConcurrency',
   'serviceName',

@@ -13,6 +13,7 @@ const env = {
   DEAD_LETTER_QUEUE_URL: 'https://sqs.eu-west-1.amazonaws.com/123456789012/emails-dlq',
   MAX_RECEIVE_COUNT: '5',
   RETRY_BUDGET_SECONDS: '86400',
+  MAX_SCHEDULE_AHEAD_SECONDS: '86400',
   MAX_SEND_RATE: '14',
   MAX_CONCURRENCY: '10',
   SES_TIMEOUT_MS: '5000',
@@ -44,6 +45,7 @@ describe('readSettings', () => {
       systemicRetrySeconds: 300,
       retryCapSeconds: 300,
       retryBudgetSeconds: 86400,
+      maxScheduleAheadSeconds: 86400,
       maxSendRate: 14,
       maxConcurrency: 10,
     });
