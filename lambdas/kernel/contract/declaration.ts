@@ -6,6 +6,7 @@
  */
 import { ADDRESS_LIMITS, BIDI_OR_INVISIBLE } from './address';
 import { SNS_NUMBER } from './sns-number';
+import { SEND_AT_FORMAT_REASON, SEND_AT_PATTERN } from './send-at';
 
 /** The SNS message attribute (or SQS message attribute) that carries the publisher's key. */
 export const IDEMPOTENCY_KEY_ATTRIBUTE = 'idempotency-key';
@@ -46,6 +47,8 @@ export interface EmailMessage {
   readonly html?: string;
   readonly template?: { readonly name: string; readonly data: Readonly<Record<string, unknown>> };
   readonly tags: Readonly<Record<string, string>>;
+  /** v1.2: not sent before this instant (RFC 3339, as written; see send-at.ts). */
+  readonly sendAt?: string;
 }
 
 /** A rule on a string: a pattern, and what is wrong when it matches (forbids) or does not (matches). */
@@ -133,6 +136,13 @@ export const CONTRACT = {
     },
     template: { kind: 'template', description: 'A stored SES template and its data, instead of subject/text/html.' },
     tags: { kind: 'tags', description: 'SES message tags, name -> value.' },
+    // v1.2 scheduling (send-at.ts): its own block, so other v1.2 fields merge beside it.
+    sendAt: {
+      kind: 'text',
+      description:
+        "v1.2: not sent before this instant, sent once after it; an RFC 3339 date-time with an offset. At most the pipeline's maxScheduleAheadSeconds (default 24 h) after publishing; a past time sends at once.",
+      rules: { matches: { pattern: SEND_AT_PATTERN, reason: SEND_AT_FORMAT_REASON } },
+    },
   } satisfies Record<string, ContractField>,
   /** to, cc and bcc together. */
   recipients: { fields: ['to', 'cc', 'bcc'], max: LIMITS.maxRecipients },
@@ -198,6 +208,8 @@ interface Recipients {
   readonly replyTo?: Addresses;
   /** SES message tags, name -> value (letters, digits, `_`, `-`). */
   readonly tags?: Readonly<Record<string, string>>;
+  /** v1.2: not sent before this instant, an RFC 3339 date-time with an offset (`2026-12-24T08:00:00Z`). */
+  readonly sendAt?: string;
 }
 
 /** Simple content: a subject with text, HTML or both. */

@@ -4,3 +4,4 @@
  */
 export * from './declaration';
 export * from './validate';
+export * from './send-at';

@@ -7,6 +7,7 @@ import { maskAddress, parseAddress } from './address';
 import { PermanentError } from '../errors';
 import { valueTooDeep, type TooDeep } from './json-depth';
 import { canonicalNumber } from './sns-number';
+import { readSendAt } from './send-at';
 import {
   CONTRACT,
   KEY_FIELD,
@@ -285,6 +286,7 @@ export function validateEmail(message: unknown): EmailMessage {
   const html = optionalString(c, 'html', message.html);
   const template = readTemplate(c, message.template);
   const tags = readTags(c, message.tags);
+  const sendAt = readSendAtField(c, message.sendAt);
 
   const hasSimple = text !== undefined || html !== undefined;
   if (message.template !== undefined && (message.text !== undefined || message.html !== undefined)) {
@@ -324,5 +326,15 @@ export function validateEmail(message: unknown): EmailMessage {
     ...(html !== undefined ? { html } : {}),
     ...(template !== undefined ? { template } : {}),
     tags,
+    ...(sendAt !== undefined ? { sendAt } : {}),
   };
+}
+
+/** v1.2 `sendAt`: its format and calendar (send-at.ts); how far ahead is the pipeline's to check. */
+function readSendAtField(c: Collector, value: unknown): string | undefined {
+  const sendAt = optionalString(c, 'sendAt', value);
+  if (sendAt === undefined) return undefined;
+  const read = readSendAt(sendAt);
+  if (!read.ok) c.add('sendAt', read.reason);
+  return read.ok ? sendAt : undefined;
 }
