@@ -225,6 +225,8 @@ export interface StatusSettings {
   readonly ledgerTableName: string;
   readonly idempotencyTableName: string;
   readonly keyPrefix: string;
+  /** How long a cancel mark keeps a key cancelled: the send function's dedupe window. */
+  readonly dedupeWindowSeconds: number;
 }
 
 /** Reads the status function's settings; throws naming the variable at fault. */
@@ -234,5 +236,6 @@ export function readStatusSettings(env: Env = process.env): StatusSettings {
     ledgerTableName: read.required(LEDGER_ENV.tableName),
     idempotencyTableName: read.required(ENV.tableName),
     keyPrefix: read.required(ENV.keyPrefix),
+    dedupeWindowSeconds: read.positiveInt(ENV.dedupeWindowSeconds),
   };
 }

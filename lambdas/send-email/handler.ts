@@ -22,6 +22,7 @@ import { CircuitBreaker } from './send/breaker';
 import { createSesClient } from './send/email';
 import { SendPacer } from './send/pacing';
 import { createSender, type SendClient } from './send/sender';
+import { createSchedule, ledgerRecordScheduled, type RecordScheduled } from './schedule';
 
 // What the in-process harnesses build a handler with (tests and benchmarks).
 export { LedgerAwarePersistenceLayer, newAttemptId } from './claim/persistence';
@@ -39,6 +40,8 @@ export interface HandlerDeps {
   readonly metrics: Metrics;
   /** Confirm before resend (confirm.ts): consults the send ledger when an earlier attempt's fate is unknown. @default off */
   readonly confirm?: SendConfirmation;
+  /** Records a key's first deferral in the send ledger (schedule.ts). @default none: no status `scheduled` */
+  readonly recordScheduled?: RecordScheduled;
   /** For jitter; injectable so tests are repeatable. */
   readonly random?: () => number;
   readonly now?: () => number;
@@ -67,7 +70,8 @@ export function createHandler(deps: HandlerDeps, options: { readonly processInPa
     breaker: CircuitBreaker.forSettings(settings, clock.now),
   });
   const outcome = createOutcome(stages);
-  const flow = new RecordFlow({ ...stages, sender, outcome });
+  const schedule = createSchedule(stages);
+  const flow = new RecordFlow({ ...stages, sender, outcome, schedule });
   const processor = new BatchProcessor(EventType.SQS);
   const processInParallel = options.processInParallel ?? true;
   return async (event, context) => {
@@ -93,6 +97,8 @@ export function createContainerHandler(clients: ContainerClients = {}, env: Node
   const logger = new Logger();
   const metrics = new Metrics();
   // The idempotency store's client; the ledger reads and dead-letter marks use their own.
+  const confirmSettings = readConfirmSettings(env, settings.dedupeWindowSeconds);
+  const ledgerClient = builtOnFirstSend(() => createDynamoDbClient());
   const persistenceStore = new LedgerAwarePersistenceLayer({
     tableName: settings.tableName,
     awsSdkV3Client: createStoreClient(),
@@ -105,10 +111,19 @@ export function createContainerHandler(clients: ContainerClients = {}, env: Node
     persistenceStore,
     logger,
     metrics,
+    ...(confirmSettings.ledgerTableName !== undefined
+      ? {
+          recordScheduled: ledgerRecordScheduled(
+            ledgerClient,
+            confirmSettings.ledgerTableName,
+            confirmSettings.retentionSeconds,
+          ),
+        }
+      : {}),
     confirm: createSendConfirmation({
-      settings: readConfirmSettings(env, settings.dedupeWindowSeconds),
+      settings: confirmSettings,
       persistence: persistenceStore,
-      dynamodb: builtOnFirstSend(() => createDynamoDbClient()),
+      dynamodb: ledgerClient,
       logger,
       metrics,
     }),

@@ -10,6 +10,7 @@ import { causeText } from '../classify';
 import type { ParsedRecord } from '../parse';
 import type { FailureClass, PipelineError } from '../../kernel/errors';
 import { maskAddress } from '../../kernel/contract';
+import type { CancelMark } from '../../kernel/ledger/cancel-mark';
 import { METRIC } from '../../kernel/names';
 import { receiveCount } from './queue-record';
 
@@ -50,6 +51,8 @@ export interface Report {
     parsed: ParsedRecord,
     first: { readonly sesMessageId: string; readonly sentAt: string },
   ): void;
+  /** A copy of a key cancelled before it was sent: suppressed at its claim, never sent. */
+  cancelled(record: SQSRecord, parsed: ParsedRecord, mark: CancelMark): void;
   /** The record went to the DLQ; `known` is what is known of its key and MessageId. */
   deadLettered(
     record: SQSRecord,
@@ -123,6 +126,16 @@ export function createReport(logger: Logger, metrics: Metrics): Report {
         ...recordKeys(record, parsed),
         sesMessageId: first.sesMessageId,
         firstSentAt: first.sentAt,
+      });
+    },
+
+    cancelled(record, parsed, mark) {
+      metrics.addMetric(METRIC.cancelledSuppressed, MetricUnit.Count, 1);
+      logger.info('cancelled: not sent', {
+        decision: 'cancelled',
+        ...recordKeys(record, parsed),
+        cancelledAt: mark.cancelledAt,
+        cancelledBy: mark.cancelledBy,
       });
     },
 
