@@ -1,7 +1,9 @@
 /**
  * The publisher client: publishes emails to the pipeline's topic, one at a time or in batches,
  * each checked first with the contract code the pipeline's function applies (validateEmail and the
- * idempotency key rules), so that a message the pipeline would refuse is never published.
+ * idempotency key rules), so that a message the pipeline would refuse is never published. A
+ * message may wait for a time (`sendAt`), and a key not yet sent may be cancelled (`cancel`,
+ * a signed DELETE to the status URL: status-url.ts).
  */
 import {
   PublishBatchCommand,
@@ -13,6 +15,7 @@ import {
   type SNSClientConfig,
 } from '@aws-sdk/client-sns';
 import { valueTooDeep } from '../lambdas/kernel/contract/json-depth';
+import { cancelAtStatusUrl, type CancelResult } from './status-url';
 import {
   CONTRACT,
   idempotencyKeyIssues,
@@ -20,6 +23,8 @@ import {
   InvalidMessageError,
   KEY_FIELD,
   normalizeIdempotencyKey,
+  readSendAt,
+  sendAtRangeProblem,
   tooDeepIssue,
   validateEmail,
   type EmailMessage,
@@ -28,6 +33,11 @@ import {
 } from '../lambdas/kernel/contract';
 
 export { IDEMPOTENCY_KEY_ATTRIBUTE, InvalidMessageError };
+export type { CancelOutcome, CancelResult } from './status-url';
+export { StatusUrlError } from './status-url';
+
+/** The pipeline's default `maxScheduleAheadSeconds` (lib/settings/declaration.ts): 24 hours. */
+export const DEFAULT_MAX_SCHEDULE_AHEAD_SECONDS = 24 * 60 * 60;
 export type { Addresses, EmailMessage, EmailMessageInput, ValidationIssue } from '../lambdas/kernel/contract';
 
 /** What SNS accepts: entries per PublishBatch request, and bytes per message and per request. */
@@ -48,6 +58,18 @@ export interface EmailPublisherProps {
    * @default a client with the usual AWS region and credentials, a 1 s connection and a 10 s request timeout
    */
   readonly sns?: SNSClient | SNSClientConfig;
+  /**
+   * The pipeline's status URL (the stack's `StatusUrl` output), for {@link EmailPublisher.cancel}; the
+   * SNS client's credentials sign the request (they need lambda:InvokeFunctionUrl on it).
+   * @default none: cancel throws
+   */
+  readonly statusUrl?: string;
+  /**
+   * The pipeline's `maxScheduleAheadSeconds`: a `sendAt` further ahead of this client's clock is
+   * refused before publishing (the pipeline measures from when the message reached its queue).
+   * @default 86400 (the pipeline's default)
+   */
+  readonly maxScheduleAheadSeconds?: number;
 }
 
 export interface PublishOptions {
@@ -59,6 +81,12 @@ export interface PublishOptions {
    * @default none: the SNS MessageId is the key, and a publish retried after a lost answer may send twice
    */
   readonly idempotencyKey?: string;
+  /**
+   * Not sent before this instant, sent once after it: the message's `sendAt` (contract v1.2), as a
+   * Date or an RFC 3339 string with an offset. At most `maxScheduleAheadSeconds` ahead.
+   * @default the message's own `sendAt`, if any: sent at once otherwise
+   */
+  readonly sendAt?: Date | string;
 }
 
 export interface Published {
@@ -132,8 +160,32 @@ function serialize(message: unknown, issues: ValidationIssue[]): { text: string 
   }
 }
 
-function prepare(message: unknown, options: PublishOptions): Prepared {
+/** The message with the `sendAt` option in it (which must agree with the message's own, if any). */
+function withSendAt(message: unknown, sendAt: PublishOptions['sendAt'], issues: ValidationIssue[]): unknown {
+  if (sendAt === undefined) return message;
+  const text = sendAt instanceof Date ? sendAt.toISOString() : sendAt;
+  const own = (message as { sendAt?: unknown } | null)?.sendAt;
+  if (own !== undefined && own !== text) {
+    issues.push({ field: 'sendAt', reason: `is given twice, as ${JSON.stringify(own)} and as the option ${text}` });
+  }
+  return typeof message === 'object' && message !== null ? { ...message, sendAt: text } : message;
+}
+
+/** Why the email's `sendAt` is too far ahead of this clock, as an issue. */
+function rangeIssues(email: EmailMessage | undefined, maxAheadSeconds: number, nowMs: number): ValidationIssue[] {
+  const read = email?.sendAt === undefined ? undefined : readSendAt(email.sendAt);
+  const problem = read?.ok ? sendAtRangeProblem(read.ms, nowMs, maxAheadSeconds) : undefined;
+  return problem === undefined ? [] : [{ field: 'sendAt', reason: problem }];
+}
+
+function prepare(
+  input: unknown,
+  options: PublishOptions,
+  maxAheadSeconds = DEFAULT_MAX_SCHEDULE_AHEAD_SECONDS,
+  nowMs = Date.now(),
+): Prepared {
   const issues: ValidationIssue[] = [];
+  const message = withSendAt(input, options.sendAt, issues);
   const given = options.idempotencyKey;
   if (given !== undefined) issues.push(...idempotencyKeyIssues(given).slice(0, 1));
   const key = given !== undefined ? normalizeIdempotencyKey(given) : undefined;
@@ -149,6 +201,7 @@ function prepare(message: unknown, options: PublishOptions): Prepared {
       issues.push(...error.issues);
     }
   }
+  issues.push(...rangeIssues(email, maxAheadSeconds, nowMs));
   const attributes =
     key !== undefined ? { [IDEMPOTENCY_KEY_ATTRIBUTE]: { DataType: 'String', StringValue: key } } : undefined;
   const bytes =
@@ -211,9 +264,13 @@ export class EmailPublisher {
   readonly topicArn: string;
   readonly sns: SNSClient;
   private readonly ownsClient: boolean;
+  private readonly statusUrl: string | undefined;
+  private readonly maxAheadSeconds: number;
 
   constructor(props: EmailPublisherProps) {
     this.topicArn = props.topicArn;
+    this.statusUrl = props.statusUrl;
+    this.maxAheadSeconds = props.maxScheduleAheadSeconds ?? DEFAULT_MAX_SCHEDULE_AHEAD_SECONDS;
     const given = isClient(props.sns) ? props.sns : undefined;
     this.ownsClient = given === undefined;
     this.sns =
@@ -227,7 +284,7 @@ export class EmailPublisher {
    * idempotency key, publishing again is safe).
    */
   async publish(message: EmailMessageInput, options: PublishOptions = {}): Promise<Published> {
-    const prepared = prepare(message, options);
+    const prepared = prepare(message, options, this.maxAheadSeconds);
     const { MessageId } = await this.sns.send(
       new PublishCommand({
         TopicArn: this.topicArn,
@@ -251,7 +308,7 @@ export class EmailPublisher {
     const ready: (Prepared & { readonly index: number })[] = [];
     entries.forEach((entry, index) => {
       try {
-        ready.push({ ...prepare(entry.message, entry), index });
+        ready.push({ ...prepare(entry.message, entry, this.maxAheadSeconds), index });
       } catch (error) {
         if (!(error instanceof InvalidMessageError)) throw error;
         results[index] = {
@@ -298,6 +355,26 @@ export class EmailPublisher {
     }
     const published = results.filter((r) => r.ok).length;
     return { results, published, failed: results.length - published };
+  }
+
+  /**
+   * Cancels a key not yet sent (a scheduled email, or one still waiting in the queue): it is never
+   * sent, and its status is `cancelled`, with when and by whom (this client's IAM identity). Resolves
+   * with the outcome: `cancelled`, `already-cancelled` (cancelling twice is harmless) or `too-late`
+   * (claimed, in progress or sent: the report says which; nothing was changed). Throws
+   * {@link StatusUrlError} when the status URL refuses the request (403: no lambda:InvokeFunctionUrl).
+   * One signed `DELETE <statusUrl><key>`: the status function alone holds the write (why: README,
+   * Scheduling and cancelling).
+   */
+  async cancel(key: string): Promise<CancelResult> {
+    if (this.statusUrl === undefined) {
+      throw new Error('EmailPublisher.cancel needs the statusUrl prop (the stack output StatusUrl)');
+    }
+    const [issue] = idempotencyKeyIssues(key);
+    if (issue) throw new InvalidMessageError('InvalidKey', [issue]);
+    const credentials = await this.sns.config.credentials();
+    const region = await this.sns.config.region();
+    return cancelAtStatusUrl(this.statusUrl, normalizeIdempotencyKey(key), { credentials, region });
   }
 
   /** Releases the SNS client if this publisher built it. */

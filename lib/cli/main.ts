@@ -8,13 +8,14 @@
  * printable.ts: no control or text-direction character from a key, a body or an argument reaches
  * the terminal raw.
  */
+import { cancelCommand } from './cancel-command';
 import type { Command, Io } from './command';
 import { dlqCommand } from './dlq-command';
 import { OperationError, suggestion, UsageError } from './errors';
 import { printable, printableIo, printableLines } from './printable';
 import { publishCommand } from './publish-command';
 
-const COMMANDS: readonly Command[] = [dlqCommand, publishCommand];
+const COMMANDS: readonly Command[] = [dlqCommand, publishCommand, cancelCommand];
 
 function topUsage(): string {
   const width = Math.max(...COMMANDS.map((c) => c.name.length));

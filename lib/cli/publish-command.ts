@@ -9,10 +9,13 @@ import type { Command, Io } from './command';
 
 export const PUBLISH_USAGE = `Usage: email-pipeline publish --to ADDRESS [--cc ADDRESS] [--bcc ADDRESS] [--reply-to ADDRESS]
          (--subject S --text T [--html H] | --subject S --html H | --template NAME [--data JSON])
-         [--tags NAME=VALUE[,NAME=VALUE...]] [--idempotency-key KEY] [--stack NAME | --topic-arn ARN] [--region R]
+         [--tags NAME=VALUE[,NAME=VALUE...]] [--idempotency-key KEY] [--send-at T]
+         [--stack NAME | --topic-arn ARN] [--region R]
 
 The address options may be repeated. The message is checked as the pipeline checks it, before it is
 published; with --idempotency-key, publishing it again sends no second email (the key is the dedupe key).
+--send-at T (RFC 3339 with an offset, e.g. 2026-12-24T08:00:00Z) sends it not before T, at most the
+pipeline's maxScheduleAheadSeconds (24 h by default) ahead; email-pipeline cancel KEY stops it.
 Without --stack or --topic-arn it publishes to the local pipeline (npm start); --topic-arn takes the
 region from the ARN unless --region is given.`;
 
@@ -28,6 +31,7 @@ const OPTIONS = {
   data: { type: 'string' },
   tags: { type: 'string', multiple: true },
   'idempotency-key': { type: 'string' },
+  'send-at': { type: 'string' },
   stack: { type: 'string' },
   'topic-arn': { type: 'string' },
   region: { type: 'string' },
@@ -108,6 +112,7 @@ const FLAGS: Readonly<Record<string, string>> = {
   'template.data': '--data',
   tags: '--tags',
   [`attribute ${IDEMPOTENCY_KEY_ATTRIBUTE}`]: '--idempotency-key',
+  sendAt: '--send-at',
 };
 
 /** A contract field as the option that set it: `to[1]` -> `--to "bob@"`, `tags.x` -> `--tags x`. */
@@ -155,7 +160,11 @@ export const publishCommand: Command = {
     if (values.stack !== undefined && values['topic-arn'] !== undefined) usage('give --stack or --topic-arn, not both');
     const message = messageOf(values);
     const key = values['idempotency-key'];
-    const options = key !== undefined ? { idempotencyKey: key } : {};
+    const sendAt = values['send-at'];
+    const options = {
+      ...(key !== undefined ? { idempotencyKey: key } : {}),
+      ...(sendAt !== undefined ? { sendAt } : {}),
+    };
     try {
       checkEmail(message, options);
     } catch (error) {
@@ -175,7 +184,8 @@ export const publishCommand: Command = {
         `Published ${printable(published.messageId)} to ${to.description}` +
           (key !== undefined
             ? ` with idempotency key ${printable(published.dedupeKey)}`
-            : ' (dedupe key: this SNS MessageId)'),
+            : ' (dedupe key: this SNS MessageId)') +
+          (sendAt !== undefined ? `, to be sent at ${printable(sendAt)}` : ''),
       );
     } finally {
       publisher.destroy();
