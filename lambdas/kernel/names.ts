@@ -27,6 +27,13 @@ export const METRIC = {
   sendsPastDeadline: 'SendsPastDeadline',
   retryAge: 'RetryAgeSeconds',
   retryBudgetExhausted: 'RetryBudgetExhausted',
+} as const;
+
+/**
+ * The send function's scheduling and cancel counts (same namespace and `service` dimension), apart
+ * from METRIC: the dashboard and alarms (lib/construct/monitoring) do not show them yet.
+ */
+export const SCHEDULE_METRIC = {
   /** A copy not yet due deferred by one more hop (schedule.ts); the first hop of a key counts EmailsScheduled too. */
   scheduleHops: 'ScheduleHops',
   emailsScheduled: 'EmailsScheduled',

@@ -22,7 +22,7 @@ import { MetricUnit, type Metrics } from '@aws-lambda-powertools/metrics';
 import { InvalidMessageError, readSendAt, sendAtRangeProblem } from '../kernel/contract';
 import type { HandlerSettings } from '../kernel/environment';
 import { RetryableError } from '../kernel/errors';
-import { METRIC, RETRY_ATTRIBUTE } from '../kernel/names';
+import { RETRY_ATTRIBUTE, SCHEDULE_METRIC } from '../kernel/names';
 import { SQS_MAX_DELAY_SECONDS } from '../kernel/sqs-limits';
 import { maskAddress } from '../kernel/contract';
 import { ledgerKey, PIPELINE_EVENT } from '../kernel/ledger/schema';
@@ -102,9 +102,9 @@ export function createSchedule(deps: ScheduleDeps): Schedule {
         { cause: error },
       );
     }
-    metrics.addMetric(METRIC.scheduleHops, MetricUnit.Count, 1);
+    metrics.addMetric(SCHEDULE_METRIC.scheduleHops, MetricUnit.Count, 1);
     if (hop === 1) {
-      metrics.addMetric(METRIC.emailsScheduled, MetricUnit.Count, 1);
+      metrics.addMetric(SCHEDULE_METRIC.emailsScheduled, MetricUnit.Count, 1);
       await deps.recordScheduled?.(parsed.key, sendAt, new Date(nowMs).toISOString()).catch((error: unknown) =>
         logger.warn('could not record the key as scheduled in the send ledger', {
           dedupeKey: parsed.key,

@@ -11,7 +11,7 @@ import type { ParsedRecord } from '../parse';
 import type { FailureClass, PipelineError } from '../../kernel/errors';
 import { maskAddress } from '../../kernel/contract';
 import type { CancelMark } from '../../kernel/ledger/cancel-mark';
-import { METRIC } from '../../kernel/names';
+import { METRIC, SCHEDULE_METRIC } from '../../kernel/names';
 import { receiveCount } from './queue-record';
 
 /** Failures where nothing was started. */
@@ -130,7 +130,7 @@ export function createReport(logger: Logger, metrics: Metrics): Report {
     },
 
     cancelled(record, parsed, mark) {
-      metrics.addMetric(METRIC.cancelledSuppressed, MetricUnit.Count, 1);
+      metrics.addMetric(SCHEDULE_METRIC.cancelledSuppressed, MetricUnit.Count, 1);
       logger.info('cancelled: not sent', {
         decision: 'cancelled',
         ...recordKeys(record, parsed),
