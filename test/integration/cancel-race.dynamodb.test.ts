@@ -4,6 +4,7 @@
  * at the same moment for many keys. Each key ends in exactly one outcome: sent (and the cancel
  * answers too-late) or cancelled (and nothing is sent, now or by any later copy).
  */
+import type { Context } from 'aws-lambda';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { cancelMarkOf } from '../../lambdas/kernel/ledger/cancel-mark';
 import { createKeyClaims } from '../../lambdas/send-email/claim/claim';
@@ -70,6 +71,8 @@ function claimStage(sends: Map<string, number>) {
 test('a cancel racing a send ends in exactly one outcome per key: sent (409) or cancelled (never sent)', async () => {
   const sends = new Map<string, number>();
   const claims = claimStage(sends);
+  // An invocation with time to spare: a claim in progress expires with it, as in the function.
+  claims.registerContext({ getRemainingTimeInMillis: () => 30_000 } as Context);
   const keys = Array.from({ length: 40 }, (_, i) => `race-${i}-${uniqueName()}`);
   const results = await Promise.all(
     keys.map(async (key, i) => {
