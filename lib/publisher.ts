@@ -2,7 +2,8 @@
  * The publisher client: publishes emails to the pipeline's topic, one at a time or in batches,
  * each checked first with the contract code the pipeline's function applies (validateEmail and the
  * idempotency key rules), so that a message the pipeline would refuse is never published. Files
- * given as bytes are placed inline or uploaded to the attachments bucket (publisher-attachments.ts).
+ * given as bytes are placed inline or uploaded to the attachments bucket (publisher-attachments.ts). A message may wait for a time (`sendAt`), and a key not yet sent
+ * may be cancelled (`cancel`, a signed DELETE to the status URL: status-url.ts).
  */
 import {
   PublishBatchCommand,
@@ -11,10 +12,10 @@ import {
   type MessageAttributeValue,
   type PublishBatchRequestEntry,
   type PublishBatchResponse,
-  type SNSClientConfig,
 } from '@aws-sdk/client-sns';
 import { PRIORITY_ATTRIBUTE } from '../lambdas/kernel/names';
 import { valueTooDeep } from '../lambdas/kernel/contract/json-depth';
+import { cancelAtStatusUrl, type CancelResult } from './status-url';
 import {
   CONTRACT,
   idempotencyKeyIssues,
@@ -22,6 +23,8 @@ import {
   InvalidMessageError,
   KEY_FIELD,
   normalizeIdempotencyKey,
+  readSendAt,
+  sendAtRangeProblem,
   tooDeepIssue,
   validateEmail,
   type EmailMessage,
@@ -37,94 +40,24 @@ import {
 
 export { IDEMPOTENCY_KEY_ATTRIBUTE, InvalidMessageError };
 export type { FileAttachment, PublishableEmail, PublisherAttachment } from './publisher-attachments';
+export type { CancelOutcome, CancelResult } from './status-url';
+export { StatusUrlError } from './status-url';
+
+import {
+  DEFAULT_MAX_SCHEDULE_AHEAD_SECONDS,
+  PRIORITIES,
+  SNS_LIMITS,
+  type BatchEntry,
+  type BatchEntryError,
+  type BatchEntryResult,
+  type BatchPublished,
+  type EmailPublisherProps,
+  type PublishOptions,
+  type Published,
+} from './publisher-types';
+
+export * from './publisher-types';
 export type { Addresses, EmailMessage, EmailMessageInput, ValidationIssue } from '../lambdas/kernel/contract';
-
-/** What SNS accepts: entries per PublishBatch request, and bytes per message and per request. */
-export const SNS_LIMITS = {
-  maxBatchEntries: 10,
-  /** A message's body and attributes, in bytes. */
-  maxMessageBytes: 256 * 1024,
-  /** All the messages of one PublishBatch request together, in bytes. */
-  maxBatchBytes: 256 * 1024,
-} as const;
-
-export interface EmailPublisherProps {
-  /** The pipeline's topic: the stack's `TopicArn` output. */
-  readonly topicArn: string;
-  /**
-   * The SNS client to publish with, or the configuration of one to build (then {@link EmailPublisher.destroy}
-   * destroys it; a client given is left to its owner).
-   * @default a client with the usual AWS region and credentials, a 1 s connection and a 10 s request timeout
-   */
-  readonly sns?: SNSClient | SNSClientConfig;
-  /**
-   * Where files given as bytes go when the SNS message cannot carry them inline (contract v1.2):
-   * the stack's `AttachmentsBucketName` output, and optionally the S3 client or its configuration.
-   * The publisher's principal needs `grantAttachmentUpload`.
-   * @default none: such a file is refused (InvalidMessageError on its `attachments[i].content`)
-   */
-  readonly attachments?: AttachmentUploads;
-}
-
-export interface PublishOptions {
-  /**
-   * The dedupe key, sent as the SNS message attribute `idempotency-key` (String, in Unicode NFC as the
-   * pipeline compares keys): messages published with the same key send one email, so a publish may be
-   * retried safely. Checked as the pipeline does (1 to 256 characters, no control characters, no
-   * surrounding spaces).
-   * @default none: the SNS MessageId is the key, and a publish retried after a lost answer may send twice
-   */
-  readonly idempotencyKey?: string;
-  /**
-   * The lane, sent as the SNS message attribute `priority` (String): `high` mail (sign-in codes,
-   * password resets) has its own queue and a reserved part of the rate, so it never waits behind a
-   * newsletter. @default none: `normal`
-   */
-  readonly priority?: Priority;
-}
-
-/** The lanes a message may ask for (the `priority` message attribute). */
-export const PRIORITIES = ['normal', 'high'] as const;
-export type Priority = (typeof PRIORITIES)[number];
-
-export interface Published {
-  /** The SNS MessageId. */
-  readonly messageId: string;
-  /** The dedupe key the pipeline will use: the idempotency key (in Unicode NFC), else the MessageId. */
-  readonly dedupeKey: string;
-}
-
-export interface BatchEntry extends PublishOptions {
-  readonly message: PublishableEmail;
-}
-
-/** Why one entry of a batch was not published. */
-export interface BatchEntryError {
-  /**
-   * `InvalidMessage` or `InvalidKey` (refused here, never sent), SNS's code for the entry
-   * (e.g. `InternalError`), or the name of the error that failed the whole request.
-   */
-  readonly code: string;
-  readonly message: string;
-  /** The entry or the request is at fault (fix it: retrying as it is fails again). */
-  readonly senderFault: boolean;
-  /** Every problem with the message or key, each naming its field (for `InvalidMessage` and `InvalidKey`). */
-  readonly issues?: readonly ValidationIssue[];
-}
-
-/** The outcome of one entry of a batch, at the entry's index in the list given. */
-export type BatchEntryResult =
-  | { readonly index: number; readonly ok: true; readonly messageId: string; readonly dedupeKey: string }
-  | { readonly index: number; readonly ok: false; readonly error: BatchEntryError };
-
-export interface BatchPublished {
-  /** One result per entry, in the order given. */
-  readonly results: readonly BatchEntryResult[];
-  /** How many were published. */
-  readonly published: number;
-  /** How many were not (see each result's error). */
-  readonly failed: number;
-}
 
 /** A message checked and ready to publish. */
 interface Prepared {
@@ -158,8 +91,32 @@ function serialize(message: unknown, issues: ValidationIssue[]): { text: string 
   }
 }
 
-function prepare(message: unknown, options: PublishOptions): Prepared {
+/** The message with the `sendAt` option in it (which must agree with the message's own, if any). */
+function withSendAt(message: unknown, sendAt: PublishOptions['sendAt'], issues: ValidationIssue[]): unknown {
+  if (sendAt === undefined) return message;
+  const text = sendAt instanceof Date ? sendAt.toISOString() : sendAt;
+  const own = (message as { sendAt?: unknown } | null)?.sendAt;
+  if (own !== undefined && own !== text) {
+    issues.push({ field: 'sendAt', reason: `is given twice, as ${JSON.stringify(own)} and as the option ${text}` });
+  }
+  return typeof message === 'object' && message !== null ? { ...message, sendAt: text } : message;
+}
+
+/** Why the email's `sendAt` is too far ahead of this clock, as an issue. */
+function rangeIssues(email: EmailMessage | undefined, maxAheadSeconds: number, nowMs: number): ValidationIssue[] {
+  const read = email?.sendAt === undefined ? undefined : readSendAt(email.sendAt);
+  const problem = read?.ok ? sendAtRangeProblem(read.ms, nowMs, maxAheadSeconds) : undefined;
+  return problem === undefined ? [] : [{ field: 'sendAt', reason: problem }];
+}
+
+function prepare(
+  input: unknown,
+  options: PublishOptions,
+  maxAheadSeconds = DEFAULT_MAX_SCHEDULE_AHEAD_SECONDS,
+  nowMs = Date.now(),
+): Prepared {
   const issues: ValidationIssue[] = [];
+  const message = withSendAt(input, options.sendAt, issues);
   const given = options.idempotencyKey;
   if (given !== undefined) issues.push(...idempotencyKeyIssues(given).slice(0, 1));
   const key = given !== undefined ? normalizeIdempotencyKey(given) : undefined;
@@ -183,6 +140,7 @@ function prepare(message: unknown, options: PublishOptions): Prepared {
     ...(key !== undefined ? { [IDEMPOTENCY_KEY_ATTRIBUTE]: key } : {}),
     ...(priority !== undefined ? { [PRIORITY_ATTRIBUTE]: priority } : {}),
   };
+  issues.push(...rangeIssues(email, maxAheadSeconds, nowMs));
   const attributes =
     Object.keys(attributeValues).length > 0
       ? Object.fromEntries(
@@ -254,9 +212,13 @@ export class EmailPublisher {
   private readonly ownsClient: boolean;
   readonly #uploads: AttachmentUploads | undefined;
   readonly #uploader: AttachmentUploader | undefined;
+  private readonly statusUrl: string | undefined;
+  private readonly maxAheadSeconds: number;
 
   constructor(props: EmailPublisherProps) {
     this.topicArn = props.topicArn;
+    this.statusUrl = props.statusUrl;
+    this.maxAheadSeconds = props.maxScheduleAheadSeconds ?? DEFAULT_MAX_SCHEDULE_AHEAD_SECONDS;
     this.#uploads = props.attachments;
     this.#uploader = props.attachments ? new AttachmentUploader(props.attachments) : undefined;
     const given = isClient(props.sns) ? props.sns : undefined;
@@ -273,7 +235,7 @@ export class EmailPublisher {
    */
   async publish(message: PublishableEmail, options: PublishOptions = {}): Promise<Published> {
     const placed = this.#place(message, options);
-    const prepared = prepare(placed.message, options);
+    const prepared = prepare(placed.message, options, this.maxAheadSeconds);
     await this.#uploader?.upload(placed.uploads);
     const { MessageId } = await this.sns.send(
       new PublishCommand({
@@ -299,7 +261,7 @@ export class EmailPublisher {
     entries.forEach((entry, index) => {
       try {
         const placed = this.#place(entry.message, entry);
-        checked.push({ ...prepare(placed.message, entry), index, uploads: placed.uploads });
+        checked.push({ ...prepare(placed.message, entry, this.maxAheadSeconds), index, uploads: placed.uploads });
       } catch (error) {
         if (!(error instanceof InvalidMessageError)) throw error;
         results[index] = {
@@ -356,6 +318,26 @@ export class EmailPublisher {
     }
     const published = results.filter((r) => r.ok).length;
     return { results, published, failed: results.length - published };
+  }
+
+  /**
+   * Cancels a key not yet sent (a scheduled email, or one still waiting in the queue): it is never
+   * sent, and its status is `cancelled`, with when and by whom (this client's IAM identity). Resolves
+   * with the outcome: `cancelled`, `already-cancelled` (cancelling twice is harmless) or `too-late`
+   * (claimed, in progress or sent: the report says which; nothing was changed). Throws
+   * {@link StatusUrlError} when the status URL refuses the request (403: no lambda:InvokeFunctionUrl).
+   * One signed `DELETE <statusUrl><key>`: the status function alone holds the write (why: README,
+   * Scheduling and cancelling).
+   */
+  async cancel(key: string): Promise<CancelResult> {
+    if (this.statusUrl === undefined) {
+      throw new Error('EmailPublisher.cancel needs the statusUrl prop (the stack output StatusUrl)');
+    }
+    const [issue] = idempotencyKeyIssues(key);
+    if (issue) throw new InvalidMessageError('InvalidKey', [issue]);
+    const credentials = await this.sns.config.credentials();
+    const region = await this.sns.config.region();
+    return cancelAtStatusUrl(this.statusUrl, normalizeIdempotencyKey(key), { credentials, region });
   }
 
   /** Releases the SNS client (and the S3 client) if this publisher built it. */

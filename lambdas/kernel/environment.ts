@@ -29,6 +29,7 @@ export const ENV = {
   systemicRetrySeconds: 'SYSTEMIC_RETRY_SECONDS',
   retryCapSeconds: 'RETRY_CAP_SECONDS',
   retryBudgetSeconds: 'RETRY_BUDGET_SECONDS',
+  maxScheduleAheadSeconds: 'MAX_SCHEDULE_AHEAD_SECONDS',
   maxSendRate: 'MAX_SEND_RATE',
   maxConcurrency: 'MAX_CONCURRENCY',
   /** Contract v1.2: the bucket of attachments sent by `s3Key` (read only). */
@@ -83,6 +84,8 @@ export interface HandlerSettings {
   readonly retryCapSeconds: number;
   /** How long after it first reached the queue a message may still be retried (see retry-budget.ts). */
   readonly retryBudgetSeconds: number;
+  /** How far after it reached the queue a message's `sendAt` may be (0: no scheduling; see schedule.ts). */
+  readonly maxScheduleAheadSeconds: number;
   /** Recipients per second all containers together may send (see pacing.ts). */
   readonly maxSendRate: number;
   /** Most containers the event source runs at once: the static share, maxSendRate / maxConcurrency, when the shared lease is off. */
@@ -134,6 +137,16 @@ export class EnvReader {
     return value;
   }
 
+  /** A whole number from 0, in plain digits. */
+  wholeNumber(name: string): number {
+    const raw = this.env[name];
+    if (raw === undefined || raw === '') throw new Error(`Missing required environment variable ${name}`);
+    const value = /^[0-9]+$/.test(raw) ? Number(raw) : NaN;
+    if (!Number.isSafeInteger(value))
+      throw new Error(`Environment variable ${name} must be a whole number, got "${raw}"`);
+    return value;
+  }
+
   /** `true` or `false` in any case; `fallback` when absent. */
   boolean(name: string, fallback: boolean): boolean {
     const raw = this.env[name];
@@ -168,6 +181,7 @@ export function readSettings(env: Env = process.env): HandlerSettings {
     systemicRetrySeconds: read.positiveInt(ENV.systemicRetrySeconds),
     retryCapSeconds: read.positiveInt(ENV.retryCapSeconds),
     retryBudgetSeconds: read.positiveInt(ENV.retryBudgetSeconds),
+    maxScheduleAheadSeconds: read.wholeNumber(ENV.maxScheduleAheadSeconds),
     maxSendRate: read.positiveInt(ENV.maxSendRate),
     maxConcurrency: read.positiveInt(ENV.maxConcurrency),
     ...(highPriorityQueueUrl ? { highPriorityQueueUrl } : {}),
@@ -234,6 +248,8 @@ export interface StatusSettings {
   readonly ledgerTableName: string;
   readonly idempotencyTableName: string;
   readonly keyPrefix: string;
+  /** How long a cancel mark keeps a key cancelled: the send function's dedupe window. */
+  readonly dedupeWindowSeconds: number;
 }
 
 /** Reads the status function's settings; throws naming the variable at fault. */
@@ -243,5 +259,6 @@ export function readStatusSettings(env: Env = process.env): StatusSettings {
     ledgerTableName: read.required(LEDGER_ENV.tableName),
     idempotencyTableName: read.required(ENV.tableName),
     keyPrefix: read.required(ENV.keyPrefix),
+    dedupeWindowSeconds: read.positiveInt(ENV.dedupeWindowSeconds),
   };
 }

@@ -6,7 +6,7 @@
  */
 
 /** What the send function decides for each record, logged as the `decision` field of one line. */
-export const DECISIONS = ['sent', 'duplicate', 'dead-lettered', 'retry'] as const;
+export const DECISIONS = ['sent', 'duplicate', 'dead-lettered', 'retry', 'scheduled', 'cancelled'] as const;
 export type Decision = (typeof DECISIONS)[number];
 
 /** Metric names the send function publishes (Powertools Metrics, embedded metric format). */
@@ -46,6 +46,18 @@ export type Lane = (typeof LANES)[number];
 /** The SNS message attribute that chooses the lane (`high`; absent or anything else: `normal`). */
 export const PRIORITY_ATTRIBUTE = 'priority';
 
+/**
+ * The send function's scheduling and cancel counts (same namespace and `service` dimension), apart
+ * from METRIC: the dashboard and alarms (lib/construct/monitoring) do not show them yet.
+ */
+export const SCHEDULE_METRIC = {
+  /** A copy not yet due deferred by one more hop (schedule.ts); the first hop of a key counts EmailsScheduled too. */
+  scheduleHops: 'ScheduleHops',
+  emailsScheduled: 'EmailsScheduled',
+  /** A copy of a cancelled key suppressed at its claim: never sent. */
+  cancelledSuppressed: 'CancelledSuppressed',
+} as const;
+
 /** The message attributes a dead-lettered record carries (the DLQ tools and the CLI read them). */
 export const DLQ_ATTRIBUTE = {
   errorClass: 'error-class',
@@ -67,6 +79,8 @@ export const RETRY_ATTRIBUTE = {
   firstEnqueuedAt: 'retry-first-enqueued-at',
   /** 1 for the first copy the handler re-enqueued, 2 for the next, ... */
   attempt: 'retry-attempt',
+  /** 1 for the first copy a not-yet-due message was deferred as (schedule.ts), 2 for the next hop, ... */
+  scheduleHop: 'schedule-hop',
 } as const;
 
 /** The send function's confirm-before-resend counts (same namespace and `service` dimension). */

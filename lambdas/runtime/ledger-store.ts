@@ -276,3 +276,58 @@ export async function readClaimEvidence(
   );
   return claimEvidence(unmarshalled(Item));
 }
+
+/**
+ * Records one of the pipeline's own events (`Scheduled`, `Cancelled`: PIPELINE_EVENT in the
+ * schema) on a key's item, in one conditional UpdateItem, only while the item's status is one of
+ * `over` (none at all when `over` is empty): a `Scheduled` is written when nothing else is known
+ * of the key, so a copy of the first deferral writes nothing more; a `Cancelled` over nothing or a
+ * `Scheduled`, and never over an SES status. Resolves false when the condition did not hold.
+ */
+export async function recordPipelineEvent(
+  client: Client,
+  tableName: string,
+  key: string,
+  event: { readonly type: string; readonly at: string; readonly detail?: string },
+  change: { readonly status: NonNullable<LedgerItem['status']>; readonly over: readonly string[] },
+  retentionSeconds: number,
+): Promise<boolean> {
+  const over = change.over.map((_, i) => `#status = :over${i}`);
+  try {
+    await client.send(
+      new UpdateItemCommand({
+        TableName: tableName,
+        Key: marshall({ [LEDGER_TABLE.partitionKey]: key }),
+        ConditionExpression: ['attribute_not_exists(#status)', ...over].join(' OR '),
+        UpdateExpression:
+          'SET #events = list_append(if_not_exists(#events, :empty), :event), #status = :status, #rank = :rank, ' +
+          '#lastAt = :at, #updatedAt = :at, #exp = :exp ADD #ids :idSet, #version :one',
+        ExpressionAttributeNames: {
+          '#events': 'events',
+          '#ids': LEDGER_INTERNAL.eventIds,
+          '#lastAt': LEDGER_INTERNAL.lastAt,
+          '#rank': LEDGER_INTERNAL.rank,
+          '#version': LEDGER_INTERNAL.version,
+          '#status': 'status',
+          '#updatedAt': 'updatedAt',
+          '#exp': LEDGER_TABLE.ttlAttribute,
+        },
+        ExpressionAttributeValues: marshall({
+          ':empty': [],
+          ':event': [event],
+          ':status': change.status,
+          ':rank': STATUS_RANK[change.status],
+          ':at': event.at,
+          ':exp': Math.floor(Date.parse(event.at) / 1000) + retentionSeconds,
+          ':idSet': new Set([eventId(event)]),
+          ':one': 1,
+          ...Object.fromEntries(change.over.map((status, i) => [`:over${i}`, status])),
+        }),
+      }),
+    );
+    return true;
+  } catch (error) {
+    if (error instanceof ConditionalCheckFailedException) return false;
+    throw error;
+  }
+}

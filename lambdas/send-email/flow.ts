@@ -1,23 +1,27 @@
 /**
- * The flow of one queue record, top to bottom: parse -> claim -> confirm -> send -> outcome,
+ * The flow of one queue record, top to bottom: parse -> schedule -> claim -> confirm -> send -> outcome,
  * each a call into its stage:
  *   parse.ts     the SNS envelope in the SQS record, the dedupe key;
+ *   schedule.ts  a message whose sendAt is still ahead goes back to the queue as a delayed copy;
  *   claim/       the Powertools idempotency claim of the key (persistence.ts: its persistence layer);
  *   confirm.ts   confirm before resend: an earlier attempt of unknown fate is looked up in the ledger;
  *   send/        pacing, the circuit breaker, the SES request and its retry strategy;
  *   outcome/     a retry with backoff within the retry budget, or the DLQ; the report of each record.
- * Every record ends in one decision: sent, duplicate, dead-lettered or retry. The stages come
+ * Every record ends in one decision: sent, duplicate, dead-lettered, retry, scheduled (deferred
+ * until its sendAt) or cancelled (a copy of a cancelled key, suppressed at its claim). The stages come
  * built (handler.ts, once per container); the flow's own state is the named fields of RecordFlow.
  */
 import type { Context, SQSRecord } from 'aws-lambda';
 import type { BasePersistenceLayer } from '@aws-lambda-powertools/idempotency/persistence';
 import type { HandlerSettings } from '../kernel/environment';
-import type { PipelineError } from '../kernel/errors';
+import { PipelineError } from '../kernel/errors';
+import { cancelMarkOf } from '../kernel/ledger/cancel-mark';
 import { createKeyClaims, type KeyClaims } from './claim/claim';
 import { classifyIdempotencyError, classifySesError, unexpectedError } from './classify';
 import type { SendConfirmation } from './confirm';
 import type { Outcome } from './outcome/outcome';
 import { parseRecord, type ParsedRecord } from './parse';
+import type { Schedule } from './schedule';
 import type { Sender, SendRequest, SendResult } from './send/sender';
 
 /** What the `sent` line adds when the ledger showed an earlier attempt had been sent. */
@@ -31,6 +35,8 @@ export interface FlowStages {
   readonly settings: HandlerSettings;
   /** The claim stage's store (claim/persistence.ts in production). */
   readonly persistenceStore: BasePersistenceLayer;
+  /** The schedule stage (schedule.ts). @default none: a sendAt is not waited for */
+  readonly schedule?: Schedule | undefined;
   /** The confirm stage (confirm.ts). @default none: every retry sends, as before the ledger */
   readonly confirm?: SendConfirmation | undefined;
   readonly sender: Sender;
@@ -77,6 +83,13 @@ export class RecordFlow {
       await outcome.settle(record, unexpectedError(error), undefined);
       return;
     }
+    // 1b. schedule: a message not yet due goes back to the queue until its sendAt, unclaimed.
+    try {
+      if ((await this.#stages.schedule?.(record, parsed)) === 'deferred') return;
+    } catch (error) {
+      await outcome.settle(record, error instanceof PipelineError ? error : unexpectedError(error), parsed);
+      return;
+    }
     try {
       // 1b. the email as the claim hashes it: with the ETags of the objects it attaches.
       parsed = { ...parsed, email: await this.#stages.sender.prepare(parsed.email) };
@@ -88,7 +101,10 @@ export class RecordFlow {
         outcome.report.sent(record, parsed, result, confirmed);
         return;
       }
-      outcome.report.duplicate(record, parsed, result);
+      // A cancelled key's record (its cancel mark) is met like a sent one's: nothing is sent.
+      const cancelled = cancelMarkOf(result);
+      if (cancelled) outcome.report.cancelled(record, parsed, cancelled);
+      else outcome.report.duplicate(record, parsed, result);
     } catch (error) {
       // 5. outcome of a failure: to the DLQ or retried, unless SES took the email after all.
       const failure = classifyIdempotencyError(error, parsed.key);

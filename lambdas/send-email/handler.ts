@@ -27,6 +27,7 @@ import { SendPacer, type Pacer } from './send/pacing';
 import { dynamoDbSlotStore, type SlotStore } from './send/rate-lease';
 import { createSender, type SendClient } from './send/sender';
 import { SharedPacer } from './send/shared-pacer';
+import { createSchedule, ledgerRecordScheduled, type RecordScheduled } from './schedule';
 
 // What the in-process harnesses build a handler with (tests and benchmarks).
 export { LedgerAwarePersistenceLayer, newAttemptId } from './claim/persistence';
@@ -50,6 +51,8 @@ export interface HandlerDeps {
   readonly confirm?: SendConfirmation;
   /** The attachments bucket (send/attachments.ts). @default none: a message with an s3Key is refused */
   readonly attachments?: AttachmentObjects;
+  /** Records a key's first deferral in the send ledger (schedule.ts). @default none: no status `scheduled` */
+  readonly recordScheduled?: RecordScheduled;
   /** For jitter; injectable so tests are repeatable. */
   readonly random?: () => number;
   readonly now?: () => number;
@@ -103,7 +106,12 @@ export function createHandler(deps: HandlerDeps, options: { readonly processInPa
         : settings;
     const laneStages = { ...stages, settings: laneSettings };
     const sender = createSender({ ...laneStages, pacer, breaker });
-    flows[lane] = new RecordFlow({ ...laneStages, sender, outcome: createOutcome(laneStages) });
+    flows[lane] = new RecordFlow({
+      ...laneStages,
+      sender,
+      outcome: createOutcome(laneStages),
+      schedule: createSchedule(laneStages),
+    });
   }
   const processor = new BatchProcessor(EventType.SQS);
   const processInParallel = options.processInParallel ?? true;
@@ -139,6 +147,8 @@ export function createContainerHandler(clients: ContainerClients = {}, env: Node
   const logger = new Logger();
   const metrics = new Metrics();
   // The idempotency store's client; the ledger reads and dead-letter marks use their own.
+  const confirmSettings = readConfirmSettings(env, settings.dedupeWindowSeconds);
+  const ledgerClient = builtOnFirstSend(() => createDynamoDbClient());
   const persistenceStore = new LedgerAwarePersistenceLayer({
     tableName: settings.tableName,
     awsSdkV3Client: createStoreClient(),
@@ -156,10 +166,19 @@ export function createContainerHandler(clients: ContainerClients = {}, env: Node
     persistenceStore,
     logger,
     metrics,
+    ...(confirmSettings.ledgerTableName !== undefined
+      ? {
+          recordScheduled: ledgerRecordScheduled(
+            ledgerClient,
+            confirmSettings.ledgerTableName,
+            confirmSettings.retentionSeconds,
+          ),
+        }
+      : {}),
     confirm: createSendConfirmation({
-      settings: readConfirmSettings(env, settings.dedupeWindowSeconds),
+      settings: confirmSettings,
       persistence: persistenceStore,
-      dynamodb: builtOnFirstSend(() => createDynamoDbClient()),
+      dynamodb: ledgerClient,
       logger,
       metrics,
     }),

@@ -1,14 +1,18 @@
 /**
- * `GET /deliveries/{key}` as plain request and response values, shared by the
- * status function (Lambda function URL) and the local status server.
+ * `GET /deliveries/{key}` and `DELETE /deliveries/{key}` (cancel, see cancel.ts) as plain
+ * request and response values, shared by the status function (Lambda function URL) and the
+ * local status server.
  *
  * - 200 and a DeliveryReport for every valid key, `unknown` included: the
  *   answer is the same shape whatever the key's fate, and a key nobody has
  *   sent yet is a fact about the key, not a missing resource.
  * - 400 for a key that cannot be a dedupe key (the body names the rule).
+ * - DELETE: 200 and `{ outcome, report }` when the key is cancelled (now, or already: twice is
+ *   harmless); 409 and the same shape when it is too late (claimed, in progress or sent).
  * - 404 for any other path, 405 for any other method.
  * - 503 when the tables cannot be read (the caller may retry).
  */
+import type { CancelResult } from './cancel';
 import { DELIVERIES_PATH, InvalidKeyError } from './lookup';
 import type { DeliveryReport } from '../kernel/ledger/schema';
 
@@ -35,11 +39,16 @@ export async function handleStatusRequest(
   rawPath: string,
   lookup: (key: string) => Promise<DeliveryReport>,
   onError: (error: unknown) => void = () => undefined,
+  /** DELETE: cancels the key. @default none: DELETE is not allowed */
+  cancel?: (key: string) => Promise<CancelResult>,
 ): Promise<StatusResponse> {
   if (!rawPath.startsWith(DELIVERIES_PATH)) {
     return json(404, { message: `Not found: use GET ${DELIVERIES_PATH}{key}` });
   }
-  if (method !== 'GET') return json(405, { message: `Method ${method} not allowed: use GET` }, { allow: 'GET' });
+  const allowed = cancel ? 'GET, DELETE' : 'GET';
+  if (method !== 'GET' && !(method === 'DELETE' && cancel)) {
+    return json(405, { message: `Method ${method} not allowed: use ${allowed}` }, { allow: allowed });
+  }
   let key: string;
   try {
     key = decodeURIComponent(rawPath.slice(DELIVERIES_PATH.length));
@@ -47,6 +56,10 @@ export async function handleStatusRequest(
     return json(400, { message: 'Invalid key: the path is not valid percent-encoding' });
   }
   try {
+    if (method === 'DELETE' && cancel) {
+      const result = await cancel(key);
+      return json(result.outcome === 'too-late' ? 409 : 200, result);
+    }
     return json(200, await lookup(key));
   } catch (error) {
     if (error instanceof InvalidKeyError) return json(400, { message: error.message });

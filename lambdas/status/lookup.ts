@@ -7,9 +7,11 @@
 import { createHash } from 'node:crypto';
 import { GetCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { idempotencyKeyIssues, normalizeIdempotencyKey } from '../kernel/contract';
+import { cancelDetail, cancelMarkOf } from '../kernel/ledger/cancel-mark';
 import {
   LEDGER_TABLE,
   ledgerKey,
+  PIPELINE_EVENT,
   shownEvent,
   type DeliveryReport,
   type LedgerEvent,
@@ -75,6 +77,7 @@ interface IdempotencyRecord {
   readonly status?: string;
   /** Epoch seconds. */
   readonly expiration?: number;
+  /** SES's answer, or a cancel mark (kernel/ledger/cancel-mark.ts). */
   readonly data?: { readonly sesMessageId?: string; readonly sentAt?: string };
 }
 
@@ -115,7 +118,8 @@ export async function lookupDelivery(deps: LookupDeps, asked: string): Promise<D
   );
   const item = ledger.Item as LedgerItem | undefined;
   const found = item !== undefined && live(item.expiration, nowMs) ? item : undefined;
-  if (found?.status !== undefined) {
+  // `scheduled` holds until the send: its claim (in progress, sent) or a cancel mark tells more.
+  if (found?.status !== undefined && found.status !== 'scheduled') {
     return {
       key,
       status: found.status,
@@ -132,6 +136,13 @@ export async function lookupDelivery(deps: LookupDeps, asked: string): Promise<D
   const record = claim.Item as IdempotencyRecord | undefined;
   const events = found !== undefined ? timeline(found) : [];
   if (record !== undefined && live(record.expiration, nowMs)) {
+    const mark = cancelMarkOf(record.data);
+    if (record.status === 'COMPLETED' && mark !== undefined) {
+      // The mark decides; its ledger event may not be written yet (or failed): the mark says when and by whom.
+      const cancelled = { type: PIPELINE_EVENT.cancelled.type, at: mark.cancelledAt, detail: cancelDetail(mark) };
+      const shown = events.some((e) => e.type === cancelled.type) ? events : [...events, cancelled];
+      return { key, status: 'cancelled', events: shown, updatedAt: mark.cancelledAt };
+    }
     if (record.status === 'COMPLETED') {
       const { sesMessageId, sentAt } = record.data ?? {};
       return {
@@ -144,6 +155,7 @@ export async function lookupDelivery(deps: LookupDeps, asked: string): Promise<D
     }
     if (record.status === 'INPROGRESS') return { key, status: 'in-progress', events };
   }
+  if (found?.status === 'scheduled') return { key, status: 'scheduled', events, updatedAt: found.updatedAt };
   if (found?.deadLettered !== undefined) {
     return { key, status: 'dead-lettered', events, updatedAt: found.updatedAt };
   }

@@ -11,8 +11,14 @@ import {
   type IndexedOutcome,
 } from '../../lambdas/kernel/ledger/schema';
 
-/** The outcomes the index files keys under. */
-export const OUTCOMES: readonly IndexedOutcome[] = [...LEDGER_STATUSES, 'dead-lettered'];
+/**
+ * The outcomes the index files keys under: what SES reported, and dead-lettered. `scheduled` and
+ * `cancelled` are the pipeline's own marks, written without the index key, so they are not listed.
+ */
+export const OUTCOMES: readonly IndexedOutcome[] = [
+  ...LEDGER_STATUSES.filter((status) => status !== 'scheduled' && status !== 'cancelled'),
+  'dead-lettered',
+];
 
 export function isOutcome(value: string): value is IndexedOutcome {
   return (OUTCOMES as readonly string[]).includes(value);

@@ -8,6 +8,7 @@
  * printable.ts: no control or text-direction character from a key, a body or an argument reaches
  * the terminal raw.
  */
+import { cancelCommand } from './cancel-command';
 import type { Command, Io } from './command';
 import { deliveriesCommand } from './deliveries-command';
 import { dlqCommand } from './dlq-command';
@@ -19,6 +20,7 @@ import { resendCommand } from './resend-command';
 import { statusCommand } from './status-command';
 
 const COMMANDS: readonly Command[] = [
+  cancelCommand,
   deliveriesCommand,
   dlqCommand,
   pauseCommand,

@@ -21,12 +21,15 @@ import type { Command, Io } from './command';
 export const PUBLISH_USAGE = `Usage: email-pipeline publish --to ADDRESS [--cc ADDRESS] [--bcc ADDRESS] [--reply-to ADDRESS]
          (--subject S --text T [--html H] | --subject S --html H | --template NAME [--data JSON])
          [--tags NAME=VALUE[,NAME=VALUE...]] [--header NAME=VALUE] [--attach FILE]
-         [--idempotency-key KEY] [--priority high|normal] [--stack NAME | --topic-arn ARN] [--region R]
+         [--idempotency-key KEY] [--priority high|normal] [--send-at T]
+         [--stack NAME | --topic-arn ARN] [--region R]
 
 The address options, --header and --attach may be repeated. --attach sends a file: inline when the
 message holds it, else uploaded to the pipeline's attachments bucket (AttachmentsBucketName). The message is checked as the pipeline checks it, before it is
 published; with --idempotency-key, publishing it again sends no second email (the key is the dedupe key).
 --priority high sends it through the high-priority lane (its own queue and reserved rate; default normal).
+--send-at T (RFC 3339 with an offset, e.g. 2026-12-24T08:00:00Z) sends it not before T, at most the
+pipeline's maxScheduleAheadSeconds (24 h by default) ahead; email-pipeline cancel KEY stops it.
 Without --stack or --topic-arn it publishes to the local pipeline (npm start); --topic-arn takes the
 region from the ARN unless --region is given.`;
 
@@ -45,6 +48,7 @@ const OPTIONS = {
   attach: { type: 'string', multiple: true },
   'idempotency-key': { type: 'string' },
   priority: { type: 'string' },
+  'send-at': { type: 'string' },
   stack: { type: 'string' },
   'topic-arn': { type: 'string' },
   region: { type: 'string' },
@@ -173,6 +177,7 @@ const FLAGS: Readonly<Record<string, string>> = {
   'template.data': '--data',
   tags: '--tags',
   [`attribute ${IDEMPOTENCY_KEY_ATTRIBUTE}`]: '--idempotency-key',
+  sendAt: '--send-at',
 };
 
 /** A contract field as the option that set it: `to[1]` -> `--to "bob@"`, `tags.x` -> `--tags x`. */
@@ -242,7 +247,9 @@ export const publishCommand: Command = {
     if (priority !== undefined && !(PRIORITIES as readonly string[]).includes(priority)) {
       usage(`--priority must be one of ${PRIORITIES.join(', ')}, got ${JSON.stringify(priority)}`);
     }
+    const sendAt = values['send-at'];
     const options = {
+      ...(sendAt !== undefined ? { sendAt } : {}),
       ...(key !== undefined ? { idempotencyKey: key } : {}),
       ...(priority !== undefined ? { priority: priority as Priority } : {}),
     };
@@ -273,7 +280,8 @@ export const publishCommand: Command = {
         `Published ${printable(published.messageId)} to ${to.description}` +
           (key !== undefined
             ? ` with idempotency key ${printable(published.dedupeKey)}`
-            : ' (dedupe key: this SNS MessageId)'),
+            : ' (dedupe key: this SNS MessageId)') +
+          (sendAt !== undefined ? `, to be sent at ${printable(sendAt)}` : ''),
       );
     } finally {
       publisher.destroy();

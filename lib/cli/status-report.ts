@@ -41,6 +41,8 @@ const EXPLANATIONS: Readonly<Record<DeliveryReport['status'], string>> = {
   bounced: 'the email bounced',
   complained: 'the recipient marked the email as spam',
   rejected: 'SES did not send the email (rejected or rendering failure)',
+  scheduled: 'waiting in the queue for its sendAt; not sent yet',
+  cancelled: 'cancelled before it was sent: it never will be',
 };
 
 /**

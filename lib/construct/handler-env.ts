@@ -66,6 +66,7 @@ const LAYOUT = [
   'ledgerTableName',
   'sendConfirmationGraceSeconds',
   'retryBudgetSeconds',
+  'maxScheduleAheadSeconds',
   'maxSendRate',
   'maxConcurrency',
   'serviceName',

@@ -93,8 +93,8 @@ export const SETTINGS = {
   },
   dedupeWindowSeconds: {
     kind: 'integer',
-    default: { described: 'retention + retry budget + 14 days + 1 day' },
-    notes: 'must be ≥ retention + retry budget + DLQ retention (14 days)',
+    default: { described: 'retention + retry budget + 14 days + schedule horizon + 1 day' },
+    notes: 'must be ≥ retention + retry budget + DLQ retention (14 days) + `maxScheduleAheadSeconds`',
     contextKey: true,
     env: ENV.dedupeWindowSeconds,
 
@@ -115,6 +115,17 @@ export const SETTINGS = {
     env: ENV.retryBudgetSeconds,
 
     bounds: { min: 1, max: 14 * DAY, unit: ' seconds' },
+  },
+  maxScheduleAheadSeconds: {
+    kind: 'integer',
+    default: 24 * 60 * 60,
+    defaultNote: '24 h',
+    notes:
+      'how far ahead a `sendAt` may be (from when the message reached the queue); it waits as 900 s delayed-copy hops, 96 a day; 0 refuses scheduling',
+    contextKey: true,
+    env: ENV.maxScheduleAheadSeconds,
+
+    bounds: { min: 0, max: 7 * DAY, unit: ' seconds (at most 7 days: beyond, hops cost more than a scheduler)' },
   },
   maxSendRate: {
     kind: 'integer',

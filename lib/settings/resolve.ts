@@ -112,28 +112,31 @@ export function resolveSettings(input: PipelineSettings): ResolvedSettings {
 
   const retryBudgetSeconds = integer(input, 'retryBudgetSeconds');
 
+  const maxScheduleAheadSeconds = integer(input, 'maxScheduleAheadSeconds');
+
   const allowShortDedupeWindow = input.allowShortDedupeWindow ?? DEFAULTS.allowShortDedupeWindow;
   if (typeof allowShortDedupeWindow !== 'boolean') {
     throw new SettingsError('allowShortDedupeWindow', allowShortDedupeWindow, 'must be true or false');
   }
   // Every path a copy can take back: a retried message travels as delayed copies, each with a fresh
   // retention period, for up to the retry budget; the last of them can then be dead-lettered (a new
-  // message there, kept 14 days) and redriven late.
-  const everyPath = retentionPeriodSeconds + retryBudgetSeconds + DLQ_RETENTION_SECONDS;
+  // message there, kept 14 days) and redriven late. A scheduled message starts that path up to
+  // maxScheduleAheadSeconds after it reached the queue (its retry budget starts at its sendAt).
+  const everyPath = retentionPeriodSeconds + retryBudgetSeconds + DLQ_RETENTION_SECONDS + maxScheduleAheadSeconds;
   const dedupeWindowSeconds = input.dedupeWindowSeconds ?? everyPath + DEFAULTS.dedupeWindowMarginSeconds;
   bounded('dedupeWindowSeconds', dedupeWindowSeconds);
   if (dedupeWindowSeconds < everyPath && !allowShortDedupeWindow) {
     throw new SettingsError(
       'dedupeWindowSeconds',
       dedupeWindowSeconds,
-      `must be at least the queue retention plus the retry budget plus the DLQ retention (${retentionPeriodSeconds} + ${retryBudgetSeconds} + ${DLQ_RETENTION_SECONDS} = ${everyPath}), so a copy retried late or redriven from the DLQ still meets its record; set allowShortDedupeWindow=true to accept a shorter window on purpose`,
+      `must be at least the queue retention plus the retry budget plus the DLQ retention plus the schedule horizon (${retentionPeriodSeconds} + ${retryBudgetSeconds} + ${DLQ_RETENTION_SECONDS} + maxScheduleAheadSeconds=${maxScheduleAheadSeconds} = ${everyPath}), so a copy scheduled, retried late or redriven from the DLQ still meets its record; set allowShortDedupeWindow=true to accept a shorter window on purpose`,
     );
   }
-  if (dedupeWindowSeconds < retentionPeriodSeconds + retryBudgetSeconds) {
+  if (dedupeWindowSeconds < retentionPeriodSeconds + retryBudgetSeconds + maxScheduleAheadSeconds) {
     throw new SettingsError(
       'dedupeWindowSeconds',
       dedupeWindowSeconds,
-      `must be at least the queue retention period plus the retry budget (retentionPeriodSeconds=${retentionPeriodSeconds} + retryBudgetSeconds=${retryBudgetSeconds}); a shorter window forgets keys while duplicates can still arrive`,
+      `must be at least the queue retention period plus the retry budget plus the schedule horizon (retentionPeriodSeconds=${retentionPeriodSeconds} + retryBudgetSeconds=${retryBudgetSeconds} + maxScheduleAheadSeconds=${maxScheduleAheadSeconds}); a shorter window forgets keys while duplicates can still arrive`,
     );
   }
 
@@ -250,6 +253,7 @@ export function resolveSettings(input: PipelineSettings): ResolvedSettings {
     logRetentionDays,
     sendConfirmationGraceSeconds,
     retryBudgetSeconds,
+    maxScheduleAheadSeconds,
     maxSendRate,
     highPriorityRateShare,
     retryingTooLongSeconds,

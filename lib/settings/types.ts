@@ -42,8 +42,9 @@ export interface PipelineSettings {
    * How long an idempotency record keeps a key claimed. Must cover every path a
    * copy can take back: the queue's retention, plus the retry budget (a retried
    * message travels as delayed copies for that long), plus the DLQ's 14 days (the
-   * last copy can be dead-lettered and redriven late). See {@link allowShortDedupeWindow}.
-   * @default retention + retry budget + 14 days + 1 day
+   * last copy can be dead-lettered and redriven late), plus {@link maxScheduleAheadSeconds}
+   * (a scheduled message starts its retry path that much later). See {@link allowShortDedupeWindow}.
+   * @default retention + retry budget + 14 days + schedule horizon + 1 day
    */
   readonly dedupeWindowSeconds?: number;
   /**
@@ -103,6 +104,14 @@ export interface PipelineSettings {
    * @default 86400 (24 hours)
    */
   readonly retryBudgetSeconds?: number;
+  /**
+   * How far after it reached the queue a message's `sendAt` may be. A scheduled message waits
+   * in the work queue as delayed copies, one hop of at most 900 s (SQS's largest delay) after
+   * another, so each day ahead costs 96 hops; 0 refuses every future `sendAt`. The dedupe
+   * window must cover it too (a copy can arrive that much later).
+   * @default 86400 (24 hours)
+   */
+  readonly maxScheduleAheadSeconds?: number;
   /**
    * Recipients per second this pipeline may use of the account's SES sending
    * rate (SES counts recipients, not requests). Every container paces to its

@@ -120,6 +120,7 @@ describe('function', () => {
       [ENV.maxReceiveCount]: '6',
       [ENV.failOpen]: 'true',
       [ENV.retryBudgetSeconds]: '86400',
+      [ENV.maxScheduleAheadSeconds]: '86400',
       [ENV.maxSendRate]: '14',
       [ENV.maxConcurrency]: '10',
       [ENV.sesTimeoutMs]: '5000',

@@ -40,7 +40,7 @@ describe('synth-time invariants', () => {
     expect(error).toBeInstanceOf(SettingsError);
     expect(error.message).toContain('dedupeWindowSeconds=86400');
     expect(error.message).toContain(
-      'the queue retention plus the retry budget plus the DLQ retention (86400 + 86400 + 1209600 = 1382400)',
+      'the queue retention plus the retry budget plus the DLQ retention plus the schedule horizon (86400 + 86400 + 1209600 + maxScheduleAheadSeconds=86400 = 1468800)',
     );
   });
 

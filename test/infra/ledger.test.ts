@@ -5,6 +5,8 @@ import { LEDGER_STATUS_INDEX, LEDGER_TABLE } from '../../lambdas/kernel/ledger/s
 import { ENV, LEDGER_ENV } from '../../lambdas/kernel/environment';
 import type { EmailPipelineStack } from '../../lib/construct/email-pipeline-stack';
 import { LEDGER_FUNCTIONS } from '../../lib/construct/ledger/send-ledger';
+import { CANCEL_WRITES } from '../../lib/construct/ledger/functions';
+import { LEDGER_INTERNAL } from '../../lambdas/runtime/ledger-store';
 import { functionPolicyStatements, rendered, resource, statementsFor, synthDefault, synthesize } from './helpers';
 
 const asList = <T>(v: T | T[]): T[] => ([] as T[]).concat(v);
@@ -382,14 +384,18 @@ describe('status function and endpoint', () => {
     });
   });
 
-  test('may only GetItem on the ledger and idempotency tables (and write its logs)', () => {
+  test('may GetItem on both tables, and write only what a cancel writes (and its logs)', () => {
     const { template, stack, ledger } = defaults();
     const statements = functionPolicyStatements(template, idOf(stack, ledger.statusFunction));
     const actions = statements.flatMap((s) => asList<string>(s.Action)).sort();
     expect(actions).toEqual([
       'dynamodb:GetItem',
+      'dynamodb:PutItem',
+      'dynamodb:UpdateItem',
       'kms:Decrypt',
       'kms:DescribeKey',
+      'kms:Encrypt',
+      'kms:GenerateDataKey',
       'logs:CreateLogStream',
       'logs:PutLogEvents',
     ]);
@@ -400,6 +406,65 @@ describe('status function and endpoint', () => {
     expect(new Set(reads.map((r) => JSON.stringify(r)))).toEqual(
       new Set([arnOf(stack, ledger.table), arnOf(stack, stack.pipeline.table)].map((r) => JSON.stringify(r))),
     );
+  });
+
+  test('DELETE (cancel) is least privilege: PutItem of the cancel mark on the idempotency table, UpdateItem of the Cancelled event on the ledger, each limited to the attributes it writes, nothing returned', () => {
+    const { template, stack, ledger } = defaults();
+    const statements = functionPolicyStatements(template, idOf(stack, ledger.statusFunction));
+    const [put, ...morePuts] = statementsFor(statements, 'dynamodb:PutItem');
+    const [update, ...moreUpdates] = statementsFor(statements, 'dynamodb:UpdateItem');
+    expect([morePuts, moreUpdates]).toEqual([[], []]);
+    expect(asList(put?.Action)).toEqual(['dynamodb:PutItem']);
+    expect(put?.Resource).toEqual(arnOf(stack, stack.pipeline.table));
+    expect(put?.Condition).toEqual({
+      'ForAllValues:StringEquals': { 'dynamodb:Attributes': ['id', 'status', 'expiration', 'data', 'ledgerKey'] },
+      StringEqualsIfExists: { 'dynamodb:ReturnValues': 'NONE' },
+    });
+    expect(asList(update?.Action)).toEqual(['dynamodb:UpdateItem']);
+    expect(update?.Resource).toEqual(arnOf(stack, ledger.table));
+    expect(update?.Condition['ForAllValues:StringEquals']['dynamodb:Attributes']).toEqual([...CANCEL_WRITES.ledger]);
+    // What the ledger write touches is exactly the item's fields and its bookkeeping.
+    expect([...CANCEL_WRITES.ledger].sort()).toEqual(
+      [
+        LEDGER_TABLE.partitionKey,
+        'events',
+        'status',
+        'updatedAt',
+        LEDGER_TABLE.ttlAttribute,
+        ...Object.values(LEDGER_INTERNAL),
+      ].sort(),
+    );
+    for (const denied of ['dynamodb:DeleteItem', 'dynamodb:Scan', 'dynamodb:Query', 'dynamodb:BatchWriteItem']) {
+      expect(statementsFor(statements, denied)).toEqual([]);
+    }
+  });
+
+  test('knows the dedupe window, which a cancel mark lasts', () => {
+    const { template, stack, ledger } = defaults();
+    const env = resource(template, idOf(stack, ledger.statusFunction)).Properties.Environment.Variables;
+    expect(env[ENV.dedupeWindowSeconds]).toBe(String(stack.pipeline.settings.dedupeWindowSeconds));
+  });
+
+  test('an outsider cannot cancel: the URL stays AWS_IAM and no resource policy lets anyone else invoke it', () => {
+    const { template, stack, ledger } = defaults();
+    const urls = Object.values(template.findResources('AWS::Lambda::Url'));
+    expect(urls.map((u) => u.Properties.AuthType)).toEqual(urls.map(() => 'AWS_IAM'));
+    const permissions = Object.values(template.findResources('AWS::Lambda::Permission')).filter((p) =>
+      JSON.stringify(p.Properties.FunctionName).includes(idOf(stack, ledger.statusFunction)),
+    );
+    // The function URL is only reached through IAM: no public (or cross-account) permission on the status function.
+    expect(permissions).toEqual([]);
+  });
+
+  test('only principals granted the status URL may invoke it (GET and DELETE alike): grantStatusRead names them', () => {
+    const { template } = synthesize({}, (stack) => {
+      const caller = new iam.Role(stack, 'Caller', { assumedBy: new iam.AccountRootPrincipal() });
+      stack.pipeline.ledger.grantStatusRead(caller);
+    });
+    const invokers = Object.values(template.findResources('AWS::IAM::Policy')).filter((p) =>
+      JSON.stringify(p.Properties.PolicyDocument).includes('lambda:InvokeFunctionUrl'),
+    );
+    expect(invokers.map((p) => JSON.stringify(p.Properties.Roles))).toEqual([expect.stringContaining('Caller')]);
   });
 
   test('grantStatusRead gives a caller InvokeFunctionUrl (AWS_IAM) and the InvokeFunction it implies', () => {

@@ -170,6 +170,7 @@ describe('the status function (its handler, as the function URL calls it)', () =
       [LEDGER_ENV.tableName]: target.ledgerTableName,
       [ENV.tableName]: target.idempotencyTableName,
       [ENV.keyPrefix]: target.keyPrefix,
+      [ENV.dedupeWindowSeconds]: String(settings.dedupeWindowSeconds),
       AWS_ENDPOINT_URL_DYNAMODB: endpoints.dynamodb,
       POWERTOOLS_LOG_LEVEL: 'SILENT',
     };
@@ -194,7 +195,27 @@ describe('the status function (its handler, as the function URL calls it)', () =
 
   test('answers 400 for a bad key and 405 for another method', async () => {
     expect(await handler(urlEvent('GET', '/deliveries/%20x'))).toMatchObject({ statusCode: 400 });
-    expect(await handler(urlEvent('DELETE', '/deliveries/x'))).toMatchObject({ statusCode: 405 });
+    expect(await handler(urlEvent('POST', '/deliveries/x'))).toMatchObject({ statusCode: 405 });
+    expect(await handler(urlEvent('DELETE', '/deliveries/%20x'))).toMatchObject({ statusCode: 400 });
+  });
+
+  test('DELETE cancels a key not yet sent, recording the caller the function URL authenticated; again is harmless', async () => {
+    const key = uniqueName('fn-cancel');
+    const caller = 'arn:aws:sts::123456789012:assumed-role/ops/ada';
+    const event = {
+      ...urlEvent('DELETE', `/deliveries/${encodeURIComponent(key)}`),
+      requestContext: { http: { method: 'DELETE' }, authorizer: { iam: { userArn: caller } } },
+    } as unknown as LambdaFunctionURLEvent;
+    const first = (await handler(event)) as { statusCode: number; body: string };
+    expect(first.statusCode).toBe(200);
+    expect(JSON.parse(first.body)).toMatchObject({
+      outcome: 'cancelled',
+      report: { status: 'cancelled', events: [{ type: 'Cancelled', detail: `by ${caller}` }] },
+    });
+    expect(await lookup(key)).toMatchObject({ status: 'cancelled' });
+    const second = (await handler(event)) as { statusCode: number; body: string };
+    expect(second.statusCode).toBe(200);
+    expect(JSON.parse(second.body).outcome).toBe('already-cancelled');
   });
 });
 

@@ -36,7 +36,7 @@ describe('resolveSettings: defaults', () => {
       senderAddress: 'noreply@example.com',
       sesIdentity: 'example.com',
       retentionPeriodSeconds: 4 * DAY,
-      dedupeWindowSeconds: 20 * DAY,
+      dedupeWindowSeconds: 21 * DAY,
       allowShortDedupeWindow: false,
       functionTimeoutSeconds: 30,
       memorySizeMb: 256,
@@ -52,6 +52,7 @@ describe('resolveSettings: defaults', () => {
       logRetentionDays: 30,
       sendConfirmationGraceSeconds: 300,
       retryBudgetSeconds: DAY,
+      maxScheduleAheadSeconds: DAY,
       maxSendRate: 14,
       highPriorityRateShare: 20,
       retryingTooLongSeconds: 900,
@@ -70,12 +71,16 @@ describe('resolveSettings: defaults', () => {
     );
   });
 
-  test('the default dedupe window covers retention, retry budget and DLQ retention plus one day, so a late redrive is still deduplicated', () => {
-    expect(resolveSettings({ ...base, retentionPeriodSeconds: 2 * DAY }).dedupeWindowSeconds).toBe(18 * DAY);
-    expect(resolveSettings({ ...base, retentionPeriodSeconds: 14 * DAY }).dedupeWindowSeconds).toBe(30 * DAY);
+  test('the default dedupe window covers retention, retry budget, DLQ retention and the schedule horizon plus one day, so a late redrive is still deduplicated', () => {
+    expect(resolveSettings({ ...base, retentionPeriodSeconds: 2 * DAY }).dedupeWindowSeconds).toBe(19 * DAY);
+    expect(resolveSettings({ ...base, retentionPeriodSeconds: 14 * DAY }).dedupeWindowSeconds).toBe(31 * DAY);
     expect(
       resolveSettings({ ...base, retentionPeriodSeconds: 14 * DAY, retryBudgetSeconds: 3 * DAY }).dedupeWindowSeconds,
-    ).toBe(32 * DAY);
+    ).toBe(33 * DAY);
+    expect(
+      resolveSettings({ ...base, retentionPeriodSeconds: 14 * DAY, maxScheduleAheadSeconds: 7 * DAY })
+        .dedupeWindowSeconds,
+    ).toBe(37 * DAY);
   });
 
   test('the default visibility timeout is 6 x the function timeout', () => {
@@ -112,13 +117,13 @@ describe('resolveSettings: defaults', () => {
 
 describe('resolveSettings: invariants', () => {
   test('a dedupe window shorter than retention + retry budget + DLQ retention is refused, naming them', () => {
-    const error = rejected({ retentionPeriodSeconds: 4 * DAY, dedupeWindowSeconds: 19 * DAY - 1 });
+    const error = rejected({ retentionPeriodSeconds: 4 * DAY, dedupeWindowSeconds: 20 * DAY - 1 });
 
     expect(error.setting).toBe('dedupeWindowSeconds');
-    expect(error.value).toBe(19 * DAY - 1);
-    expect(error.message).toContain(`dedupeWindowSeconds=${19 * DAY - 1}`);
+    expect(error.value).toBe(20 * DAY - 1);
+    expect(error.message).toContain(`dedupeWindowSeconds=${20 * DAY - 1}`);
     expect(error.message).toContain(
-      `must be at least the queue retention plus the retry budget plus the DLQ retention (${4 * DAY} + ${DAY} + ${14 * DAY} = ${19 * DAY})`,
+      `must be at least the queue retention plus the retry budget plus the DLQ retention plus the schedule horizon (${4 * DAY} + ${DAY} + ${14 * DAY} + maxScheduleAheadSeconds=${DAY} = ${20 * DAY})`,
     );
     expect(error.message).toContain('allowShortDedupeWindow=true');
   });
@@ -127,22 +132,39 @@ describe('resolveSettings: invariants', () => {
     expect(rejected({ dedupeWindowSeconds: 4 * DAY }).setting).toBe('dedupeWindowSeconds');
   });
 
-  test('a dedupe window of exactly retention + retry budget + DLQ retention is accepted', () => {
-    expect(resolveSettings({ ...base, dedupeWindowSeconds: 19 * DAY }).dedupeWindowSeconds).toBe(19 * DAY);
+  test('a dedupe window of exactly retention + retry budget + DLQ retention + schedule horizon is accepted', () => {
+    expect(resolveSettings({ ...base, dedupeWindowSeconds: 20 * DAY }).dedupeWindowSeconds).toBe(20 * DAY);
+  });
+
+  test('the dedupe window must cover the schedule horizon: a scheduled copy starts its retry path that much later', () => {
+    const error = rejected({ maxScheduleAheadSeconds: 7 * DAY, dedupeWindowSeconds: 20 * DAY });
+
+    expect(error.setting).toBe('dedupeWindowSeconds');
+    expect(error.message).toContain(`maxScheduleAheadSeconds=${7 * DAY} = ${26 * DAY}`);
+    expect(resolveSettings({ ...base, maxScheduleAheadSeconds: 0, dedupeWindowSeconds: 19 * DAY })).toMatchObject({
+      dedupeWindowSeconds: 19 * DAY,
+      maxScheduleAheadSeconds: 0,
+    });
+  });
+
+  test('maxScheduleAheadSeconds is a whole number from 0 to 7 days', () => {
+    expect(rejected({ maxScheduleAheadSeconds: -1 }).setting).toBe('maxScheduleAheadSeconds');
+    expect(rejected({ maxScheduleAheadSeconds: 7 * DAY + 1 }).message).toContain('from 0 to 604800');
+    expect(rejected({ maxScheduleAheadSeconds: 1.5 }).setting).toBe('maxScheduleAheadSeconds');
   });
 
   test('allowShortDedupeWindow accepts a window that covers only the retention period and the retry budget, on purpose', () => {
-    const settings = resolveSettings({ ...base, dedupeWindowSeconds: 5 * DAY, allowShortDedupeWindow: true });
+    const settings = resolveSettings({ ...base, dedupeWindowSeconds: 6 * DAY, allowShortDedupeWindow: true });
 
-    expect(settings).toMatchObject({ dedupeWindowSeconds: 5 * DAY, allowShortDedupeWindow: true });
+    expect(settings).toMatchObject({ dedupeWindowSeconds: 6 * DAY, allowShortDedupeWindow: true });
   });
 
   test('even with allowShortDedupeWindow, a window shorter than the retention period plus the retry budget is refused', () => {
-    const error = rejected({ dedupeWindowSeconds: 5 * DAY - 1, allowShortDedupeWindow: true });
+    const error = rejected({ dedupeWindowSeconds: 6 * DAY - 1, allowShortDedupeWindow: true });
 
     expect(error.setting).toBe('dedupeWindowSeconds');
     expect(error.message).toContain(
-      `must be at least the queue retention period plus the retry budget (retentionPeriodSeconds=${4 * DAY} + retryBudgetSeconds=${DAY})`,
+      `must be at least the queue retention period plus the retry budget plus the schedule horizon (retentionPeriodSeconds=${4 * DAY} + retryBudgetSeconds=${DAY} + maxScheduleAheadSeconds=${DAY})`,
     );
   });
 

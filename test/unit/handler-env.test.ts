@@ -50,6 +50,7 @@ describe('handlerEnvironment', () => {
       'LEDGER_TABLE_NAME',
       'SEND_CONFIRMATION_GRACE_SECONDS',
       'RETRY_BUDGET_SECONDS',
+      'MAX_SCHEDULE_AHEAD_SECONDS',
       'MAX_SEND_RATE',
       'MAX_CONCURRENCY',
       'POWERTOOLS_SERVICE_NAME',

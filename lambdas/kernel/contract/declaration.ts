@@ -10,6 +10,7 @@ import { ATTACHMENT_LIMITS, type Attachment, type AttachmentInput } from './atta
 import { HEADER_LIMITS } from './headers';
 
 export type { Attachment, AttachmentInput } from './attachments';
+import { SEND_AT_FORMAT_REASON, SEND_AT_PATTERN } from './send-at';
 
 /** The SNS message attribute (or SQS message attribute) that carries the publisher's key. */
 export const IDEMPOTENCY_KEY_ATTRIBUTE = 'idempotency-key';
@@ -54,6 +55,8 @@ export interface EmailMessage {
   readonly attachments?: readonly Attachment[];
   /** v1.2: custom header fields, present only when the message has them. */
   readonly headers?: Readonly<Record<string, string>>;
+  /** v1.2: not sent before this instant (RFC 3339, as written; see send-at.ts). */
+  readonly sendAt?: string;
 }
 
 /** A rule on a string: a pattern, and what is wrong when it matches (forbids) or does not (matches). */
@@ -152,6 +155,13 @@ export const CONTRACT = {
       kind: 'headers',
       description: `Custom header fields, name -> value, at most ${HEADER_LIMITS.maxHeaders}.`,
     },
+    // v1.2 scheduling (send-at.ts): its own block, so other v1.2 fields merge beside it.
+    sendAt: {
+      kind: 'text',
+      description:
+        "v1.2: not sent before this instant, sent once after it; an RFC 3339 date-time with an offset. At most the pipeline's maxScheduleAheadSeconds (default 24 h) after publishing; a past time sends at once.",
+      rules: { matches: { pattern: SEND_AT_PATTERN, reason: SEND_AT_FORMAT_REASON } },
+    },
   } satisfies Record<string, ContractField>,
   /** to, cc and bcc together. */
   recipients: { fields: ['to', 'cc', 'bcc'], max: LIMITS.maxRecipients },
@@ -221,6 +231,8 @@ interface Recipients {
   readonly attachments?: readonly AttachmentInput[];
   /** v1.2: custom header fields, name -> value (e.g. List-Unsubscribe). */
   readonly headers?: Readonly<Record<string, string>>;
+  /** v1.2: not sent before this instant, an RFC 3339 date-time with an offset (`2026-12-24T08:00:00Z`). */
+  readonly sendAt?: string;
 }
 
 /** Simple content: a subject with text, HTML or both. */

@@ -13,3 +13,4 @@ export {
   type Disposition,
 } from './attachments';
 export { HEADER_LIMITS, HEADER_PATTERNS } from './headers';
+export * from './send-at';

@@ -9,6 +9,7 @@ import { valueTooDeep, type TooDeep } from './json-depth';
 import { canonicalNumber } from './sns-number';
 import { readAttachments } from './attachments';
 import { readHeaders } from './headers';
+import { readSendAt } from './send-at';
 import {
   CONTRACT,
   KEY_FIELD,
@@ -290,6 +291,7 @@ export function validateEmail(message: unknown): EmailMessage {
   const add = (field: string, reason: string) => c.add(field, reason);
   const attachments = readAttachments(add, message.attachments);
   const headers = readHeaders(add, message.headers);
+  const sendAt = readSendAtField(c, message.sendAt);
 
   const hasSimple = text !== undefined || html !== undefined;
   if (message.template !== undefined && (message.text !== undefined || message.html !== undefined)) {
@@ -338,5 +340,15 @@ export function validateEmail(message: unknown): EmailMessage {
     tags,
     ...(attachments !== undefined ? { attachments: attachments.attachments } : {}),
     ...(headers !== undefined ? { headers } : {}),
+    ...(sendAt !== undefined ? { sendAt } : {}),
   };
+}
+
+/** v1.2 `sendAt`: its format and calendar (send-at.ts); how far ahead is the pipeline's to check. */
+function readSendAtField(c: Collector, value: unknown): string | undefined {
+  const sendAt = optionalString(c, 'sendAt', value);
+  if (sendAt === undefined) return undefined;
+  const read = readSendAt(sendAt);
+  if (!read.ok) c.add('sendAt', read.reason);
+  return read.ok ? sendAt : undefined;
 }

@@ -8,6 +8,7 @@ import {
   DEDUPE_KEY_TAG,
   LEDGER_STATUSES,
   RESEND_EVENT_TYPE,
+  PIPELINE_EVENT,
   type LedgerEvent,
   type LedgerItem,
   type LedgerStatus,
@@ -30,6 +31,10 @@ export const EVENT_STATUS: Readonly<Record<string, LedgerStatus>> = {
  * event's, whatever order the events came in.
  */
 export const STATUS_RANK: Readonly<Record<LedgerStatus, number>> = {
+  // The pipeline's own, below every SES status: an email cancelled is never sent, and any SES
+  // event of a key (one sent after all) tells more than that it was scheduled or cancelled.
+  scheduled: -1,
+  cancelled: 0,
   sent: 1,
   delayed: 2,
   delivered: 3,
@@ -41,6 +46,16 @@ export const STATUS_RANK: Readonly<Record<LedgerStatus, number>> = {
 /** The status an SES event type means, looked up without the prototype (`__proto__` is no event type). */
 export function statusOfType(type: string): LedgerStatus | undefined {
   return Object.hasOwn(EVENT_STATUS, type) ? EVENT_STATUS[type] : undefined;
+}
+
+/** The pipeline's own event types and their statuses (never an SES event's: see parseSesEvent). */
+const PIPELINE_EVENT_STATUS: Readonly<Record<string, LedgerStatus>> = Object.fromEntries(
+  Object.values(PIPELINE_EVENT).map(({ type, status }) => [type, status]),
+);
+
+/** The status a recorded event means: an SES event's, or the pipeline's own `Scheduled`, `Cancelled`. */
+export function statusOfRecorded(type: string): LedgerStatus | undefined {
+  return statusOfType(type) ?? (Object.hasOwn(PIPELINE_EVENT_STATUS, type) ? PIPELINE_EVENT_STATUS[type] : undefined);
 }
 
 /** An SES event the ledger can record. */
@@ -212,7 +227,7 @@ export function parseSesEvent(message: unknown): ParsedSesEvent | undefined {
 export function statusOf(events: readonly LedgerEvent[]): LedgerStatus | undefined {
   let best: LedgerStatus | undefined;
   for (const event of sinceLastResend(events)) {
-    const status = statusOfType(event.type);
+    const status = statusOfRecorded(event.type);
     if (status && (best === undefined || STATUS_RANK[status] > STATUS_RANK[best])) best = status;
   }
   return best;
@@ -235,8 +250,8 @@ export function sinceLastResend(events: readonly LedgerEvent[]): readonly Ledger
 /** Timeline order: by time, then by status rank, then by type (a total order, so any arrival order sorts the same). */
 export function compareEvents(a: LedgerEvent, b: LedgerEvent): number {
   if (a.at !== b.at) return a.at < b.at ? -1 : 1;
-  const ra = STATUS_RANK[statusOfType(a.type) ?? 'sent'];
-  const rb = STATUS_RANK[statusOfType(b.type) ?? 'sent'];
+  const ra = STATUS_RANK[statusOfRecorded(a.type) ?? 'sent'];
+  const rb = STATUS_RANK[statusOfRecorded(b.type) ?? 'sent'];
   if (ra !== rb) return ra - rb;
   const ka = `${a.type}#${a.sesMessageId ?? ''}#${a.detail ?? ''}`;
   const kb = `${b.type}#${b.sesMessageId ?? ''}#${b.detail ?? ''}`;
@@ -274,7 +289,10 @@ export function merge(
   const events = [...existing, incoming].sort(compareEvents);
   const status = statusOf(events) ?? 'sent';
   const current = sinceLastResend(events);
-  const send = current.find((e) => e.type === 'Send') ?? current[0] ?? events[0];
+  const send =
+    current.find((e) => e.type === 'Send') ??
+    current.find((e) => e.sesMessageId !== undefined) ??
+    events.find((e) => e.sesMessageId !== undefined);
   const last = events[events.length - 1] ?? incoming;
   return {
     status,

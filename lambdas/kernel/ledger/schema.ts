@@ -29,8 +29,22 @@ export function ledgerKey(dedupeKey: string): string {
   return `${HASHED_KEY_PREFIX}${createHash('sha256').update(dedupeKey, 'utf8').digest('hex')}`;
 }
 
-/** Statuses the ledger itself records, from SES events. */
-export const LEDGER_STATUSES = ['sent', 'delayed', 'delivered', 'bounced', 'complained', 'rejected'] as const;
+/**
+ * Statuses the ledger records: from SES events, and (the last two) from the pipeline's own events
+ * before any send: `scheduled` while a key waits for its `sendAt` (the send function's `Scheduled`
+ * event), `cancelled` once a key not yet sent was cancelled (the `Cancelled` event, see
+ * {@link PIPELINE_EVENT}). Either gives way to an SES status.
+ */
+export const LEDGER_STATUSES = [
+  'sent',
+  'delayed',
+  'delivered',
+  'bounced',
+  'complained',
+  'rejected',
+  'scheduled',
+  'cancelled',
+] as const;
 export type LedgerStatus = (typeof LEDGER_STATUSES)[number];
 
 /** Statuses a lookup reports: the ledger's, plus what only the idempotency record or the DLQ knows. */
@@ -62,9 +76,17 @@ export function statusShard(key: string, outcome: IndexedOutcome): string {
 /** The type of the timeline event `email-pipeline resend` records: the statuses before it no longer count. */
 export const RESEND_EVENT_TYPE = 'Resend';
 
+/** The pipeline's own event types (no SES event has them), and the status each one means. */
+export const PIPELINE_EVENT = {
+  /** The send function deferred the key's first copy until its `sendAt` (detail: the `sendAt`). */
+  scheduled: { type: 'Scheduled', status: 'scheduled' },
+  /** The key was cancelled before any send (detail: by whom). */
+  cancelled: { type: 'Cancelled', status: 'cancelled' },
+} as const;
+
 /** One event of a key's timeline. */
 export interface LedgerEvent {
-  /** SES's eventType as published (`Send`, `Delivery`, `Bounce`, `Complaint`, `Reject`, `DeliveryDelay`, `Rendering Failure`), or `DeadLettered`. */
+  /** SES's eventType as published (`Send`, `Delivery`, `Bounce`, `Complaint`, `Reject`, `DeliveryDelay`, `Rendering Failure`), `DeadLettered`, or the pipeline's `Scheduled`, `Cancelled`. */
   readonly type: string;
   /** When it happened (ISO 8601): the event's own timestamp, not when it was recorded. */
   readonly at: string;

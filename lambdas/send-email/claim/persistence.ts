@@ -17,6 +17,7 @@ import type { DynamoDBPersistenceOptionsWithClientInstance } from '@aws-lambda-p
 import { marshall, unmarshall } from '@aws-sdk/util-dynamodb';
 import { randomBytes } from 'node:crypto';
 import { CLAIM_ATTRIBUTES, claimEvidence, claimRef } from '../../kernel/ledger/binding';
+import { cancelMarkOf } from '../../kernel/ledger/cancel-mark';
 import { ledgerKey } from '../../kernel/ledger/schema';
 
 /** The attribute an expired-on-purpose claim carries: when the lost attempt was made (epoch ms). */
@@ -148,6 +149,23 @@ export class LedgerAwarePersistenceLayer extends DynamoDBPersistenceLayer {
     // Keep the lost attempts' ids in the record, so the ledger still binds their late events.
     // Best effort: should it fail, the failure mark (deleteRecord) writes them again.
     await this.addAttempts(id, attemptIds).catch(() => undefined);
+  }
+
+  /**
+   * A cancelled key's record (kernel/ledger/cancel-mark.ts) stands for the key whatever a copy
+   * holds: it carries no payload hash, and any content under a cancelled key is cancelled. Every
+   * other record is validated as Powertools does (same key, other content: a permanent failure).
+   */
+  override processExistingRecord(
+    storedDataRecord: Parameters<DynamoDBPersistenceLayer['processExistingRecord']>[0],
+    processedData: Parameters<DynamoDBPersistenceLayer['processExistingRecord']>[1],
+  ): ReturnType<DynamoDBPersistenceLayer['processExistingRecord']> {
+    if (
+      storedDataRecord.getStatus() === IdempotencyRecordStatus.COMPLETED &&
+      cancelMarkOf(storedDataRecord.getResponse())
+    )
+      return storedDataRecord;
+    return super.processExistingRecord(storedDataRecord, processedData);
   }
 
   /** The attempt the key's current claim was made with (its send carries it as tags). */

@@ -10,7 +10,8 @@ import { causeText } from '../classify';
 import type { ParsedRecord } from '../parse';
 import type { FailureClass, PipelineError } from '../../kernel/errors';
 import { maskAddress } from '../../kernel/contract';
-import { METRIC } from '../../kernel/names';
+import type { CancelMark } from '../../kernel/ledger/cancel-mark';
+import { METRIC, SCHEDULE_METRIC } from '../../kernel/names';
 import { receiveCount } from './queue-record';
 import { ageSeconds, retryState } from './retry-budget';
 
@@ -58,6 +59,8 @@ export interface Report {
     parsed: ParsedRecord,
     first: { readonly sesMessageId: string; readonly sentAt: string },
   ): void;
+  /** A copy of a key cancelled before it was sent: suppressed at its claim, never sent. */
+  cancelled(record: SQSRecord, parsed: ParsedRecord, mark: CancelMark): void;
   /** The record went to the DLQ; `known` is what is known of its key and MessageId. */
   deadLettered(
     record: SQSRecord,
@@ -140,6 +143,16 @@ export function createReport(logger: Logger, metrics: Metrics, now: () => number
         ...recordKeys(record, parsed),
         sesMessageId: first.sesMessageId,
         firstSentAt: first.sentAt,
+      });
+    },
+
+    cancelled(record, parsed, mark) {
+      metrics.addMetric(SCHEDULE_METRIC.cancelledSuppressed, MetricUnit.Count, 1);
+      logger.info('cancelled: not sent', {
+        decision: 'cancelled',
+        ...recordKeys(record, parsed),
+        cancelledAt: mark.cancelledAt,
+        cancelledBy: mark.cancelledBy,
       });
     },
 

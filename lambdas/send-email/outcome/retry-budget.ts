@@ -47,6 +47,16 @@ export function retryState(record: SQSRecord, now: number): RetryState {
   };
 }
 
+/**
+ * The retry state of a scheduled message: its budget starts at its `sendAt` when that is later than
+ * when it reached the queue, so the time it waited for its `sendAt` (schedule.ts) is no retrying and
+ * never spends the budget.
+ */
+export function scheduledState(state: RetryState, sendAt: string | undefined): RetryState {
+  const at = sendAt === undefined ? NaN : Date.parse(sendAt);
+  return Number.isFinite(at) && at > state.firstEnqueuedAt ? { ...state, firstEnqueuedAt: at } : state;
+}
+
 /** Seconds since the message first reached the queue. */
 export function ageSeconds(state: RetryState, now: number): number {
   return Math.max(0, (now - state.firstEnqueuedAt) / 1000);

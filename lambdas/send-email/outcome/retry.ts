@@ -12,7 +12,14 @@ import type { ParsedRecord } from '../parse';
 import type { PipelineError } from '../../kernel/errors';
 import { attr, originalAttributes, receiveCount, type QueueClient } from './queue-record';
 import type { Report } from './report';
-import { ageSeconds, failureNumber, planRetry, retryState, RetryBudgetExhaustedError } from './retry-budget';
+import {
+  ageSeconds,
+  failureNumber,
+  planRetry,
+  retryState,
+  scheduledState,
+  RetryBudgetExhaustedError,
+} from './retry-budget';
 import type { HandlerSettings } from '../../kernel/environment';
 import { RETRY_ATTRIBUTE } from '../../kernel/names';
 
@@ -41,7 +48,8 @@ export function createRetry(deps: RetryDeps): ScheduleRetry {
   const { settings, sqs, report, now } = deps;
   return async (record, failure, parsed) => {
     const failureClass = failure.failureClass === 'permanent' ? 'retryable' : failure.failureClass;
-    const state = retryState(record, now());
+    // A scheduled message's budget (and age) runs from its sendAt: waiting for it is no retrying.
+    const state = scheduledState(retryState(record, now()), parsed?.email.sendAt);
     const backoff = retryDelaySeconds(
       {
         failureClass,

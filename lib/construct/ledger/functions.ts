@@ -16,6 +16,8 @@ import type * as sns from 'aws-cdk-lib/aws-sns';
 import type * as sqs from 'aws-cdk-lib/aws-sqs';
 import type { Construct } from 'constructs';
 import { ENV, LEDGER_ENV } from '../../../lambdas/kernel/environment';
+import { CLAIM_ATTRIBUTES } from '../../../lambdas/kernel/ledger/binding';
+import { LEDGER_TABLE } from '../../../lambdas/kernel/ledger/schema';
 import type { ResolvedSettings } from '../../settings';
 import { handlerCode, type LambdaName } from '../assets';
 import { ledgerEnvironment } from '../handler-env';
@@ -171,11 +173,12 @@ export function buildStatusFunction(
     logGroupName: props.logGroupName,
     timeoutSeconds: LEDGER_FUNCTIONS.statusTimeoutSeconds,
     reservedConcurrency: LEDGER_FUNCTIONS.statusReservedConcurrency,
-    description: 'GET /deliveries/{key}: the delivery status of a dedupe key',
+    description: 'GET /deliveries/{key}: the delivery status of a dedupe key; DELETE cancels one not yet sent',
     environment: {
       ...commonEnvironment(props),
       [ENV.tableName]: props.idempotencyTable.tableName,
       [ENV.keyPrefix]: props.settings.idempotencyKeyPrefix,
+      [ENV.dedupeWindowSeconds]: String(props.settings.dedupeWindowSeconds),
     },
   });
   statusFunction.addToRolePolicy(
@@ -185,9 +188,53 @@ export function buildStatusFunction(
       resources: [props.table.tableArn, props.idempotencyTable.tableArn],
     }),
   );
-  if (props.tableKey) statusFunction.addToRolePolicy(tableKeyStatement('UseTableKey', props.tableKey, 'read'));
+  for (const statement of cancelStatements(props)) statusFunction.addToRolePolicy(statement);
+  if (props.tableKey) statusFunction.addToRolePolicy(tableKeyStatement('UseTableKey', props.tableKey, 'write'));
   const statusUrl = statusFunction.addFunctionUrl({ authType: lambda.FunctionUrlAuthType.AWS_IAM });
   return { statusFunction, statusUrl };
+}
+
+/** The attributes a cancel writes: the cancel mark (a Powertools record) and the ledger's `Cancelled` event. */
+export const CANCEL_WRITES = {
+  mark: ['id', 'status', 'expiration', 'data', CLAIM_ATTRIBUTES.ledgerKey],
+  ledger: [
+    LEDGER_TABLE.partitionKey,
+    'events',
+    'status',
+    'updatedAt',
+    LEDGER_TABLE.ttlAttribute,
+    // The ledger's bookkeeping (LEDGER_INTERNAL in lambdas/runtime/ledger-store.ts; a test keeps them equal).
+    'eventIds',
+    'lastAt',
+    'statusRank',
+    'version',
+  ],
+} as const;
+
+/**
+ * What DELETE (cancel) adds to the status function: PutItem of the cancel mark on the idempotency
+ * table and UpdateItem of the `Cancelled` event on the ledger table, each limited to the attributes
+ * it writes and to no returned values; it cannot delete or change a record any other way.
+ */
+function cancelStatements(props: LedgerFunctionsCommon): iam.PolicyStatement[] {
+  const only = (attributes: readonly string[]) => ({
+    'ForAllValues:StringEquals': { 'dynamodb:Attributes': [...attributes] },
+    StringEqualsIfExists: { 'dynamodb:ReturnValues': 'NONE' },
+  });
+  return [
+    new iam.PolicyStatement({
+      sid: 'CancelMark',
+      actions: ['dynamodb:PutItem'],
+      resources: [props.idempotencyTable.tableArn],
+      conditions: only(CANCEL_WRITES.mark),
+    }),
+    new iam.PolicyStatement({
+      sid: 'CancelledEvent',
+      actions: ['dynamodb:UpdateItem'],
+      resources: [props.table.tableArn],
+      conditions: only(CANCEL_WRITES.ledger),
+    }),
+  ];
 }
 
 /** One function with its own role and log group (no AWSLambdaBasicExecutionRole). */

@@ -6,6 +6,8 @@ const LABEL: Record<DecisionEvent['decision'], string> = {
   duplicate: 'DUPLICATE SUPPRESSED',
   retry: 'RETRY',
   'dead-lettered': 'DEAD-LETTERED',
+  scheduled: 'SCHEDULED',
+  cancelled: 'CANCELLED SUPPRESSED',
 };
 
 /**
@@ -21,6 +23,11 @@ export function formatDecision(event: DecisionEvent, now: Date = new Date()): st
   if (event.failOpen) parts.push('(fail-open: sent without the idempotency check)');
   if (event.decision === 'retry') {
     parts.push(`${event.errorClass ?? ''}/${event.errorCode ?? ''} in ${String(event.retryInSeconds ?? '?')}s`);
+  }
+  if (event.decision === 'scheduled') {
+    parts.push(
+      `sendAt=${printable(String(event.sendAt ?? ''))} next look in ${String(event.nextLookInSeconds ?? '?')}s`,
+    );
   }
   if (event.decision === 'dead-lettered') parts.push(printable(`${event.errorCode ?? ''}: ${event.reason ?? ''}`));
   if (event.receiveCount !== undefined && event.receiveCount > 1) parts.push(`(receive ${event.receiveCount})`);

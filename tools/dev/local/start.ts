@@ -22,7 +22,8 @@ import {
 import { acceptNoArguments } from './arguments';
 import { formatDecision } from './format';
 import { LocalPipeline } from './pipeline';
-import { startStatusEndpoint, statusPort, type StatusEndpoint } from './status-endpoint';
+import { LOCAL_CANCELLER, startStatusEndpoint, statusPort, type StatusEndpoint } from './status-endpoint';
+import { cancelDelivery } from '../../../lambdas/status/cancel';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { lookupDelivery } from '../../../lambdas/status/lookup';
 import { sesAccountRateFromEnv } from './ses-rate-limit';
@@ -163,6 +164,12 @@ export async function main(argv: readonly string[] = process.argv.slice(2)): Pro
     status = await startStatusEndpoint({
       port,
       lookup: (key) => lookupDelivery(target, key),
+      cancel: (key) =>
+        cancelDelivery(
+          { ...target, dynamodb: pipeline!.dynamodb, dedupeWindowSeconds: settings.dedupeWindowSeconds },
+          key,
+          LOCAL_CANCELLER,
+        ),
       onError: (error) =>
         console.error(`status lookup failed: ${error instanceof Error ? error.message : String(error)}`),
     });

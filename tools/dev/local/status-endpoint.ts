@@ -1,12 +1,13 @@
 /**
- * The local pipeline's status endpoint: `GET /deliveries/{key}` on a plain
- * node:http server, answering with the same code as the deployed status
- * function (lambdas/status/http.ts over lookup.ts). No authentication: it
- * listens on 127.0.0.1 only.
+ * The local pipeline's status endpoint: `GET /deliveries/{key}` and `DELETE /deliveries/{key}`
+ * (cancel) on a plain node:http server, answering with the same code as the deployed status
+ * function (lambdas/status/http.ts over lookup.ts and cancel.ts). No authentication: it listens on
+ * 127.0.0.1 only, and a cancel is recorded as by `local (unauthenticated)`.
  */
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { DeliveryReport } from '../../../lambdas/kernel/ledger/schema';
+import type { CancelResult } from '../../../lambdas/status/cancel';
 import { handleStatusRequest } from '../../../lambdas/status/http';
 
 /** STATUS_PORT, else 8010 (0 picks a free port). */
@@ -29,13 +30,24 @@ export interface StatusEndpointOptions {
   readonly lookup: (key: string) => Promise<DeliveryReport>;
   /** Called with a lookup that failed for another reason than a bad key (the answer is a 503). */
   readonly onError?: (error: unknown) => void;
+  /** DELETE: cancels a key. @default none: DELETE is answered 405 */
+  readonly cancel?: (key: string) => Promise<CancelResult>;
 }
+
+/** Who a local cancel is recorded as: the local server authenticates nobody. */
+export const LOCAL_CANCELLER = 'local (unauthenticated)';
 
 export function startStatusEndpoint(options: StatusEndpointOptions): Promise<StatusEndpoint> {
   const server = createServer((request, response) => {
     // The path as sent, without a query string.
     const rawPath = (request.url ?? '/').split('?')[0];
-    void handleStatusRequest(request.method ?? 'GET', rawPath, options.lookup, options.onError).then((answer) => {
+    void handleStatusRequest(
+      request.method ?? 'GET',
+      rawPath ?? '/',
+      options.lookup,
+      options.onError,
+      options.cancel,
+    ).then((answer) => {
       response.writeHead(answer.statusCode, answer.headers);
       response.end(answer.body);
     });

@@ -1,0 +1,88 @@
+/**
+ * `email-pipeline cancel [--json] [--stack NAME [--region R]] <key>`: cancel a key not yet sent
+ * (a scheduled email, or one still waiting in the queue), so that it is never sent.
+ *
+ * One signed `DELETE <StatusUrl><key>` (lib/status-url.ts) to the stack's status URL, with the
+ * usual AWS credentials (they need lambda:InvokeFunctionUrl on it); without --stack, the local
+ * pipeline's status server (npm start). The status function writes the cancel (lambdas/status/cancel.ts).
+ *
+ * Exit codes (main.ts's convention): 0 cancelled, now or already (cancelling twice is harmless);
+ * 1 too late, the key is claimed, in progress or sent (its status is printed), or the status URL
+ * could not be reached or refused the caller; 2 bad usage or a key that cannot be a dedupe key.
+ */
+import { SNSClient } from '@aws-sdk/client-sns';
+// The kernel's key rules (what lambdas/status/lookup.ts checks too), without its DynamoDB client: the packaged CLI has none.
+import { idempotencyKeyIssues } from '../../lambdas/kernel/contract';
+import { cancelAtStatusUrl, StatusUrlError, type SigningContext } from '../status-url';
+import { parseCommand } from './args';
+import type { Command, Io } from './command';
+import { OperationError, UsageError } from './errors';
+import { printable } from './printable';
+import { formatReport } from './status-report';
+import { LOCAL_CREDENTIALS, LOCAL_REGION, output, resolveTarget, type Target } from './target';
+
+const USAGE = `Usage: email-pipeline cancel [--json] [--stack NAME [--region R]] <key>
+
+Cancels a dedupe key not yet sent (npm run -s cancel -- <key> in this repository): it is never sent,
+and its status becomes cancelled, with when and by whom. Exits 1, printing the status, when the key
+is already in progress or sent. Cancelling twice is harmless. Without --stack it cancels in the local
+pipeline (npm start); with it, the request is signed with your AWS credentials (lambda:InvokeFunctionUrl
+on the stack's StatusUrl).`;
+
+const OPTIONS = {
+  json: { type: 'boolean' },
+  stack: { type: 'string' },
+  region: { type: 'string' },
+  help: { type: 'boolean', short: 'h' },
+} as const;
+
+/** The credentials and region that sign for the target: the local pipeline's, or the usual AWS chain. */
+async function signingFor(target: Target): Promise<SigningContext> {
+  if (target.local) return { credentials: LOCAL_CREDENTIALS, region: LOCAL_REGION };
+  const sns = new SNSClient(target.clients.sns);
+  try {
+    return { credentials: await sns.config.credentials(), region: await sns.config.region() };
+  } catch (error) {
+    throw new OperationError(
+      `No AWS credentials or region to sign the cancel with: ${error instanceof Error ? error.message : String(error)}`,
+    );
+  } finally {
+    sns.destroy();
+  }
+}
+
+export const cancelCommand: Command = {
+  name: 'cancel',
+  summary: 'cancel a key not yet sent (a scheduled email): it is never sent',
+  usage: USAGE,
+  async run(argv: readonly string[], io: Io): Promise<void> {
+    const parsed = parseCommand(argv, OPTIONS, USAGE, io);
+    if (!parsed) return;
+    const { values, positionals } = parsed;
+    const [key, ...extra] = positionals;
+    if (key === undefined) throw new UsageError('say which key, e.g. email-pipeline cancel order-42', USAGE);
+    if (extra.length > 0) throw new UsageError(`one key at a time: unexpected argument "${extra[0] ?? ''}"`, USAGE);
+    const problem = idempotencyKeyIssues(key)[0]?.reason;
+    if (problem !== undefined) {
+      throw new UsageError(`${JSON.stringify(key)} cannot be a dedupe key: it ${problem}`, USAGE);
+    }
+    const target = await resolveTarget({ stack: values.stack, region: values.region });
+    const statusUrl = output(target, 'StatusUrl');
+    const result = await cancelAtStatusUrl(statusUrl, key, await signingFor(target)).catch((error: unknown) => {
+      const advice =
+        error instanceof StatusUrlError && error.statusCode === 403
+          ? ' (your identity needs lambda:InvokeFunctionUrl on the status function)'
+          : '';
+      throw new OperationError(
+        `Could not cancel at ${target.description}: ${error instanceof Error ? error.message : String(error)}${advice}`,
+      );
+    });
+    io.out(values.json ? JSON.stringify(result) : formatReport(result.report));
+    if (result.outcome === 'too-late') {
+      throw new OperationError(
+        `not cancelled: ${printable(result.report.key)} is ${result.report.status}, too late to cancel`,
+      );
+    }
+    if (!values.json && result.outcome === 'already-cancelled') io.err('(it was already cancelled: nothing changed)');
+  },
+};
