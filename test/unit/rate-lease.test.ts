@@ -110,6 +110,7 @@ test('the first lease of an idle lane starts at now; the next continues where it
     latestStart: 9000,
   });
   expect(first.slots).toEqual([1000, 1100, 1200, 1300]);
+  expect(first.next).toBe(1400);
   expect(first.writes).toBe(2); // a failed ADD on no item, then the SET
   const second = await leaseSlots(store, {
     lane: 'normal',
@@ -119,7 +120,7 @@ test('the first lease of an idle lane starts at now; the next continues where it
     lagMs: 500,
     latestStart: 9000,
   });
-  expect(second).toEqual({ slots: [1400, 1500], writes: 1 });
+  expect(second).toEqual({ slots: [1400, 1500], next: 1600, writes: 1 });
 });
 
 test('a lane idle for longer than the lag starts again from now: stale slots are never handed out', async () => {
@@ -185,6 +186,49 @@ test.each([1, 2, 10])(
     expect(ses.throttled()).toBe(0);
     // A lease serves several sends: well under one write per email.
     expect(store.writes / emails).toBeLessThan(containers === 10 ? 2 : 0.7);
+  },
+);
+
+/** A container taking batches of 10 from one queue until it is empty, as an event source mapping feeds it. */
+async function puller(clock: VirtualClock, p: SharedPacer, queue: { left: number }, sentAt: number[]) {
+  while (queue.left > 0) {
+    const batch = Math.min(10, queue.left);
+    queue.left -= batch;
+    await Promise.all(
+      Array.from({ length: batch }, async () => {
+        if (await p.acquire('normal', 1, clock.now() + 24_000)) sentAt.push(clock.now());
+        else queue.left += 1;
+      }),
+    );
+    await clock.sleep(60);
+  }
+}
+
+test.each([1, 2, 10])(
+  '%i containers sharing one queue keep the rate to the end of the burst: no leased slot is left unused',
+  async (containers) => {
+    const clock = new VirtualClock();
+    const store = new FakeStore();
+    const sentAt: number[] = [];
+    const queue = { left: 400 };
+    await clock.run(
+      Promise.all(
+        Array.from({ length: containers }, (_, i) =>
+          clock.sleep(i * 37).then(() => puller(clock, pacer(store, clock, 14), queue, sentAt)),
+        ),
+      ),
+    );
+    const sorted = [...sentAt].sort((a, b) => a - b);
+    expect(sorted).toHaveLength(400);
+    const rateOf = (from: number) =>
+      (sorted.length - 1 - from) / ((sorted[sorted.length - 1]! - sorted[from]!) / 1000) / 14;
+    // The whole burst, and its last 40 emails: sends left holding slots far ahead (before the lease
+    // horizon) left 0.90 and 0.69 with ten containers, their slots unused when the queue ran dry.
+    expect(rateOf(0)).toBeGreaterThanOrEqual(0.92);
+    expect(rateOf(360)).toBeGreaterThanOrEqual(0.85);
+    const ses = sesBucket(14);
+    for (const t of sorted) ses.arrive(t);
+    expect(ses.throttled()).toBe(0);
   },
 );
 

@@ -42,6 +42,8 @@ export interface LeaseResult {
   readonly slots: readonly number[];
   /** The lane is taken up to here (it was beyond latestStart). */
   readonly busyUntil?: number;
+  /** The lane's `next` after a lease that got slots: taken up to here now. */
+  readonly next?: number;
   /** Writes made, failed ones included: each costs a write unit. */
   readonly writes: number;
 }
@@ -59,12 +61,12 @@ export async function leaseSlots(store: SlotStore, request: LeaseRequest): Promi
   for (let round = 0; round < 3; round += 1) {
     writes += 1;
     const advanced = await store.advance(lane, span, lower, upper);
-    if (advanced.ok) return { slots: slotTimes(advanced.next - span, count, step), writes };
+    if (advanced.ok) return { slots: slotTimes(advanced.next - span, count, step), next: advanced.next, writes };
     if (advanced.next !== undefined && advanced.next > upper) return { slots: [], busyUntil: advanced.next, writes };
     if (advanced.next === undefined || advanced.next < lower) {
       writes += 1;
       const restarted = await store.restart(lane, Math.round(now) + span, lower);
-      if (restarted.ok) return { slots: slotTimes(Math.round(now), count, step), writes };
+      if (restarted.ok) return { slots: slotTimes(Math.round(now), count, step), next: Math.round(now) + span, writes };
     }
   }
   return { slots: [], writes };

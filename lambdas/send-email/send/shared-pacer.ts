@@ -2,9 +2,13 @@
  * The container's side of the shared rate lease (rate-lease.ts): its sends wait for slots leased
  * from the lanes' items, so that all containers together keep to 95 % of maxSendRate and use it
  * whether one of them runs or maxConcurrency. The rate is split in two lanes: `high` has
- * highPriorityRateShare percent of it, `normal` the rest; a lane whose own next slot is far off
- * borrows the other lane's slots while that lane is idle (nothing leased beyond now), so bulk mail
- * uses the reserve only while no high-priority mail waits, and for at most BORROW_PERIOD_MS ahead.
+ * highPriorityRateShare percent of it, `normal` the rest; sends without slots first borrow the
+ * other lane's slots while that lane is idle (nothing leased beyond now), so bulk mail uses the
+ * reserve only while no high-priority mail waits, and for at most BORROW_PERIOD_MS ahead. A lane is
+ * leased at most LEASE_HORIZON_MS ahead: sends wait without slots rather than holding them seconds
+ * ahead, so that the borrowed slots fund sends that have none and no slot is left unused behind a
+ * container that gets no more work (with ten containers, that left the end of a burst at 0.89 of
+ * the rate).
  *
  * A send of n recipients waits for n slots and goes at the last (SES counts recipients on arrival).
  * Slots may lie up to the lag in the past (a gap between two batches is not lost), never more, so
@@ -19,7 +23,7 @@ import { leaseSlots, type SlotStore } from './rate-lease';
 
 /** How far ahead a lane borrows the other's idle slots: the longest a high-priority send waits for them. */
 export const BORROW_PERIOD_MS = 800;
-/** A lane borrows only when its own next slot is further off than this. */
+/** High-priority sends whose slots (leased for bulk mail) are further off than this lease their own. */
 const BORROW_THRESHOLD_MS = 100;
 /** How long a container keeps to its static share after the table failed. */
 export const FALLBACK_MS = 30_000;
@@ -29,6 +33,13 @@ const THROTTLE_PAUSE_MS = 1000;
 const POLL_MS = 25;
 /** How long a send may always wait for its slot, whatever its deadline says. */
 const MIN_WAIT_MS = 250;
+/**
+ * How far ahead a lease may start: the line of slots leased and not yet used stays about this
+ * long (plus one lease), so sends wait unfunded rather than holding slots seconds ahead. Then the
+ * other lane's idle slots go to sends that have none, and a container that stops getting work
+ * leaves few slots unused behind it (each a gap in the rate when a burst ends).
+ */
+export const LEASE_HORIZON_MS = 1000;
 /** Most slots one lease asks for. */
 const MAX_LEASE = 100;
 
@@ -201,11 +212,12 @@ export class SharedPacer {
       waiting.resolve(true);
     }
     for (const lane of ['high', 'normal'] as const) {
-      if (unfunded[lane] > 0) this.#lease(lane, unfunded[lane], t);
+      if (unfunded[lane] <= 0) continue;
+      // Sends without slots take the other lane's idle ones first, then their own lane's.
+      if (!this.#borrow(lane, unfunded[lane], t) && !this.#borrowing) this.#lease(lane, unfunded[lane], t);
     }
     // High-priority sends given slots leased for bulk mail far off lease their own lane's instead.
     if (unfunded.high === 0 && lastAt.high > t + BORROW_THRESHOLD_MS) this.#lease('high', this.#waiting.high.length, t);
-    this.#borrow(t, lastAt);
     return wakeAt;
   }
 
@@ -224,8 +236,10 @@ export class SharedPacer {
     const deadline = Math.min(t + 60_000, ...this.#waiting[lane].map((w) => w.deadline));
     const interval = 1000 / this.#rates[itemLane];
     const wanted = Math.min(MAX_LEASE, count);
-    // The lane is leased beyond what these sends could use: they will miss their deadline.
-    if (this.#busyUntil[itemLane] > deadline - wanted * interval) return;
+    // The lane is leased beyond that: wait until it is not (or the sends' deadline passes).
+    // Never further ahead than the deadline allows, nor than LEASE_HORIZON_MS.
+    const latestStart = Math.min(deadline - wanted * interval, t + LEASE_HORIZON_MS);
+    if (this.#busyUntil[itemLane] > latestStart) return;
     this.#leasing[lane] = true;
     void this.#write(
       leaseSlots(this.#options.store, {
@@ -234,7 +248,7 @@ export class SharedPacer {
         intervalMs: interval,
         now: t,
         lagMs: this.#lagMs,
-        latestStart: deadline - wanted * interval,
+        latestStart,
       }),
       itemLane,
     ).finally(() => {
@@ -243,41 +257,39 @@ export class SharedPacer {
   }
 
   /**
-   * A lane whose sends wait long for their own slots borrows the other lane's, while that lane is
-   * idle: only slots from now to BORROW_PERIOD_MS ahead, so the other lane's next send waits at most that.
+   * Borrows slots of the other lane for `unfunded` sends of `lane`, if that lane is idle (nothing
+   * leased beyond now): only slots from now to BORROW_PERIOD_MS ahead, so the other lane's next send
+   * waits at most that. Only sends without slots borrow: a borrowed slot given to a send that had
+   * one would leave that one unused, a hole in the line when a burst ends. False when it cannot.
    */
-  #borrow(t: number, lastAt: Record<Lane, number>): void {
-    if (this.#borrowing) return;
-    for (const lane of ['high', 'normal'] as const) {
-      const other = OTHER[lane];
-      if (this.#waiting[lane].length === 0 || this.#rates[other] <= 0 || t < this.#busyUntil[other]) continue;
-      // Not while its own lease is on the way, nor when all its sends' own slots come soon enough.
-      if (this.#leasing[lane] || lastAt[lane] <= t + BORROW_THRESHOLD_MS) continue;
-      const interval = 1000 / this.#rates[other];
-      const count = Math.max(1, Math.floor(BORROW_PERIOD_MS / interval));
-      this.#borrowing = true;
-      void this.#write(
-        leaseSlots(this.#options.store, {
-          lane: other,
-          count,
-          intervalMs: interval,
-          now: t,
-          lagMs: this.#lagMs,
-          latestStart: t,
-        }),
-        other,
-      ).finally(() => {
-        this.#borrowing = false;
-      });
-      return;
-    }
+  #borrow(lane: Lane, unfunded: number, t: number): boolean {
+    const other = OTHER[lane];
+    if (this.#borrowing || this.#leasing[lane] || this.#rates[other] <= 0 || t < this.#busyUntil[other]) return false;
+    const interval = 1000 / this.#rates[other];
+    const count = Math.max(1, Math.min(unfunded, Math.floor(BORROW_PERIOD_MS / interval)));
+    this.#borrowing = true;
+    void this.#write(
+      leaseSlots(this.#options.store, {
+        lane: other,
+        count,
+        intervalMs: interval,
+        now: t,
+        lagMs: this.#lagMs,
+        latestStart: t,
+      }),
+      other,
+    ).finally(() => {
+      this.#borrowing = false;
+    });
+    return true;
   }
 
   async #write(lease: Promise<Awaited<ReturnType<typeof leaseSlots>>>, itemLane: Lane): Promise<void> {
     try {
       const result = await lease;
       this.#options.onWrites?.(result.writes);
-      if (result.busyUntil !== undefined) this.#busyUntil[itemLane] = result.busyUntil;
+      const takenUntil = result.busyUntil ?? result.next;
+      if (takenUntil !== undefined) this.#busyUntil[itemLane] = takenUntil;
       if (result.slots.length > 0) this.#pool = [...this.#pool, ...result.slots].sort((a, b) => a - b);
     } catch (error) {
       this.#fallbackUntil = this.#options.now() + FALLBACK_MS;
