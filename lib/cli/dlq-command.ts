@@ -6,12 +6,16 @@
  */
 import { parseCommand, wholeNumber } from './args';
 import type { Command, Io } from './command';
-import { dlqName, operate, QUEUES, type DlqOptions, type QueueName } from './dlq-operations';
+import { DEFAULT_STALL_SECONDS, dlqName, operate, QUEUES, type DlqOptions, type QueueName } from './dlq-operations';
 import { awsFailure, suggestion, UsageError } from './errors';
 import { resolveTarget } from './target';
 
+/** The ledger DLQ mapping's maxConcurrency (lib/construct/ledger/functions.ts, deadLetterMaxConcurrency). */
+const LEDGER_REDRIVE_CONCURRENCY = 2;
+
 export const DLQ_USAGE = `Usage: email-pipeline dlq list    [--summary | --code C | --key K] [--max N] [--json] [--queue Q] [--stack NAME] [--region R]
        email-pipeline dlq redrive [--code C | --key K] [--force] [--max N | --rate N] [--queue Q] [--stack NAME] [--region R]
+       email-pipeline dlq redrive --queue ledger [--stall SECONDS] [--stack NAME] [--region R]
        email-pipeline dlq delete  (--key K | --code C) [--queue Q] [--stack NAME] [--region R]
        email-pipeline dlq purge   --yes-delete-all-messages [--queue Q] [--stack NAME] [--region R]
        email-pipeline dlq tasks   [--queue Q] [--stack NAME] [--region R]
@@ -23,6 +27,9 @@ redrive with --code or --key moves only those messages (receive, send to the sou
 the publisher's attributes, delete); without, every message goes back with SQS's move task
 (--rate caps its messages per second; tasks shows its progress, cancel stops it). Codes that a
 redrive cannot fix (KeyReusedWithDifferentContent, InvalidMessage, ...) are refused without --force.
+redrive --queue ledger never sends to the ledger's buffer (only the events topic may): it enables the
+ledger function's own mapping of the ledger DLQ until the DLQ is empty, or has not shrunk for --stall
+seconds (default ${DEFAULT_STALL_SECONDS}: events the function fails on return to the DLQ), then disables it (also on Ctrl-C).
 delete --key removes that key's messages for good (also to remove a person's data).
 Without --stack it works on the local pipeline (npm start).`;
 
@@ -36,6 +43,7 @@ function isSubcommand(word: string): word is Subcommand {
 const OPTIONS = {
   max: { type: 'string' },
   rate: { type: 'string' },
+  stall: { type: 'string' },
   json: { type: 'boolean' },
   summary: { type: 'boolean' },
   code: { type: 'string' },
@@ -52,7 +60,7 @@ const OPTIONS = {
 /** Which options each subcommand takes (beyond --stack, --region and --help). */
 const ALLOWED: Readonly<Record<Subcommand, readonly string[]>> = {
   list: ['summary', 'code', 'key', 'max', 'json', 'queue'],
-  redrive: ['code', 'key', 'force', 'max', 'rate', 'queue'],
+  redrive: ['code', 'key', 'force', 'max', 'rate', 'queue', 'stall'],
   delete: ['code', 'key', 'queue'],
   purge: ['yes-delete-all-messages', 'queue'],
   tasks: ['queue', 'json'],
@@ -109,6 +117,8 @@ export function dlqOptions(
   }
   const queue = values.queue ?? 'send';
   if (!isQueue(queue)) throw new UsageError(`unknown queue "${queue}"${suggestion(queue, QUEUES)}`, DLQ_USAGE);
+  const stall = wholeNumber('stall', values.stall, 1, DLQ_USAGE);
+  if (sub === 'redrive') ledgerRedriveOptions(queue, { ...values, stall });
   return {
     sub,
     ...(values.stack !== undefined ? { stack: values.stack } : {}),
@@ -123,8 +133,34 @@ export function dlqOptions(
       ...(values.task !== undefined ? { task: values.task } : {}),
       ...(max !== undefined ? { max } : {}),
       ...(rate !== undefined ? { rate } : {}),
+      ...(stall !== undefined ? { stallSeconds: stall } : {}),
     },
   };
+}
+
+/** What a redrive of the ledger DLQ refuses (and --stall, which only it takes). */
+function ledgerRedriveOptions(
+  queue: QueueName,
+  values: { code?: string; key?: string; max?: string; rate?: string; stall?: number },
+): void {
+  if (queue !== 'ledger') {
+    if (values.stall !== undefined) {
+      throw new UsageError('--stall goes with dlq redrive --queue ledger (the mapping it enables)', DLQ_USAGE);
+    }
+    return;
+  }
+  if (values.code !== undefined || values.key !== undefined) {
+    throw new UsageError(
+      `--${values.code !== undefined ? 'code' : 'key'} does not go with --queue ledger: the ledger DLQ holds SES events, not sends; its redrive takes them all`,
+      DLQ_USAGE,
+    );
+  }
+  if (values.max !== undefined || values.rate !== undefined) {
+    throw new UsageError(
+      `--${values.max !== undefined ? 'max' : 'rate'} does not go with --queue ledger: the ledger function reads its DLQ (at most ${LEDGER_REDRIVE_CONCURRENCY} invocations at once)`,
+      DLQ_USAGE,
+    );
+  }
 }
 
 export const dlqCommand: Command = {

@@ -17,6 +17,7 @@ import {
 } from '../dlq-select';
 import type { Io } from './command';
 import { OperationError } from './errors';
+import { redriveLedger } from './ledger-redrive-command';
 import { printable } from './printable';
 import { output, type Target } from './target';
 
@@ -33,7 +34,12 @@ export interface DlqOptions {
   readonly task?: string;
   readonly max?: number;
   readonly rate?: number;
+  /** dlq redrive --queue ledger: stop after this long without the DLQ shrinking. */
+  readonly stallSeconds?: number;
 }
+
+/** How long a ledger DLQ redrive waits for the DLQ to shrink before it stops (--stall). */
+export { DEFAULT_STALL_SECONDS } from './ledger-redrive';
 
 /** The outputs naming each DLQ and the queue its messages go back to. */
 const QUEUE_OUTPUTS: Readonly<Record<QueueName, { readonly dlq: string; readonly source: string }>> = {
@@ -179,6 +185,7 @@ async function redriveCommand(
   options: DlqOptions,
   io: Io,
 ): Promise<void> {
+  if (options.queue === 'ledger') return redriveLedger(sqs, target, dlqUrl, where, options.stallSeconds, io);
   const selector = selectorOf(options);
   if (selector?.code !== undefined && !options.force) {
     const why = neverRedriveReason(selector.code);

@@ -87,6 +87,17 @@ export async function setSourceEnabled(aws: Aws, source: SendSource, enabled: bo
   return { ...source, state: m.State ?? (enabled ? 'Enabling' : 'Disabling') };
 }
 
+/** One mapping by UUID (GetEventSourceMapping): its state. */
+export async function readSource(aws: Aws, uuid: string): Promise<SendSource> {
+  const text = await call(
+    { method: 'GET', host: `lambda.${aws.region}.amazonaws.com`, path: `${MAPPINGS_PATH}${encodeURIComponent(uuid)}` },
+    'lambda',
+    aws,
+  );
+  const m = JSON.parse(text) as MappingJson;
+  return { id: m.UUID ?? uuid, queue: m.EventSourceArn ?? '', state: m.State ?? 'Unknown' };
+}
+
 /** Where the switch is: the mappings of a function on AWS, or the local flag file. */
 export type PauseSwitch =
   | { readonly kind: 'aws'; readonly settings: ClientSettings; readonly functionName: string }

@@ -88,6 +88,11 @@ export class EmailPipelineStack extends Stack {
       value: ledger.bufferDeadLetterQueue.queueUrl,
       description: 'SES events the ledger function could not record (email-pipeline dlq --queue ledger)',
     });
+    new CfnOutput(this, 'LedgerDeadLetterMappingId', {
+      value: ledger.deadLetterMapping.id,
+      description:
+        "UUID of the ledger function's mapping of the ledger DLQ, disabled: email-pipeline dlq redrive --queue ledger enables it until the DLQ is drained",
+    });
     new CfnOutput(this, 'AttachmentsBucketName', {
       value: this.pipeline.attachmentsBucket.bucketName,
       description: 'Attachments sent by s3Key (contract v1.2); grantAttachmentUpload lets a principal put objects',

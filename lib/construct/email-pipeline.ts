@@ -263,6 +263,7 @@ export class EmailPipeline extends Construct {
       deadLetterQueue: this.deadLetterQueue,
       subscriptionDeadLetterQueue: this.subscriptionDeadLetterQueue,
       queueKey: this.queueKey,
+      ledgerDeadLetters: { queue: this.ledger.bufferDeadLetterQueue, mappingArn: this.ledger.deadLetterMapping.arn },
     });
     restrictQueueSenders({
       topic: this.topic,

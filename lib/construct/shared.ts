@@ -125,7 +125,8 @@ export function acknowledgeServerlessRules(parts: {
           id: 'Serverless::Serverless-LambdaEventSourceMappingDestination',
           reason:
             'An on-failure destination is for stream sources (Kinesis, DynamoDB, Kafka); for an SQS source the redrive policy of the queue ' +
-            '(maxReceiveCount to the DLQ) is the failure destination, and it is set.',
+            '(maxReceiveCount to the DLQ) is the failure destination, and it is set. A mapping of a DLQ itself (the ledger DLQ, enabled ' +
+            'only while an operator redrives it) leaves a failed message in that DLQ, where it would be anyway.',
         });
       }
     }

@@ -194,6 +194,8 @@ describe('stack outputs', () => {
     'FunctionName',
     'LedgerBufferQueueUrl',
     'LedgerDeadLetterQueueUrl',
+    // The ledger function's disabled mapping of the ledger DLQ (dlq redrive --queue ledger enables it).
+    'LedgerDeadLetterMappingId',
     'SubscriptionDeadLetterQueueUrl',
     'QueueUrl',
     'RedriveRoleArn',

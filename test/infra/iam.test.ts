@@ -198,6 +198,8 @@ describe('redrive role', () => {
         'sqs:SendMessage',
         'kms:Decrypt',
         'kms:GenerateDataKey',
+        'lambda:GetEventSourceMapping',
+        'lambda:UpdateEventSourceMapping',
       ]),
     );
     for (const action of ['sqs:ReceiveMessage', 'sqs:DeleteMessage', 'sqs:PurgeQueue', 'sqs:StartMessageMoveTask']) {
@@ -213,6 +215,52 @@ describe('redrive role', () => {
       expect(st.Effect).toBe('Allow');
       expect(asList(st.Resource)).not.toContain('*');
     }
+  });
+
+  test("may read and switch the ledger function's mapping of the ledger DLQ, and no other mapping", () => {
+    const s = synthDefault();
+    const { statements } = redriveRole(s);
+    const { ledger } = s.stack.pipeline;
+    const mappingId = s.stack.getLogicalId(
+      ledger.ledgerFunction.node
+        .findAll()
+        .find(
+          (c): c is CfnResource =>
+            CfnResource.isCfnResource(c) &&
+            c.cfnResourceType === 'AWS::Lambda::EventSourceMapping' &&
+            JSON.stringify(s.stack.resolve((c as any).eventSourceArn)) ===
+              JSON.stringify(s.stack.resolve(ledger.bufferDeadLetterQueue.queueArn)),
+        )!,
+    );
+    const mappingArn = {
+      'Fn::Join': [
+        '',
+        [
+          'arn:',
+          { Ref: 'AWS::Partition' },
+          ':lambda:',
+          { Ref: 'AWS::Region' },
+          ':',
+          { Ref: 'AWS::AccountId' },
+          ':event-source-mapping:',
+          { Ref: mappingId },
+        ],
+      ],
+    };
+    for (const action of ['lambda:UpdateEventSourceMapping', 'lambda:GetEventSourceMapping']) {
+      const allowed = statementsFor(statements, action);
+      expect(allowed).toHaveLength(1);
+      expect(allowed[0].Resource).toEqual(mappingArn);
+      expect(allowed[0].Condition).toBeUndefined();
+    }
+    expect(statements.flatMap((st) => asList<string>(st.Action)).filter((a) => a.startsWith('lambda:'))).toEqual([
+      'lambda:GetEventSourceMapping',
+      'lambda:UpdateEventSourceMapping',
+    ]);
+    // It follows the ledger DLQ's depth; it may not send to it nor to the buffer.
+    const ledgerDlq = s.stack.getLogicalId(ledger.bufferDeadLetterQueue.node.defaultChild as CfnResource);
+    expect(resourcesOf(statements, 'sqs:GetQueueAttributes')).toContain(asSet(arnOf(ledgerDlq))[0]);
+    expect(resourcesOf(statements, 'sqs:ReceiveMessage')).not.toContain(asSet(arnOf(ledgerDlq))[0]);
   });
 
   test('its ARN is a stack output', () => {

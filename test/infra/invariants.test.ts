@@ -1,7 +1,7 @@
 import * as lambda from 'aws-cdk-lib/aws-lambda';
 import * as sns from 'aws-cdk-lib/aws-sns';
 import { SettingsError } from '../../lib/settings';
-import { CfnResource } from 'aws-cdk-lib';
+import { CfnResource, Names } from 'aws-cdk-lib';
 import type { EmailPipelineStack } from '../../lib/construct/email-pipeline-stack';
 import { findCfn, synth } from './helpers';
 
@@ -110,10 +110,11 @@ describe('synth-time invariants', () => {
 
   test('batch item failure reporting turned off on the ledger function fails the synth too', () => {
     const error = synthError({}, (stack) => {
-      findCfn(stack.pipeline.ledger.ledgerFunction, 'AWS::Lambda::EventSourceMapping').addPropertyOverride(
-        'FunctionResponseTypes',
-        [],
+      // The buffer's mapping (the function's other one reads the ledger DLQ).
+      const buffer = stack.pipeline.ledger.ledgerFunction.node.findChild(
+        `SqsEventSource:${Names.nodeUniqueId(stack.pipeline.ledger.bufferQueue.node)}`,
       );
+      findCfn(buffer, 'AWS::Lambda::EventSourceMapping').addPropertyOverride('FunctionResponseTypes', []);
     });
     expect(error.message).toMatch(
       /reportBatchItemFailures is off \(FunctionResponseTypes=\[\]\) on EmailPipeline\/Pipeline\/Ledger\//,

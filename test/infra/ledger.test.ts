@@ -178,6 +178,8 @@ describe('events topic and buffer', () => {
     expect(resource(template, idOf(stack, ledger.bufferDeadLetterQueue)).Properties).toMatchObject({
       KmsMasterKeyId: arnOf(stack, ledger.queueKey),
       MessageRetentionPeriod: 14 * 86_400,
+      // A Lambda source too (its redrive mapping): 6 x the function timeout, as the buffer.
+      VisibilityTimeout: 6 * LEDGER_FUNCTIONS.ledgerTimeoutSeconds,
     });
     expect(resource(template, idOf(stack, ledger.queueKey)).Properties.EnableKeyRotation).toBe(true);
   });
@@ -191,6 +193,47 @@ describe('events topic and buffer', () => {
       FunctionResponseTypes: ['ReportBatchItemFailures'],
       ScalingConfig: { MaximumConcurrency: LEDGER_FUNCTIONS.maxConcurrency },
     });
+  });
+
+  test('a second mapping reads the ledger DLQ, created disabled, with the same batches and partial batch responses', () => {
+    const { template, stack, ledger } = defaults();
+    const mappings = Object.entries(template.findResources('AWS::Lambda::EventSourceMapping')).filter(
+      ([, r]) => JSON.stringify(r.Properties.FunctionName) === JSON.stringify(ref(stack, ledger.ledgerFunction)),
+    );
+    expect(mappings).toHaveLength(2);
+    const [[id, dlq]] = mappings.filter(
+      ([, r]) =>
+        JSON.stringify(r.Properties.EventSourceArn) === JSON.stringify(arnOf(stack, ledger.bufferDeadLetterQueue)),
+    );
+    const [[, buffer]] = mappings.filter(
+      ([, r]) => JSON.stringify(r.Properties.EventSourceArn) === JSON.stringify(arnOf(stack, ledger.bufferQueue)),
+    );
+    expect(dlq.Properties).toEqual({
+      EventSourceArn: arnOf(stack, ledger.bufferDeadLetterQueue),
+      FunctionName: ref(stack, ledger.ledgerFunction),
+      Enabled: false,
+      BatchSize: buffer.Properties.BatchSize,
+      MaximumBatchingWindowInSeconds: buffer.Properties.MaximumBatchingWindowInSeconds,
+      FunctionResponseTypes: ['ReportBatchItemFailures'],
+      ScalingConfig: { MaximumConcurrency: 2 },
+    });
+    expect(buffer.Properties.Enabled).not.toBe(false);
+    // The CLI finds it by the stack output, and the redrive role is scoped to its ARN.
+    expect(template.toJSON().Outputs.LedgerDeadLetterMappingId.Value).toEqual({ Ref: id });
+    expect(stack.resolve(ledger.deadLetterMapping.id)).toEqual({ Ref: id });
+  });
+
+  test('the ledger function may receive and delete on the ledger DLQ and decrypt it with the buffer key', () => {
+    const { template, stack, ledger } = defaults();
+    const statements = functionPolicyStatements(template, idOf(stack, ledger.ledgerFunction));
+    const on = (action: string) =>
+      statementsFor(statements, action).flatMap((st) => asList(st.Resource).map((r) => JSON.stringify(r)));
+    for (const action of ['sqs:ReceiveMessage', 'sqs:DeleteMessage', 'sqs:ChangeMessageVisibility']) {
+      expect(on(action)).toContain(JSON.stringify(arnOf(stack, ledger.bufferDeadLetterQueue)));
+    }
+    expect(on('kms:Decrypt')).toContain(JSON.stringify(arnOf(stack, ledger.queueKey)));
+    // Reading the DLQ is all: the function never sends to the buffer or its DLQ.
+    expect(statementsFor(statements, 'sqs:SendMessage')).toEqual([]);
   });
 });
 

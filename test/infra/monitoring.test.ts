@@ -228,14 +228,44 @@ describe('alarms', () => {
     for (const n of names) expect(n).toMatch(/^EmailPipeline-Monitoring-(page|warn)-[A-Z]\w+$/);
   });
 
-  test('reputation alarms watch the owned configuration set', () => {
+  test("reputation alarms watch the larger of the owned configuration set's rate and the account's", () => {
     const s = synthDefault();
     const configurationSet = s.stack.resolve(s.stack.pipeline.ledger.configurationSetName);
-    for (const name of ['sesBounceRate', 'sesComplaintRateWarning'] as const) {
-      expect(alarmNamed(s, name).Properties.Dimensions).toEqual([
-        { Name: 'ses:configuration-set', Value: configurationSet },
-      ]);
+    const names = ['sesComplaintRateWarning', 'sesComplaintRate', 'sesBounceRateWarning', 'sesBounceRate'] as const;
+    for (const name of names) {
+      const a = alarmNamed(s, name);
+      // Metric math, not a single metric: a wrong dimension cannot hide the account's rate.
+      expect(a.Properties.MetricName).toBeUndefined();
+      const metrics = a.Properties.Metrics as any[];
+      const alarmed = metrics.filter((m) => m.ReturnData !== false);
+      expect(alarmed).toHaveLength(1);
+      expect(alarmed[0].Expression).toMatch(/^MAX\(\[\w+, \w+\]\)$/);
+      const rate = EXPECTED[name].metric;
+      const series = metrics.filter((m) => m.MetricStat);
+      expect(series.map((m) => m.MetricStat.Metric)).toEqual(
+        expect.arrayContaining([
+          {
+            Namespace: 'AWS/SES',
+            MetricName: rate,
+            Dimensions: [{ Name: 'ses:configuration-set', Value: configurationSet }],
+          },
+          { Namespace: 'AWS/SES', MetricName: rate },
+        ]),
+      );
+      expect(series).toHaveLength(2);
+      expect(series.every((m) => m.MetricStat.Stat === 'Maximum' && m.ReturnData === false)).toBe(true);
+      // Both series are the expression's arguments.
+      for (const m of series) expect(alarmed[0].Expression).toContain(m.Id);
+      expect(flattenJoin(a.Properties.AlarmDescription)).toContain('or of the account (the larger of the two');
     }
+  });
+
+  test('the first row shows the same larger rate as the reputation alarms', () => {
+    const dashboards = Object.values(synthDefault().template.findResources('AWS::CloudWatch::Dashboard'));
+    const [first] = JSON.parse(flattenJoin(dashboards[0].Properties.DashboardBody)).widgets;
+    const body = JSON.stringify(first.properties.metrics);
+    expect(body).toContain('MAX([configurationSetBounceRate, accountBounceRate])');
+    expect(body).toContain('MAX([configurationSetComplaintRate, accountComplaintRate])');
   });
 
   test('reputation alarms fall back to the account with a configuration set given by name', () => {
@@ -245,17 +275,34 @@ describe('alarms', () => {
     expect(a.Properties.AlarmDescription).toContain('account-level rate stands in');
   });
 
-  test('the backlog counts visible, delayed and in-flight messages of the work queue', () => {
-    const a = alarmNamed(synthDefault(), 'backlogTooLarge');
-    expect(
-      watchedMetrics(a)
-        .map((m) => m.MetricName)
-        .sort(),
-    ).toEqual([
+  test('the backlog counts visible, delayed and in-flight messages of the work queue and the high-priority queue', () => {
+    const s = synthDefault();
+    const a = alarmNamed(s, 'backlogTooLarge');
+    const metrics = (a.Properties.Metrics as any[]).filter((m) => m.MetricStat).map((m) => m.MetricStat.Metric);
+    const names = [
       'ApproximateNumberOfMessagesDelayed',
       'ApproximateNumberOfMessagesNotVisible',
       'ApproximateNumberOfMessagesVisible',
-    ]);
+    ];
+    for (const queue of [s.ids.queue, s.ids.highPriorityQueue]) {
+      const ofQueue = metrics.filter(
+        (m) =>
+          JSON.stringify(m.Dimensions) ===
+          JSON.stringify([{ Name: 'QueueName', Value: { 'Fn::GetAtt': [queue, 'QueueName'] } }]),
+      );
+      expect(ofQueue.map((m) => m.MetricName).sort()).toEqual(names);
+    }
+    expect(metrics).toHaveLength(6);
+    const expression = (a.Properties.Metrics as any[]).find((m) => m.Expression).Expression as string;
+    // Summed, each filled: a queue without data does not blank the sum.
+    for (const m of (a.Properties.Metrics as any[]).filter((x) => x.MetricStat))
+      expect(expression).toContain(`FILL(${m.Id}, 0)`);
+  });
+
+  test('retriesStalled reads the retry age of both lanes: the metric has no lane or queue dimension', () => {
+    const [metric] = watchedMetrics(alarmNamed(synthDefault(), 'retriesStalled'));
+    expect(metric.MetricName).toBe('RetryAgeSeconds');
+    expect(metric.Dimensions).toEqual([{ Name: 'service', Value: 'email-pipeline' }]);
   });
 
   test('the backlog threshold follows maxSendRate', () => {
@@ -528,10 +575,10 @@ describe('dashboard', () => {
   test('right under the first row, whether sending has stopped: mail waiting while the send function is not invoked', () => {
     const [, second] = widgets(synthDefault());
     expect(second).toMatchObject({ type: 'metric', properties: { view: 'singleValue' } });
-    expect(JSON.stringify(second.properties.metrics)).toContain(
-      'IF(FILL(waiting, 0) > 0 AND FILL(invocations, 0) == 0, 1, 0)',
-    );
-    expect(JSON.stringify(second.properties.metrics)).toContain('ApproximateNumberOfMessagesVisible');
+    const body = JSON.stringify(second.properties.metrics);
+    expect(body).toContain('IF(FILL(waiting, 0) + FILL(waitingHigh, 0) > 0 AND FILL(invocations, 0) == 0, 1, 0)');
+    // Mail waiting in either lane: the work queue's and the high-priority queue's visible messages.
+    expect(body.match(/"ApproximateNumberOfMessagesVisible"/g)).toHaveLength(2);
     expect(JSON.stringify(second.properties.metrics)).toContain('Invocations');
   });
 
@@ -593,6 +640,31 @@ describe('dashboard', () => {
     expect(w.properties.annotations.horizontal).toEqual([
       expect.objectContaining({ value: 14 * 1800, label: 'backlogTooLarge (page)' }),
     ]);
+  });
+
+  test("the first row's backlog counts both lanes: visible, delayed and in flight of each queue", () => {
+    const [first] = widgets(synthDefault());
+    const body = JSON.stringify(first.properties.metrics);
+    for (const name of ['Visible', 'Delayed', 'NotVisible']) {
+      expect(body.match(new RegExp(`"ApproximateNumberOfMessages${name}"`, 'g'))).toHaveLength(2);
+    }
+  });
+
+  test("reputation graphs label the configuration set's rate and the account's apart", () => {
+    const s = synthDefault();
+    for (const [title, label] of [
+      ['Bounce rate (%)', 'Bounce rate'],
+      ['Complaint rate (%)', 'Complaint rate'],
+    ] as const) {
+      const w = titled(s, title);
+      const shown = labels(w);
+      expect(shown).toEqual(
+        expect.arrayContaining([
+          `${label} of the account`,
+          expect.stringMatching(new RegExp(`^${label} of configuration set`)),
+        ]),
+      );
+    }
   });
 
   test('bounce and complaint rates have their own graphs, each with its alarm levels in percent', () => {

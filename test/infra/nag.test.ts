@@ -91,8 +91,9 @@ describe('cdk-nag AwsSolutions and Serverless checks', () => {
         // Send, ledger and status functions are invoked synchronously (SQS mapping, function URL).
         ...Array<string>(3).fill('Serverless::Serverless-LambdaDLQ'),
         ...Array<string>(3).fill('Serverless::Serverless-LambdaTracing'),
-        // The three SQS mappings (work queue, high-priority queue, ledger buffer): the queue's redrive policy is the failure path.
-        ...Array<string>(3).fill('Serverless::Serverless-LambdaEventSourceMappingDestination'),
+        // The four SQS mappings (work queue, high-priority queue, ledger buffer: the queue's redrive policy is the
+        // failure path; the ledger DLQ, enabled only to redrive it: a failed event stays in that DLQ).
+        ...Array<string>(4).fill('Serverless::Serverless-LambdaEventSourceMappingDestination'),
       ].sort(),
     );
     for (const [, reason] of acks) expect(reason.length).toBeGreaterThan(80);

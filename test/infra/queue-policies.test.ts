@@ -289,6 +289,19 @@ describe('ledger buffer policy: only the SES events topic sends, so nobody can p
     expect(sendIsDenied(statements, someRole)).toBe(true);
     expect(sendIsDenied(statements, fromTopic(s))).toBe(true);
   });
+
+  test('the redrive role may send to neither the buffer nor its DLQ: the ledger DLQ is redriven by the ledger function reading it', () => {
+    const s = synthDefault();
+    const { buffer, bufferDlq } = ledgerIds(s);
+    const redriveRole = {
+      'aws:PrincipalArn': arnOf(s.stack.getLogicalId(s.stack.pipeline.redriveRole.node.defaultChild as CfnResource)),
+    };
+    for (const queue of [buffer, bufferDlq]) {
+      expect(sendIsDenied(queuePolicy(s, queue), redriveRole)).toBe(true);
+      // One Deny each, exempting no principal.
+      expect(JSON.stringify(queuePolicy(s, queue))).not.toContain('aws:PrincipalArn');
+    }
+  });
 });
 
 describe('SNS subscription redrive policy', () => {

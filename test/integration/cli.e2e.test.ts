@@ -10,8 +10,7 @@ import * as path from 'node:path';
 import { PublishCommand } from '@aws-sdk/client-sns';
 import { freePort } from '../../tools/dev/local/processes';
 import { REPO_ROOT } from '../../tools/dev/local/paths';
-import { loadLocalSettings } from '../../tools/dev/local/settings';
-import { startTestPipeline, until, type TestPipeline } from './support';
+import { startTestPipeline, writeCliOutputs, until, type TestPipeline } from './support';
 
 const TSX = path.join(REPO_ROOT, 'node_modules', 'tsx', 'dist', 'cli.mjs');
 const CLI = path.join(REPO_ROOT, 'bin', 'email-pipeline.ts');
@@ -22,22 +21,7 @@ let stateDir: string;
 beforeAll(async () => {
   p = await startTestPipeline();
   stateDir = mkdtempSync(path.join(os.tmpdir(), 'cli-state-'));
-  const { resources } = p.pipeline;
-  writeFileSync(
-    path.join(stateDir, 'outputs.json'),
-    JSON.stringify({
-      TopicArn: resources.topicArn,
-      QueueUrl: resources.queueUrl,
-      DeadLetterQueueUrl: resources.deadLetterQueueUrl,
-      TableName: resources.tableName,
-      SnsEndpoint: p.endpoints.sns,
-      SqsEndpoint: p.endpoints.sqs,
-      DynamoDbEndpoint: p.endpoints.dynamodb,
-      SesEndpoint: p.endpoints.ses,
-      LedgerTableName: resources.ledger.tableName,
-      IdempotencyKeyPrefix: loadLocalSettings().idempotencyKeyPrefix,
-    }),
-  );
+  writeCliOutputs(stateDir, p);
 });
 afterAll(async () => {
   await p?.stop();

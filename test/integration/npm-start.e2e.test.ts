@@ -91,10 +91,12 @@ test('npm start serves the pipeline, dedupes a repeated key, refuses a second st
       'PauseFile',
       'LedgerBufferQueueUrl',
       'LedgerDeadLetterQueueUrl',
+      'LedgerRedriveFile',
     ].sort(),
   );
-  // email-pipeline pause's switch lives in the state folder.
+  // email-pipeline pause's switch lives in the state folder, and so does dlq redrive --queue ledger's.
   expect(outputs.PauseFile).toBe(path.join(stateDir, 'send-paused'));
+  expect(outputs.LedgerRedriveFile).toBe(path.join(stateDir, 'ledger-dlq-redrive'));
 
   // Contract v1.2: the attachments bucket is on fauxqs's S3, the SNS/SQS endpoint.
   expect(outputs.S3Endpoint).toBe(outputs.SqsEndpoint);

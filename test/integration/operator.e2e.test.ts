@@ -6,7 +6,7 @@
  * Every wait is on a condition: the queue holding the messages, the consumers' paused polls.
  */
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { PublishCommand } from '@aws-sdk/client-sns';
@@ -14,8 +14,7 @@ import { SendMessageCommand } from '@aws-sdk/client-sqs';
 import { DLQ_ATTRIBUTE } from '../../lambdas/kernel/names';
 import { REPO_ROOT } from '../../tools/dev/local/paths';
 import { drainQueue } from '../../tools/dev/local/queues';
-import { loadLocalSettings } from '../../tools/dev/local/settings';
-import { startTestPipeline, until, type TestPipeline } from './support';
+import { startTestPipeline, writeCliOutputs, until, type TestPipeline } from './support';
 
 const TSX = path.join(REPO_ROOT, 'node_modules', 'tsx', 'dist', 'cli.mjs');
 const CLI = path.join(REPO_ROOT, 'bin', 'email-pipeline.ts');
@@ -27,25 +26,7 @@ beforeAll(async () => {
   stateDir = mkdtempSync(path.join(os.tmpdir(), 'operator-state-'));
   const pauseFile = path.join(stateDir, 'send-paused');
   p = await startTestPipeline({ ledger: true, pauseFile, consumers: [{}, {}] });
-  const { resources } = p.pipeline;
-  writeFileSync(
-    path.join(stateDir, 'outputs.json'),
-    JSON.stringify({
-      TopicArn: resources.topicArn,
-      QueueUrl: resources.queueUrl,
-      DeadLetterQueueUrl: resources.deadLetterQueueUrl,
-      TableName: resources.tableName,
-      SnsEndpoint: p.endpoints.sns,
-      SqsEndpoint: p.endpoints.sqs,
-      DynamoDbEndpoint: p.endpoints.dynamodb,
-      SesEndpoint: p.endpoints.ses,
-      LedgerTableName: resources.ledger.tableName,
-      LedgerBufferQueueUrl: resources.ledger.bufferQueueUrl,
-      LedgerDeadLetterQueueUrl: resources.ledger.bufferDeadLetterQueueUrl,
-      IdempotencyKeyPrefix: loadLocalSettings().idempotencyKeyPrefix,
-      PauseFile: pauseFile,
-    }),
-  );
+  writeCliOutputs(stateDir, p, { PauseFile: pauseFile });
 });
 afterAll(async () => {
   await p?.stop();

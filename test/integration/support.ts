@@ -3,13 +3,15 @@
  * the emulators that the global set-up started, consumer processes running the
  * real handler bundle, and helpers that wait on conditions.
  */
+import { spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
+import { writeFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { PublishCommand } from '@aws-sdk/client-sns';
 import { SendMessageCommand, type Message } from '@aws-sdk/client-sqs';
 import type { PipelineSettings } from '../../lib/settings';
 import { buildBundles, type Bundles } from '../../tools/dev/local/build';
-import { LOCAL_DIR } from '../../tools/dev/local/paths';
+import { LOCAL_DIR, REPO_ROOT } from '../../tools/dev/local/paths';
 import { readMailbox, type EmulatorEndpoints, type MailboxEmail } from '../../tools/dev/local/emulators';
 import { LocalPipeline, type Consumer, type ConsumerOptions, type DecisionEvent } from '../../tools/dev/local/pipeline';
 import { waitFor } from '../../tools/dev/local/processes';
@@ -74,6 +76,8 @@ export interface TestPipelineOptions {
   readonly sendConfirmationGraceSeconds?: number;
   /** The flag file `email-pipeline pause` writes locally (the consumers honour it). @default none */
   readonly pauseFile?: string;
+  /** The flag file of a local ledger DLQ redrive (the ledger consumer honours it). @default none */
+  readonly ledgerRedriveFile?: string;
 }
 
 export interface TestPipeline {
@@ -103,6 +107,7 @@ export async function startTestPipeline(options: TestPipelineOptions = {}): Prom
     keepLines: true,
     sendConfirmationGraceSeconds: options.sendConfirmationGraceSeconds ?? TEST_GRACE_SECONDS,
     ...(options.pauseFile !== undefined ? { pauseFile: options.pauseFile } : {}),
+    ...(options.ledgerRedriveFile !== undefined ? { ledgerRedriveFile: options.ledgerRedriveFile } : {}),
   });
   if (options.ledger) await pipeline.startLedgerConsumer();
   const consumers = options.consumers ?? [{}];
@@ -233,4 +238,50 @@ export function metricTotals(p: TestPipeline): Record<string, number> {
   return Object.fromEntries(
     Object.entries(metricValues(p)).map(([name, list]) => [name, list.reduce((a, b) => a + b, 0)]),
   );
+}
+
+/**
+ * Writes the outputs.json of `p` into `stateDir`, as npm start does, for a CLI process to find it
+ * (LOCAL_STATE_DIR): the queues, tables and endpoints, plus `extra` (PauseFile, LedgerRedriveFile).
+ */
+export function writeCliOutputs(stateDir: string, p: TestPipeline, extra: Record<string, string> = {}): void {
+  const { resources } = p.pipeline;
+  writeFileSync(
+    path.join(stateDir, 'outputs.json'),
+    JSON.stringify({
+      TopicArn: resources.topicArn,
+      QueueUrl: resources.queueUrl,
+      DeadLetterQueueUrl: resources.deadLetterQueueUrl,
+      TableName: resources.tableName,
+      SnsEndpoint: p.endpoints.sns,
+      SqsEndpoint: p.endpoints.sqs,
+      DynamoDbEndpoint: p.endpoints.dynamodb,
+      SesEndpoint: p.endpoints.ses,
+      LedgerTableName: resources.ledger.tableName,
+      LedgerBufferQueueUrl: resources.ledger.bufferQueueUrl,
+      LedgerDeadLetterQueueUrl: resources.ledger.bufferDeadLetterQueueUrl,
+      IdempotencyKeyPrefix: loadLocalSettings().idempotencyKeyPrefix,
+      ...extra,
+    }),
+  );
+}
+
+export interface CliRun {
+  readonly status: number | null;
+  readonly stdout: string;
+  readonly stderr: string;
+}
+
+/** Runs the operator CLI (bin/email-pipeline.ts, a real process) against the pipeline of `stateDir`. */
+export function runCli(stateDir: string, args: readonly string[], timeoutMs = 60_000): CliRun {
+  const result = spawnSync(
+    process.execPath,
+    [
+      path.join(REPO_ROOT, 'node_modules', 'tsx', 'dist', 'cli.mjs'),
+      path.join(REPO_ROOT, 'bin', 'email-pipeline.ts'),
+      ...args,
+    ],
+    { cwd: REPO_ROOT, encoding: 'utf8', timeout: timeoutMs, env: { ...process.env, LOCAL_STATE_DIR: stateDir } },
+  );
+  return { status: result.status, stdout: result.stdout, stderr: result.stderr };
 }

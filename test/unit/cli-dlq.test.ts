@@ -17,9 +17,17 @@ const usage = (argv: string[]) => {
 };
 
 test('selective and queue options parse', () => {
-  expect(dlqOptions(['redrive', '--code', 'RetryBudgetExhausted', '--queue', 'ledger'], io)).toMatchObject({
+  expect(dlqOptions(['redrive', '--code', 'RetryBudgetExhausted', '--queue', 'subscription'], io)).toMatchObject({
     sub: 'redrive',
-    options: { queue: 'ledger', code: 'RetryBudgetExhausted', force: false },
+    options: { queue: 'subscription', code: 'RetryBudgetExhausted', force: false },
+  });
+  // The ledger DLQ holds SES events, not sends: no code or key to select by.
+  expect(usage(['redrive', '--code', 'RetryBudgetExhausted', '--queue', 'ledger'])).toContain(
+    '--code does not go with --queue ledger',
+  );
+  expect(dlqOptions(['redrive', '--queue', 'ledger', '--stall', '30'], io)?.options).toMatchObject({
+    queue: 'ledger',
+    stallSeconds: 30,
   });
   expect(dlqOptions(['delete', '--key', 'order-42'], io)?.options).toMatchObject({ queue: 'send', key: 'order-42' });
   expect(dlqOptions(['redrive', '--rate', '20', '--stack', 'S'], io)).toMatchObject({

@@ -2,7 +2,8 @@
  * The ledger's buffer between the events topic and the ledger function: an
  * encrypted queue subscribed with the SNS envelope, and its dead-letter queue,
  * which also takes what SNS could not deliver. An event waits as long as SQS
- * allows: a ledger outage loses nothing.
+ * allows: a ledger outage loses nothing. The ledger function may read the DLQ
+ * too, through a mapping an operator enables to redrive it (functions.ts).
  */
 import { Duration } from 'aws-cdk-lib';
 import type * as kms from 'aws-cdk-lib/aws-kms';
@@ -27,6 +28,9 @@ export function buildBuffer(
   props: { readonly queueKey: kms.IKey; readonly eventsTopic: sns.ITopic },
 ): LedgerBuffer {
   const bufferDeadLetterQueue = new sqs.Queue(scope, 'BufferDeadLetterQueue', {
+    // The ledger function reads it too, while an operator redrives it (its second, disabled mapping):
+    // 6 x the function timeout, as for the buffer.
+    visibilityTimeout: Duration.seconds(6 * LEDGER_FUNCTIONS.ledgerTimeoutSeconds),
     retentionPeriod: Duration.seconds(DLQ_RETENTION_SECONDS),
     encryption: sqs.QueueEncryption.KMS,
     encryptionMasterKey: props.queueKey,

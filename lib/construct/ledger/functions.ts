@@ -39,6 +39,11 @@ export const LEDGER_FUNCTIONS = {
   batchSize: 10,
   maxBatchingWindowSeconds: 1,
   maxConcurrency: 5,
+  /**
+   * The most concurrent invocations of the DLQ's mapping while an operator redrives it (2, the
+   * least SQS mappings allow): a redrive goes beside the buffer's traffic, not over it.
+   */
+  deadLetterMaxConcurrency: 2,
   /** Receives of one event before it moves to the ledger's DLQ. */
   maxReceiveCount: 5,
 } as const;
@@ -71,16 +76,27 @@ function commonEnvironment(props: LedgerFunctionsCommon): Record<string, string>
   };
 }
 
+/** What {@link buildLedgerFunction} made. */
+export interface LedgerFunction {
+  readonly ledgerFunction: lambda.Function;
+  /** The mapping of the buffer's DLQ, created disabled: `dlq redrive --queue ledger` enables it for a while. */
+  readonly deadLetterSource: SqsEventSource;
+}
+
 /**
  * The ledger function, fed by the buffer: it reads a key's claim (whose attempt ids bind events to
  * sends), updates the ledger item and publishes status changes to the encrypted status topic; in
- * `scope` (the ledger).
+ * `scope` (the ledger). A second mapping, disabled, reads the buffer's DLQ: an operator redrives
+ * that DLQ by enabling it, since nobody but the events topic may send to the buffer (its policy),
+ * and the DLQ admits only the events topic and the buffer's own redrive, so reading it directly
+ * opens no other way in.
  */
 export function buildLedgerFunction(
   scope: Construct,
   props: LedgerFunctionsCommon & {
     readonly logGroupName: string;
     readonly bufferQueue: sqs.IQueue;
+    readonly bufferDeadLetterQueue: sqs.IQueue;
     readonly eventsTopic: sns.ITopic;
     readonly deliveryStatusTopic: sns.ITopic;
     /** Encrypts the status topic. */
@@ -90,7 +106,7 @@ export function buildLedgerFunction(
     /** The send function's role: SES names it in each event's `ses:caller-identity` tag. */
     readonly senderRole: iam.IRole;
   },
-): lambda.Function {
+): LedgerFunction {
   const ledgerFunction = createFunction(scope, 'Ledger', props, {
     asset: 'ledger',
     logGroupName: props.logGroupName,
@@ -111,14 +127,21 @@ export function buildLedgerFunction(
       }),
     },
   });
+  const batches = {
+    batchSize: LEDGER_FUNCTIONS.batchSize,
+    maxBatchingWindow: Duration.seconds(LEDGER_FUNCTIONS.maxBatchingWindowSeconds),
+    reportBatchItemFailures: true,
+  };
   ledgerFunction.addEventSource(
-    new SqsEventSource(props.bufferQueue, {
-      batchSize: LEDGER_FUNCTIONS.batchSize,
-      maxBatchingWindow: Duration.seconds(LEDGER_FUNCTIONS.maxBatchingWindowSeconds),
-      maxConcurrency: LEDGER_FUNCTIONS.maxConcurrency,
-      reportBatchItemFailures: true,
-    }),
+    new SqsEventSource(props.bufferQueue, { ...batches, maxConcurrency: LEDGER_FUNCTIONS.maxConcurrency }),
   );
+  // Grants receive, delete and the queue key's decrypt, as for the buffer.
+  const deadLetterSource = new SqsEventSource(props.bufferDeadLetterQueue, {
+    ...batches,
+    maxConcurrency: LEDGER_FUNCTIONS.deadLetterMaxConcurrency,
+    enabled: false,
+  });
+  ledgerFunction.addEventSource(deadLetterSource);
   ledgerFunction.addToRolePolicy(
     new iam.PolicyStatement({
       sid: 'LedgerItems',
@@ -150,7 +173,7 @@ export function buildLedgerFunction(
       resources: [props.topicKey.keyArn],
     }),
   );
-  return ledgerFunction;
+  return { ledgerFunction, deadLetterSource };
 }
 
 /** What {@link buildStatusFunction} made. */

@@ -81,6 +81,12 @@ export class SendLedger extends Construct {
   /** Every status change, with `status` and `idempotency-key` message attributes. */
   public readonly deliveryStatusTopic: sns.Topic;
   public readonly ledgerFunction: lambda.Function;
+  /**
+   * The ledger function's mapping of {@link bufferDeadLetterQueue}, created disabled: `email-pipeline
+   * dlq redrive --queue ledger` enables it until the DLQ is drained, then disables it. Its UUID and
+   * its ARN (what the redrive role may update).
+   */
+  public readonly deadLetterMapping: { readonly id: string; readonly arn: string };
   public readonly statusFunction: lambda.Function;
   /** `GET <url>deliveries/{key}`, SigV4-signed (AWS_IAM). */
   public readonly statusUrl: lambda.FunctionUrl;
@@ -140,16 +146,22 @@ export class SendLedger extends Construct {
       table: this.table,
       idempotencyTable: props.idempotencyTable,
     };
-    this.ledgerFunction = buildLedgerFunction(this, {
+    const ledger = buildLedgerFunction(this, {
       ...common,
       logGroupName: props.logGroupNames.ledger,
       bufferQueue: this.bufferQueue,
+      bufferDeadLetterQueue: this.bufferDeadLetterQueue,
       eventsTopic: this.eventsTopic,
       deliveryStatusTopic: this.deliveryStatusTopic,
       topicKey: this.topicKey,
       configurationSetName,
       senderRole: props.senderRole,
     });
+    this.ledgerFunction = ledger.ledgerFunction;
+    this.deadLetterMapping = {
+      id: ledger.deadLetterSource.eventSourceMappingId,
+      arn: ledger.deadLetterSource.eventSourceMappingArn,
+    };
     restrictStatusPublishers(this.deliveryStatusTopic, this.ledgerFunction);
     const status = buildStatusFunction(this, { ...common, logGroupName: props.logGroupNames.status });
     this.statusFunction = status.statusFunction;

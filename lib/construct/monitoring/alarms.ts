@@ -77,7 +77,7 @@ export function createAlarms(
   const percent = (fraction: number) => `${+(fraction * 100).toFixed(3)} %`;
   const reputationOf =
     reputationScope(p) === 'configuration-set'
-      ? `configuration set ${p.ledger.configurationSetName}`
+      ? `configuration set ${p.ledger.configurationSetName} or of the account (the larger of the two: SES reviews and pauses the account on its own rate)`
       : 'account (the configuration set was given by name, so the account-level rate stands in)';
 
   const make = (
@@ -141,9 +141,9 @@ export function createAlarms(
   );
   make(
     'backlogTooLarge',
-    (period) => backlog(p.queue, { period }),
+    (period) => backlog([p.queue, p.highPriorityQueue], { period }),
     (t) =>
-      `More than ${t.threshold} email requests wait in the work queue (visible + delayed copies + in flight), over ${Math.round(t.threshold / p.settings.maxSendRate / 60)} minutes of sending at maxSendRate ${p.settings.maxSendRate}/s.`,
+      `More than ${t.threshold} email requests wait in the work and high-priority queues (visible + delayed copies + in flight), over ${Math.round(t.threshold / p.settings.maxSendRate / 60)} minutes of sending at maxSendRate ${p.settings.maxSendRate}/s.`,
   );
   make(
     'systemicFailures',

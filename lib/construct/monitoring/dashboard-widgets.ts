@@ -16,6 +16,8 @@ import {
   arrivals,
   backlog,
   handlerMetric,
+  accountReputationMetric,
+  configurationSetReputationMetric,
   reputationMetric,
   reputationScope,
   sesEventMetric,
@@ -52,7 +54,7 @@ export function atAGlance(p: EmailPipeline): cw.SingleValueWidget {
         label: sent,
         period: FIVE_MINUTES,
       }),
-      backlog(p.queue, { label: queued }),
+      backlog([p.queue, p.highPriorityQueue], { label: queued }),
       handlerMetric(p, HANDLER_METRICS.retryAge, { label: retry, statistic: cw.Stats.MAXIMUM }),
       arrivals(p.deadLetterQueue, { label: deadLetters, period: Duration.hours(1) }),
       percentOf(reputationMetric(p, 'BounceRate'), bounce, 'bounceRate'),
@@ -63,7 +65,7 @@ export function atAGlance(p: EmailPipeline): cw.SingleValueWidget {
 }
 
 /**
- * Whether sending has stopped: 1 while messages wait in the work queue and the send function is not
+ * Whether sending has stopped: 1 while messages wait in either lane's queue and the send function is not
  * invoked (paused with `email-pipeline pause`, whose disabled event source mappings CloudWatch has no
  * metric for, or stuck), else 0. `email-pipeline pause --status` says which.
  */
@@ -74,9 +76,11 @@ export function sendingStopped(p: EmailPipeline): cw.SingleValueWidget {
     height: 3,
     metrics: [
       new cw.MathExpression({
-        expression: 'IF(FILL(waiting, 0) > 0 AND FILL(invocations, 0) == 0, 1, 0)',
+        // Mail waiting in either lane: the high-priority queue has its own mapping, paused with the other.
+        expression: 'IF(FILL(waiting, 0) + FILL(waitingHigh, 0) > 0 AND FILL(invocations, 0) == 0, 1, 0)',
         usingMetrics: {
           waiting: p.queue.metricApproximateNumberOfMessagesVisible({ statistic: cw.Stats.MAXIMUM }),
+          waitingHigh: p.highPriorityQueue.metricApproximateNumberOfMessagesVisible({ statistic: cw.Stats.MAXIMUM }),
           invocations: p.sendFunction.metricInvocations({ statistic: cw.Stats.SUM }),
         },
         label: 'Sending stopped (paused or stuck)',
@@ -103,16 +107,14 @@ export function reputationWidgets(p: EmailPipeline, line: ThresholdLine): cw.IWi
   const percentLines = (names: AlarmName[]) =>
     names.flatMap((name) => line(name).map((a) => ({ ...a, value: +(a.value * 100).toFixed(4) })));
   const rateGraph = (which: 'BounceRate' | 'ComplaintRate', title: string, names: AlarmName[]) => {
-    const rates = [percentOf(reputationMetric(p, which), `${title} of ${whose}`, 'rate')];
-    if (scope === 'configuration-set') {
-      rates.push(
-        percentOf(
-          sesMetric(`Reputation.${which}`, { statistic: cw.Stats.MAXIMUM }),
-          `${title} of the account`,
-          'accountRate',
-        ),
-      );
-    }
+    // Both series, labelled: the alarms fire on the larger of the two (metrics.ts, reputationMetric).
+    const rates =
+      scope === 'configuration-set'
+        ? [
+            percentOf(configurationSetReputationMetric(p, which), `${title} of ${whose}`, 'rate'),
+            percentOf(accountReputationMetric(which), `${title} of the account`, 'accountRate'),
+          ]
+        : [percentOf(accountReputationMetric(which), `${title} of the account`, 'accountRate')];
     return graph(`${title} (%)`, 'Percent', 8, rates, percentLines(names));
   };
   return [

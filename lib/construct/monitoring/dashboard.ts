@@ -114,7 +114,11 @@ export function createDashboard(
           statistic: cw.Stats.MAXIMUM,
         }),
         p.queue.metricApproximateNumberOfMessagesNotVisible({ label: 'In flight', statistic: cw.Stats.MAXIMUM }),
-        backlog(p.queue, { label: 'Backlog (all three)' }),
+        p.highPriorityQueue.metricApproximateNumberOfMessagesVisible({
+          label: 'High-priority lane: visible',
+          statistic: cw.Stats.MAXIMUM,
+        }),
+        backlog([p.queue, p.highPriorityQueue], { label: 'Backlog (all three, both lanes)' }),
       ],
       line('backlogTooLarge'),
     ),

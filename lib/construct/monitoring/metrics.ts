@@ -85,42 +85,87 @@ export type ReputationScope = 'configuration-set' | 'account';
 
 /**
  * Where the reputation rates come from: the configuration set the pipeline owns publishes its own
- * (reputation metrics are on for it); a configuration set given by name may not, so the account's
- * rates (every sender of the account in the region) stand in.
+ * (reputation metrics are on for it) besides the account's; a configuration set given by name may
+ * not, so the account's rates (every sender of the account in the region) alone are watched.
  */
 export function reputationScope(pipeline: EmailPipeline): ReputationScope {
   return pipeline.ledger.configurationSet !== undefined ? 'configuration-set' : 'account';
 }
 
-/** `Reputation.BounceRate` or `Reputation.ComplaintRate` (a fraction), of the configuration set or the account. */
-export function reputationMetric(
+/** `Reputation.BounceRate` or `Reputation.ComplaintRate` (a fraction) of the account: no dimension. */
+export function accountReputationMetric(
+  which: 'BounceRate' | 'ComplaintRate',
+  options: cw.MetricOptions = {},
+): cw.Metric {
+  return sesMetric(`Reputation.${which}`, { statistic: cw.Stats.MAXIMUM, ...options });
+}
+
+/**
+ * `Reputation.BounceRate` or `Reputation.ComplaintRate` (a fraction) of the pipeline's own
+ * configuration set, dimension `ses:configuration-set`. That dimension name is SES's auto-tag,
+ * which no AWS document we found names for the reputation metrics: never alarm on this alone
+ * (see {@link reputationMetric}).
+ */
+export function configurationSetReputationMetric(
   pipeline: EmailPipeline,
   which: 'BounceRate' | 'ComplaintRate',
   options: cw.MetricOptions = {},
 ): cw.Metric {
-  return sesMetric(`Reputation.${which}`, {
-    statistic: cw.Stats.MAXIMUM,
-    ...(reputationScope(pipeline) === 'configuration-set'
-      ? { dimensionsMap: { [CONFIGURATION_SET_DIMENSION]: pipeline.ledger.configurationSetName } }
-      : {}),
+  return accountReputationMetric(which, {
+    dimensionsMap: { [CONFIGURATION_SET_DIMENSION]: pipeline.ledger.configurationSetName },
     ...options,
   });
 }
 
 /**
- * Every message the work queue holds: waiting, in flight, and delayed. Retries travel as delayed
- * copies, so during an outage the visible depth and the age of the oldest message read near zero
- * while thousands of emails wait as delayed copies.
+ * The reputation rate the alarms and the first row read (a fraction). With a configuration set of
+ * its own, the larger of the configuration set's rate and the account's (metric math MAX), so that
+ * either crossing a threshold fires, and a dimension SES does not publish (the configuration set's
+ * series then stays empty) cannot hide the account's rate, on which SES reviews and pauses the
+ * account. With a configuration set given by name, the account's rate alone.
  */
-export function backlog(queue: sqs.IQueue, options: { label?: string; period?: Duration } = {}): cw.MathExpression {
-  const max = { statistic: cw.Stats.MAXIMUM };
+export function reputationMetric(
+  pipeline: EmailPipeline,
+  which: 'BounceRate' | 'ComplaintRate',
+  options: { readonly period?: Duration; readonly label?: string } = {},
+): cw.IMetric {
+  const period = options.period ?? FIVE_MINUTES;
+  if (reputationScope(pipeline) === 'account') {
+    return accountReputationMetric(which, { period, ...(options.label ? { label: options.label } : {}) });
+  }
   return new cw.MathExpression({
-    expression: 'FILL(visible, 0) + FILL(delayed, 0) + FILL(inFlight, 0)',
+    // No FILL: a period without either rate stays without data, so the alarms keep their state.
+    expression: `MAX([configurationSet${which}, account${which}])`,
     usingMetrics: {
-      visible: queue.metricApproximateNumberOfMessagesVisible(max),
-      delayed: queue.metric('ApproximateNumberOfMessagesDelayed', max),
-      inFlight: queue.metricApproximateNumberOfMessagesNotVisible(max),
+      [`configurationSet${which}`]: configurationSetReputationMetric(pipeline, which, { period }),
+      [`account${which}`]: accountReputationMetric(which, { period }),
     },
+    label: options.label ?? `${which} (the larger of the configuration set's and the account's)`,
+    period,
+  });
+}
+
+/**
+ * Every message the queues hold (the work queue and the high-priority lane's): waiting, in flight,
+ * and delayed. Retries travel as delayed copies, so during an outage the visible depth and the age
+ * of the oldest message read near zero while thousands of emails wait as delayed copies.
+ */
+export function backlog(
+  queues: readonly sqs.IQueue[],
+  options: { label?: string; period?: Duration } = {},
+): cw.MathExpression {
+  const max = { statistic: cw.Stats.MAXIMUM };
+  const usingMetrics: Record<string, cw.IMetric> = {};
+  queues.forEach((queue, i) => {
+    usingMetrics[`visible${i}`] = queue.metricApproximateNumberOfMessagesVisible(max);
+    usingMetrics[`delayed${i}`] = queue.metric('ApproximateNumberOfMessagesDelayed', max);
+    usingMetrics[`inFlight${i}`] = queue.metricApproximateNumberOfMessagesNotVisible(max);
+  });
+  return new cw.MathExpression({
+    expression: Object.keys(usingMetrics)
+      .map((id) => `FILL(${id}, 0)`)
+      .join(' + '),
+    usingMetrics,
     label: options.label ?? 'Backlog (waiting + delayed + in flight)',
     period: options.period ?? FIVE_MINUTES,
   });

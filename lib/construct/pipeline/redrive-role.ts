@@ -1,7 +1,8 @@
 /**
  * The operators' role for the DLQs: what `email-pipeline dlq list|redrive|purge
- * --stack` needs on the DLQ and the subscription DLQ, the work queue and their key, and nothing else.
- * The queue policies exempt it by ARN (resource-policies.ts).
+ * --stack` needs on the DLQ and the subscription DLQ, the work queue and their key, and to redrive
+ * the ledger's DLQ through the ledger function's disabled mapping of it; nothing else.
+ * The queue policies exempt it by ARN (resource-policies.ts); the ledger's buffer exempts nobody.
  */
 import { Duration, Stack } from 'aws-cdk-lib';
 import * as iam from 'aws-cdk-lib/aws-iam';
@@ -19,6 +20,11 @@ export function buildRedriveRole(
     /** What SNS could not deliver to the work queue: listed and redriven to it like the DLQ. */
     readonly subscriptionDeadLetterQueue: sqs.IQueue;
     readonly queueKey: kms.IKey;
+    /**
+     * The ledger's DLQ and the ledger function's disabled mapping of it: `dlq redrive --queue ledger`
+     * enables the mapping and watches the DLQ drain (nothing is sent to the ledger's buffer).
+     */
+    readonly ledgerDeadLetters: { readonly queue: sqs.IQueue; readonly mappingArn: string };
   },
 ): iam.Role {
   const role = new iam.Role(scope, 'RedriveRole', {
@@ -56,6 +62,22 @@ export function buildRedriveRole(
       sid: 'RedriveToTheQueue',
       actions: ['sqs:GetQueueAttributes', 'sqs:SendMessage'],
       resources: [props.queue.queueArn],
+    }),
+  );
+  // The ledger's DLQ is redriven by the ledger function itself: this mapping only (UpdateEventSourceMapping
+  // and GetEventSourceMapping take an event-source-mapping ARN), and the DLQ's depth to follow it.
+  role.addToPolicy(
+    new iam.PolicyStatement({
+      sid: 'RedriveLedgerDeadLettersByItsMapping',
+      actions: ['lambda:GetEventSourceMapping', 'lambda:UpdateEventSourceMapping'],
+      resources: [props.ledgerDeadLetters.mappingArn],
+    }),
+  );
+  role.addToPolicy(
+    new iam.PolicyStatement({
+      sid: 'FollowLedgerDeadLetters',
+      actions: ['sqs:GetQueueAttributes'],
+      resources: [props.ledgerDeadLetters.queue.queueArn],
     }),
   );
   role.addToPolicy(

@@ -24,28 +24,45 @@ async function main(): Promise<void> {
   const { handler } = require(need('HANDLER_BUNDLE')) as { handler: SqsHandler };
   const sqs = new SQSClient({ useQueueUrlAsEndpoint: false });
   const pauseFile = process.env.SEND_PAUSE_FILE;
-  const source = startEventSource({
+  // What both sources share: the function (handler, batches, timeout) and how it reports.
+  const common = {
     sqs,
-    // The queue this consumer polls (the high lane's has its own); the handler's SOURCE_QUEUE_URL is the work queue.
-    queueUrl: process.env.POLL_QUEUE_URL || need('SOURCE_QUEUE_URL'),
-    queueArn: need('SOURCE_QUEUE_ARN'),
     region: need('AWS_REGION'),
     handler,
     batchSize: Number(need('BATCH_SIZE')),
     maxBatchingWindowSeconds: Number(need('BATCHING_WINDOW_SECONDS')),
     functionTimeoutSeconds: Number(need('FUNCTION_TIMEOUT_SECONDS')),
+    onError: (error: unknown) => emit('error', { error: error instanceof Error ? error.message : String(error) }),
+  };
+  const source = startEventSource({
+    ...common,
+    // The queue this consumer polls (the high lane's has its own); the handler's SOURCE_QUEUE_URL is the work queue.
+    queueUrl: process.env.POLL_QUEUE_URL || need('SOURCE_QUEUE_URL'),
+    queueArn: need('SOURCE_QUEUE_ARN'),
     functionName: process.env.CONSUMER_NAME ?? 'send-email-local',
     skipDeleteBatches: Number(process.env.LOCAL_FAULT_SKIP_DELETE_BATCHES ?? '0'),
     // email-pipeline pause (locally): a flag file, looked at before each receive.
     ...(pauseFile ? { isPaused: () => existsSync(pauseFile), onPausedPoll: (polls) => emit('paused', { polls }) } : {}),
     onBatch: (report) => emit('batch', { ...report }),
-    onError: (error) => emit('error', { error: error instanceof Error ? error.message : String(error) }),
   });
+  // The ledger consumer's second source, on the ledger DLQ (the ledger function's disabled mapping on
+  // AWS): it receives only while `dlq redrive --queue ledger` has written its flag file.
+  const redriveFile = process.env.REDRIVE_FLAG_FILE;
+  const redrive = redriveFile
+    ? startEventSource({
+        ...common,
+        queueUrl: need('REDRIVE_QUEUE_URL'),
+        queueArn: need('REDRIVE_QUEUE_ARN'),
+        functionName: process.env.CONSUMER_NAME ?? 'ledger-local',
+        isPaused: () => !existsSync(redriveFile),
+        onBatch: (report) => emit('batch', { ...report, source: 'dead-letters' }),
+      })
+    : undefined;
   let stopping = false;
   const stop = async () => {
     if (stopping) return;
     stopping = true;
-    await source.stop();
+    await Promise.all([source.stop(), redrive?.stop()]);
     emit('stopped');
     process.exit(0);
   };

@@ -70,6 +70,12 @@ export interface LocalPipelineOptions {
    * it exists (the ledger consumer goes on). @default none: never paused
    */
   readonly pauseFile?: string;
+  /**
+   * The flag file `email-pipeline dlq redrive --queue ledger` writes locally: while it exists the
+   * ledger consumer also reads the ledger DLQ, as the ledger function's DLQ mapping does on AWS
+   * while enabled. @default none: the ledger DLQ is never read
+   */
+  readonly ledgerRedriveFile?: string;
 }
 
 export interface ConsumerOptions {
@@ -211,6 +217,13 @@ export class LocalPipeline {
       HANDLER_BUNDLE: this.bundles.ledger,
       SOURCE_QUEUE_URL: ledger.bufferQueueUrl,
       SOURCE_QUEUE_ARN: ledger.bufferQueueArn,
+      ...(this.options.ledgerRedriveFile
+        ? {
+            REDRIVE_QUEUE_URL: ledger.bufferDeadLetterQueueUrl,
+            REDRIVE_QUEUE_ARN: ledger.bufferDeadLetterQueueArn,
+            REDRIVE_FLAG_FILE: this.options.ledgerRedriveFile,
+          }
+        : {}),
       BATCH_SIZE: '10',
       BATCHING_WINDOW_SECONDS: '0',
       FUNCTION_TIMEOUT_SECONDS: String(LEDGER_FUNCTION_TIMEOUT_SECONDS),

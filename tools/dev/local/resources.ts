@@ -77,6 +77,7 @@ export interface LedgerResources {
   readonly bufferQueueUrl: string;
   readonly bufferQueueArn: string;
   readonly bufferDeadLetterQueueUrl: string;
+  readonly bufferDeadLetterQueueArn: string;
   readonly tableName: string;
   readonly deliveryStatusTopicArn: string;
 }
@@ -284,7 +285,11 @@ export async function createLedgerResources(
     sqs.send(
       new CreateQueueCommand({
         QueueName: `${name}-ses-events-dlq`,
-        Attributes: { MessageRetentionPeriod: String(DLQ_RETENTION_SECONDS) },
+        // The local ledger consumer reads it during `dlq redrive --queue ledger`: the buffer's visibility.
+        Attributes: {
+          MessageRetentionPeriod: String(DLQ_RETENTION_SECONDS),
+          VisibilityTimeout: String(LEDGER_FUNCTION_TIMEOUT_SECONDS * 3),
+        },
       }),
     ),
     createTable(dynamodb, tableName, LEDGER_TABLE, LEDGER_STATUS_INDEX),
@@ -295,6 +300,7 @@ export async function createLedgerResources(
   if (!eventsTopicArn || !deliveryStatusTopicArn || !bufferDeadLetterQueueUrl) {
     throw new Error('the emulator did not return a topic ARN or queue URL for the ledger');
   }
+  const bufferDeadLetterQueueArn = await queueArn(sqs, bufferDeadLetterQueueUrl);
   const buffer = await sqs.send(
     new CreateQueueCommand({
       QueueName: `${name}-ses-events`,
@@ -302,7 +308,7 @@ export async function createLedgerResources(
         VisibilityTimeout: String(LEDGER_FUNCTION_TIMEOUT_SECONDS * 3),
         MessageRetentionPeriod: String(settings.retentionPeriodSeconds),
         RedrivePolicy: JSON.stringify({
-          deadLetterTargetArn: await queueArn(sqs, bufferDeadLetterQueueUrl),
+          deadLetterTargetArn: bufferDeadLetterQueueArn,
           maxReceiveCount: LEDGER_BUFFER_MAX_RECEIVES,
         }),
       },
@@ -331,6 +337,7 @@ export async function createLedgerResources(
     bufferQueueUrl,
     bufferQueueArn,
     bufferDeadLetterQueueUrl,
+    bufferDeadLetterQueueArn,
     tableName,
     deliveryStatusTopicArn,
   };

@@ -28,7 +28,7 @@ import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { lookupDelivery } from '../../../lambdas/status/lookup';
 import { sesAccountRateFromEnv } from './ses-rate-limit';
 import { loadLocalSettings } from './settings';
-import { OUTPUTS_FILE, PAUSE_FILE, PID_FILE, STATE_DIR, localOutputs } from './state';
+import { LEDGER_REDRIVE_FILE, OUTPUTS_FILE, PAUSE_FILE, PID_FILE, STATE_DIR, localOutputs } from './state';
 
 export const LOCAL_NAME = 'email-pipeline';
 
@@ -138,6 +138,7 @@ export async function main(argv: readonly string[] = process.argv.slice(2)): Pro
     emulators = await startEmulators({ sesAccountRate, ports });
     pipeline = await LocalPipeline.create({
       pauseFile: PAUSE_FILE,
+      ledgerRedriveFile: LEDGER_REDRIVE_FILE,
       name: LOCAL_NAME,
       settings,
       endpoints: emulators.endpoints,

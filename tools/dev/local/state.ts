@@ -16,6 +16,8 @@ export const PID_FILE = path.join(STATE_DIR, 'pipeline.pid');
 export const OUTPUTS_FILE = path.join(STATE_DIR, 'outputs.json');
 /** `email-pipeline pause`'s switch locally: while it exists the send consumers receive nothing. */
 export const PAUSE_FILE = localPauseFile(STATE_DIR);
+/** `email-pipeline dlq redrive --queue ledger`'s switch locally: while it exists the ledger consumer reads the ledger DLQ. */
+export const LEDGER_REDRIVE_FILE = path.join(STATE_DIR, 'ledger-dlq-redrive');
 
 /** What `npm start` writes to outputs.json: the stack's output keys plus the local endpoints. */
 export interface LocalOutputs {
@@ -42,6 +44,8 @@ export interface LocalOutputs {
   /** The ledger's buffer queue and its DLQ (email-pipeline dlq --queue ledger). */
   readonly LedgerBufferQueueUrl: string;
   readonly LedgerDeadLetterQueueUrl: string;
+  /** The ledger DLQ redrive switch (dlq redrive --queue ledger), the local stand-in of LedgerDeadLetterMappingId. */
+  readonly LedgerRedriveFile: string;
   /** Contract v1.2: the attachments bucket, on fauxqs's S3 (path-style at S3Endpoint, the SNS/SQS port). */
   readonly AttachmentsBucketName?: string;
   readonly S3Endpoint: string;
@@ -72,6 +76,7 @@ export function localOutputs(
     PauseFile: PAUSE_FILE,
     LedgerBufferQueueUrl: resources.ledger.bufferQueueUrl,
     LedgerDeadLetterQueueUrl: resources.ledger.bufferDeadLetterQueueUrl,
+    LedgerRedriveFile: LEDGER_REDRIVE_FILE,
     ...(resources.attachmentsBucketName ? { AttachmentsBucketName: resources.attachmentsBucketName } : {}),
     S3Endpoint: endpoints.sqs,
   };

@@ -1,0 +1,85 @@
+/**
+ * `email-pipeline dlq redrive --queue ledger` as the CLI runs it (ledger-redrive.ts drains): which
+ * switch (the stack's mapping, or the local flag file), Ctrl-C, and what is printed: progress on
+ * stderr, what it did on stdout, and why messages remain (exit 1) or the switch is still on.
+ */
+import type { SQSClient } from '@aws-sdk/client-sqs';
+import type { Io } from './command';
+import { OperationError } from './errors';
+import {
+  DEFAULT_STALL_SECONDS,
+  awsRedriveSwitch,
+  drainLedgerDeadLetters,
+  localRedriveSwitch,
+  queueDepth,
+  type DrainResult,
+  type RedriveSwitch,
+} from './ledger-redrive';
+import { output, type Target } from './target';
+
+/** The sentence for a switch left on, and how to turn it off by hand. */
+function leftOn(target: Target, source: RedriveSwitch, result: DrainResult): string {
+  const byHand = target.local
+    ? `remove ${output(target, 'LedgerRedriveFile')}`
+    : `aws lambda update-event-source-mapping --uuid ${output(target, 'LedgerDeadLetterMappingId')} --no-enabled`;
+  return ` Could not disable ${source.name} (${result.disableError ?? 'unknown error'}): the ledger function keeps reading its DLQ; ${byHand}.`;
+}
+
+const capital = (text: string) => `${text.charAt(0).toUpperCase()}${text.slice(1)}`;
+
+/** What the redrive did, in one line: before and after, and the switch's state. */
+export function describeDrain(result: DrainResult, where: string, source: RedriveSwitch): string {
+  const off = result.disabled ? ` ${capital(source.name)} is disabled again.` : '';
+  if (result.ended === 'nothing-to-do') return `${capital(where)} is empty: nothing to redrive.`;
+  return `Redrove ${where} through the ledger function: ${result.before} message(s) before, ${result.after} after.${off}`;
+}
+
+/** Runs the drain against the target; throws OperationError (exit 1) when messages remain or it was interrupted. */
+export async function redriveLedger(
+  sqs: SQSClient,
+  target: Target,
+  dlqUrl: string,
+  where: string,
+  stall: number | undefined,
+  io: Io,
+): Promise<void> {
+  const stallSeconds = stall ?? DEFAULT_STALL_SECONDS;
+  const source = target.local
+    ? localRedriveSwitch(output(target, 'LedgerRedriveFile'))
+    : awsRedriveSwitch(target.clients.sqs, output(target, 'LedgerDeadLetterMappingId'));
+  const controller = new AbortController();
+  const interrupt = () => {
+    io.err('Interrupted: disabling the mapping...');
+    controller.abort();
+  };
+  process.once('SIGINT', interrupt);
+  process.once('SIGTERM', interrupt);
+  let result: DrainResult;
+  try {
+    result = await drainLedgerDeadLetters({
+      depth: queueDepth(sqs, dlqUrl),
+      source,
+      stallMs: stallSeconds * 1000,
+      pollMs: target.local ? 500 : 2_000,
+      progress: (line) => io.err(line),
+      signal: controller.signal,
+    });
+  } finally {
+    process.removeListener('SIGINT', interrupt);
+    process.removeListener('SIGTERM', interrupt);
+  }
+  io.out(describeDrain(result, where, source));
+  const stillOn = result.disabled ? '' : leftOn(target, source, result);
+  if (result.ended === 'interrupted') {
+    throw new OperationError(`Interrupted with ${result.after} message(s) left in ${where}.${stillOn}`);
+  }
+  if (result.ended === 'stalled') {
+    throw new OperationError(
+      `${result.after} message(s) remain in ${where}: it has not shrunk for ${stallSeconds} s, so the ` +
+        'ledger function fails on them again (they return to the DLQ after its visibility timeout). Read the ledger log ' +
+        'group ("unreadable SES event"), fix the cause and redrive again; or list and delete them (dlq list --queue ledger).' +
+        stillOn,
+    );
+  }
+  if (stillOn) throw new OperationError(stillOn.trim());
+}
