@@ -282,7 +282,8 @@ export async function readClaimEvidence(
  * schema) on a key's item, in one conditional UpdateItem, only while the item's status is one of
  * `over` (none at all when `over` is empty): a `Scheduled` is written when nothing else is known
  * of the key, so a copy of the first deferral writes nothing more; a `Cancelled` over nothing or a
- * `Scheduled`, and never over an SES status. Resolves false when the condition did not hold.
+ * `Scheduled`, and never over an SES status. The key is filed in the index by outcome under its new
+ * status (`deliveries --status scheduled|cancelled`). Resolves false when the condition did not hold.
  */
 export async function recordPipelineEvent(
   client: Client,
@@ -301,7 +302,7 @@ export async function recordPipelineEvent(
         ConditionExpression: ['attribute_not_exists(#status)', ...over].join(' OR '),
         UpdateExpression:
           'SET #events = list_append(if_not_exists(#events, :empty), :event), #status = :status, #rank = :rank, ' +
-          '#lastAt = :at, #updatedAt = :at, #exp = :exp ADD #ids :idSet, #version :one',
+          '#lastAt = :at, #updatedAt = :at, #exp = :exp, #shard = :shard ADD #ids :idSet, #version :one',
         ExpressionAttributeNames: {
           '#events': 'events',
           '#ids': LEDGER_INTERNAL.eventIds,
@@ -311,8 +312,10 @@ export async function recordPipelineEvent(
           '#status': 'status',
           '#updatedAt': 'updatedAt',
           '#exp': LEDGER_TABLE.ttlAttribute,
+          '#shard': LEDGER_STATUS_INDEX.partitionKey,
         },
         ExpressionAttributeValues: marshall({
+          ':shard': statusShard(key, change.status),
           ':empty': [],
           ':event': [event],
           ':status': change.status,

@@ -12,13 +12,10 @@ import {
 } from '../../lambdas/kernel/ledger/schema';
 
 /**
- * The outcomes the index files keys under: what SES reported, and dead-lettered. `scheduled` and
- * `cancelled` are the pipeline's own marks, written without the index key, so they are not listed.
+ * The outcomes the index files keys under: every ledger status (what SES reported, and the
+ * pipeline's own `scheduled` and `cancelled`), and dead-lettered.
  */
-export const OUTCOMES: readonly IndexedOutcome[] = [
-  ...LEDGER_STATUSES.filter((status) => status !== 'scheduled' && status !== 'cancelled'),
-  'dead-lettered',
-];
+export const OUTCOMES: readonly IndexedOutcome[] = [...LEDGER_STATUSES, 'dead-lettered'];
 
 export function isOutcome(value: string): value is IndexedOutcome {
   return (OUTCOMES as readonly string[]).includes(value);

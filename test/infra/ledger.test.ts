@@ -6,7 +6,8 @@ import { ENV, LEDGER_ENV } from '../../lambdas/kernel/environment';
 import type { EmailPipelineStack } from '../../lib/construct/email-pipeline-stack';
 import { LEDGER_FUNCTIONS } from '../../lib/construct/ledger/send-ledger';
 import { CANCEL_WRITES } from '../../lib/construct/ledger/functions';
-import { LEDGER_INTERNAL } from '../../lambdas/runtime/ledger-store';
+import type { UpdateItemCommand } from '@aws-sdk/client-dynamodb';
+import { LEDGER_INTERNAL, recordPipelineEvent } from '../../lambdas/runtime/ledger-store';
 import { functionPolicyStatements, rendered, resource, statementsFor, synthDefault, synthesize } from './helpers';
 
 const asList = <T>(v: T | T[]): T[] => ([] as T[]).concat(v);
@@ -451,7 +452,7 @@ describe('status function and endpoint', () => {
     );
   });
 
-  test('DELETE (cancel) is least privilege: PutItem of the cancel mark on the idempotency table, UpdateItem of the Cancelled event on the ledger, each limited to the attributes it writes, nothing returned', () => {
+  test('DELETE (cancel) is least privilege: PutItem of the cancel mark on the idempotency table, UpdateItem of the Cancelled event on the ledger, each limited to the attributes it writes, nothing returned', async () => {
     const { template, stack, ledger } = defaults();
     const statements = functionPolicyStatements(template, idOf(stack, ledger.statusFunction));
     const [put, ...morePuts] = statementsFor(statements, 'dynamodb:PutItem');
@@ -466,7 +467,22 @@ describe('status function and endpoint', () => {
     expect(asList(update?.Action)).toEqual(['dynamodb:UpdateItem']);
     expect(update?.Resource).toEqual(arnOf(stack, ledger.table));
     expect(update?.Condition['ForAllValues:StringEquals']['dynamodb:Attributes']).toEqual([...CANCEL_WRITES.ledger]);
-    // What the ledger write touches is exactly the item's fields and its bookkeeping.
+    // What the ledger write touches is exactly the item's fields, its place in the index by outcome and
+    // its bookkeeping: the attributes the `Cancelled` write itself names.
+    const sent: UpdateItemCommand[] = [];
+    await recordPipelineEvent(
+      { send: async (command: UpdateItemCommand) => (sent.push(command), {}) } as never,
+      'ledger',
+      'order-1',
+      { type: 'Cancelled', at: '2026-12-03T10:00:00.000Z', detail: 'by ops' },
+      { status: 'cancelled', over: ['scheduled'] },
+      3600,
+    );
+    const written = [
+      ...Object.keys(sent[0]!.input.Key ?? {}),
+      ...Object.values(sent[0]!.input.ExpressionAttributeNames ?? {}),
+    ];
+    expect([...CANCEL_WRITES.ledger].sort()).toEqual([...new Set(written)].sort());
     expect([...CANCEL_WRITES.ledger].sort()).toEqual(
       [
         LEDGER_TABLE.partitionKey,
@@ -474,6 +490,7 @@ describe('status function and endpoint', () => {
         'status',
         'updatedAt',
         LEDGER_TABLE.ttlAttribute,
+        LEDGER_STATUS_INDEX.partitionKey,
         ...Object.values(LEDGER_INTERNAL),
       ].sort(),
     );

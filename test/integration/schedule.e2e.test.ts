@@ -15,7 +15,7 @@ import { lookupDelivery } from '../../lambdas/status/lookup';
 import { LOCAL_CANCELLER, startStatusEndpoint, type StatusEndpoint } from '../../tools/dev/local/status-endpoint';
 import { loadLocalSettings } from '../../tools/dev/local/settings';
 import { npmScript } from './npm-script';
-import { email, startTestPipeline, until, type TestPipeline } from './support';
+import { email, runCli, startTestPipeline, until, type TestPipeline } from './support';
 
 let p: TestPipeline;
 let status: StatusEndpoint;
@@ -49,6 +49,7 @@ beforeAll(async () => {
       SqsEndpoint: p.endpoints.sqs,
       SnsEndpoint: p.endpoints.sns,
       DynamoDbEndpoint: p.endpoints.dynamodb,
+      LedgerTableName: resources.ledger.tableName,
       StatusUrl: `${status.url}/deliveries/`,
     }),
   );
@@ -82,6 +83,17 @@ function cancelCli(key: string): Promise<{ code: number | null; stdout: string; 
     child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
     child.on('close', (code) => resolve({ code, stdout, stderr }));
   });
+}
+
+/** The keys `deliveries --status <status>` lists (--json, one object a line). */
+function listed(status: string): string[] {
+  const run = runCli(stateDir, ['deliveries', '--status', status, '--since', '10m', '--json']);
+  expect(run).toMatchObject({ status: 0 });
+  return run.stdout
+    .trim()
+    .split('\n')
+    .filter(Boolean)
+    .map((line) => (JSON.parse(line) as { key: string }).key);
 }
 
 function keyOf(label: string): string {
@@ -132,6 +144,8 @@ test('a cancelled scheduled key is never sent and reports cancelled, with when a
   const sendAt = new Date(Date.now() + 15_000).toISOString();
   await p.publish({ ...email(to), sendAt }, { key });
   await until('the first deferral', () => p.decisions('scheduled').some((d) => d.dedupeKey === key));
+  // The index by outcome files it as scheduled, then as cancelled only.
+  await until('listed as scheduled', () => listed('scheduled').includes(key));
 
   const first = await cancelOverHttp(key);
   expect(first.statusCode).toBe(200);
@@ -139,6 +153,8 @@ test('a cancelled scheduled key is never sent and reports cancelled, with when a
   expect(first.body.report.status).toBe('cancelled');
   expect(first.body.report.events.map((e) => e.type)).toEqual(['Scheduled', 'Cancelled']);
   expect(first.body.report.events[1]).toMatchObject({ detail: `by ${LOCAL_CANCELLER}` });
+  expect(listed('cancelled')).toContain(key);
+  expect(listed('scheduled')).not.toContain(key);
 
   const cli = await cancelCli(key);
   expect(cli.code).toBe(0);

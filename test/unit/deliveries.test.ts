@@ -18,7 +18,17 @@ test('--since takes an age back from now or an ISO date or time, nothing else', 
 });
 
 test('the outcomes are the ledger statuses and dead-lettered', () => {
-  expect(OUTCOMES).toEqual(['sent', 'delayed', 'delivered', 'bounced', 'complained', 'rejected', 'dead-lettered']);
+  expect(OUTCOMES).toEqual([
+    'sent',
+    'delayed',
+    'delivered',
+    'bounced',
+    'complained',
+    'rejected',
+    'scheduled',
+    'cancelled',
+    'dead-lettered',
+  ]);
   expect(isOutcome('bounced')).toBe(true);
   expect(isOutcome('unknown')).toBe(false);
   expect(isOutcome('__proto__')).toBe(false);
