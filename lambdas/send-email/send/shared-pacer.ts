@@ -4,11 +4,11 @@
  * whether one of them runs or maxConcurrency. The rate is split in two lanes: `high` has
  * highPriorityRateShare percent of it, `normal` the rest; sends without slots first borrow the
  * other lane's slots while that lane is idle (nothing leased beyond now), so bulk mail uses the
- * reserve only while no high-priority mail waits, and for at most BORROW_PERIOD_MS ahead. A lane is
- * leased at most LEASE_HORIZON_MS ahead: sends wait without slots rather than holding them seconds
- * ahead, so that the borrowed slots fund sends that have none and no slot is left unused behind a
- * container that gets no more work (with ten containers, that left the end of a burst at 0.89 of
- * the rate).
+ * reserve only while no high-priority mail waits, and for at most BORROW_PERIOD_MS ahead; sends
+ * whose own slots are further off than FAR_SLOT_MS borrow as well. A lane is leased at most
+ * LEASE_HORIZON_MS ahead: sends wait without slots rather than holding them seconds ahead, so that
+ * few slots are left unused behind a container that gets no more work (with ten containers holding
+ * slots seconds ahead, the end of a burst ran at half the rate).
  *
  * A send of n recipients waits for n slots and goes at the last (SES counts recipients on arrival).
  * Slots may lie up to the lag in the past (a gap between two batches is not lost), never more, so
@@ -25,6 +25,12 @@ import { leaseSlots, type SlotStore } from './rate-lease';
 export const BORROW_PERIOD_MS = 800;
 /** High-priority sends whose slots (leased for bulk mail) are further off than this lease their own. */
 const BORROW_THRESHOLD_MS = 100;
+/**
+ * Sends holding slots of their own lane further off than this also borrow the other lane's idle
+ * ones. The lease horizon keeps their own slots near, so the ones a borrow frees are soon taken
+ * by the container's next sends, and few are left unused when a burst ends.
+ */
+const FAR_SLOT_MS = 300;
 /** How long a container keeps to its static share after the table failed. */
 export const FALLBACK_MS = 30_000;
 /** How long a throttle pauses this container's sends. */
@@ -218,6 +224,20 @@ export class SharedPacer {
     }
     // High-priority sends given slots leased for bulk mail far off lease their own lane's instead.
     if (unfunded.high === 0 && lastAt.high > t + BORROW_THRESHOLD_MS) this.#lease('high', this.#waiting.high.length, t);
+    // Sends whose own slots are all further off than FAR_SLOT_MS borrow too: otherwise the other lane's
+    // idle slots go unused while every container's sends hold slots (one or two containers, low rates).
+    // The slots a borrow frees are taken by the container's next sends (leases skip them).
+    for (const lane of ['normal', 'high'] as const) {
+      if (
+        unfunded[lane] === 0 &&
+        this.#waiting[lane].length > 0 &&
+        lastAt[lane] > t + FAR_SLOT_MS &&
+        // Nor while this container holds slots no send waits for (a borrow's leftovers).
+        this.#pool.length <= index
+      ) {
+        this.#borrow(lane, this.#waiting[lane].length, t);
+      }
+    }
     return wakeAt;
   }
 
