@@ -29,6 +29,7 @@ function addPipeline(context: ContextSettings): void {
         ? { publisherPrincipals: principalsFromStrings(options.publisherPrincipals) }
         : {}),
       ...(options.redrivePrincipals ? { redrivePrincipals: principalsFromStrings(options.redrivePrincipals) } : {}),
+      ...(options.cancelPrincipals ? { cancelPrincipals: principalsFromStrings(options.cancelPrincipals) } : {}),
       ...(options.sesTemplateNames ? { sesTemplateNames: options.sesTemplateNames } : {}),
     },
     // Optional: who gets alarm mail (`-c emailPipeline:alarmEmail=oncall@example.com`).

@@ -36,7 +36,8 @@ export interface EmailPublisherProps {
   readonly attachments?: AttachmentUploads;
   /**
    * The pipeline's status URL (the stack's `StatusUrl` output), for {@link EmailPublisher.cancel}; the
-   * SNS client's credentials sign the request (they need lambda:InvokeFunctionUrl on it).
+   * SNS client's credentials sign the request (their principal must be one of the pipeline's cancel
+   * principals: `grantCancel`, which grants lambda:InvokeFunctionUrl on it too).
    * @default none: cancel throws
    */
   readonly statusUrl?: string;

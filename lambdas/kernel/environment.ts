@@ -58,6 +58,8 @@ export const LEDGER_ENV = {
   configurationSetName: 'CONFIGURATION_SET_NAME',
   /** The send function's role name: the `ses:caller-identity` tag of its events (ledger). */
   senderRoleName: 'SENDER_ROLE_NAME',
+  /** IAM role and user ARNs that may cancel through the status URL, comma-separated; may be empty (status). */
+  cancelPrincipalArns: 'CANCEL_PRINCIPAL_ARNS',
 } as const;
 
 export interface HandlerSettings {
@@ -250,6 +252,8 @@ export interface StatusSettings {
   readonly keyPrefix: string;
   /** How long a cancel mark keeps a key cancelled: the send function's dedupe window. */
   readonly dedupeWindowSeconds: number;
+  /** Who may cancel (DELETE): IAM role and user ARNs; none when empty. */
+  readonly cancelPrincipalArns: readonly string[];
 }
 
 /** Reads the status function's settings; throws naming the variable at fault. */
@@ -260,5 +264,9 @@ export function readStatusSettings(env: Env = process.env): StatusSettings {
     idempotencyTableName: read.required(ENV.tableName),
     keyPrefix: read.required(ENV.keyPrefix),
     dedupeWindowSeconds: read.positiveInt(ENV.dedupeWindowSeconds),
+    cancelPrincipalArns: (read.optional(LEDGER_ENV.cancelPrincipalArns) ?? '')
+      .split(',')
+      .map((arn) => arn.trim())
+      .filter((arn) => arn !== ''),
   };
 }

@@ -9,9 +9,11 @@
  * - 400 for a key that cannot be a dedupe key (the body names the rule).
  * - DELETE: 200 and `{ outcome, report }` when the key is cancelled (now, or already: twice is
  *   harmless); 409 and the same shape when it is too late (claimed, in progress or sent).
+ * - 403 for a DELETE by a caller who may read but not cancel (authorize.ts).
  * - 404 for any other path, 405 for any other method.
  * - 503 when the tables cannot be read (the caller may retry).
  */
+import { CancelNotAllowedError } from './authorize';
 import type { CancelResult } from './cancel';
 import { DELIVERIES_PATH, InvalidKeyError } from './lookup';
 import type { DeliveryReport } from '../kernel/ledger/schema';
@@ -63,6 +65,7 @@ export async function handleStatusRequest(
     return json(200, await lookup(key));
   } catch (error) {
     if (error instanceof InvalidKeyError) return json(400, { message: error.message });
+    if (error instanceof CancelNotAllowedError) return json(403, { message: error.message });
     onError(error);
     return json(503, { message: 'The delivery status could not be read; try again' });
   }

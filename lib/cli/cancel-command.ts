@@ -26,8 +26,8 @@ const USAGE = `Usage: email-pipeline cancel [--json] [--stack NAME [--region R]]
 Cancels a dedupe key not yet sent (npm run -s cancel -- <key> in this repository): it is never sent,
 and its status becomes cancelled, with when and by whom. Exits 1, printing the status, when the key
 is already in progress or sent. Cancelling twice is harmless. Without --stack it cancels in the local
-pipeline (npm start); with it, the request is signed with your AWS credentials (lambda:InvokeFunctionUrl
-on the stack's StatusUrl).`;
+pipeline (npm start); with it, the request is signed with your AWS credentials, whose principal must
+be one of the stack's cancel principals (cancelPrincipals; lambda:InvokeFunctionUrl on its StatusUrl).`;
 
 const OPTIONS = {
   json: { type: 'boolean' },
@@ -71,7 +71,7 @@ export const cancelCommand: Command = {
     const result = await cancelAtStatusUrl(statusUrl, key, await signingFor(target)).catch((error: unknown) => {
       const advice =
         error instanceof StatusUrlError && error.statusCode === 403
-          ? ' (your identity needs lambda:InvokeFunctionUrl on the status function)'
+          ? " (your identity must be one of the stack's cancel principals, with lambda:InvokeFunctionUrl on the status function)"
           : '';
       throw new OperationError(
         `Could not cancel at ${target.description}: ${error instanceof Error ? error.message : String(error)}${advice}`,

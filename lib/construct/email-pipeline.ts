@@ -88,6 +88,15 @@ export interface EmailPipelineProps extends PipelineSettings {
    */
   readonly redriveRoleAssumedBy?: iam.IPrincipal;
   /**
+   * Who may cancel keys not yet sent (`DELETE <StatusUrl><key>`: `email-pipeline cancel`,
+   * `EmailPublisher.cancel`): roles (`IRole`, or `ArnPrincipal` with a role ARN: its sessions
+   * may cancel) and users (`ArnPrincipal`). IAM cannot tell the URL's methods apart, so the
+   * status function checks the caller against this list; a principal granted only
+   * `ledger.grantStatusRead` may read, not cancel. More with {@link EmailPipeline.grantCancel}.
+   * @default none: nobody can cancel on AWS
+   */
+  readonly cancelPrincipals?: readonly iam.IPrincipal[];
+  /**
    * Encrypt both tables (idempotency records, send ledger) with a customer-managed
    * key (rotation on; {@link EmailPipeline.tableKey}), which only their callers may
    * use, through DynamoDB. Turn off to use the AWS-managed key (`aws/dynamodb`),
@@ -243,6 +252,7 @@ export class EmailPipeline extends Construct {
       ...(this.tableKey ? { tableKey: this.tableKey } : {}),
     });
     this.ledger.grantSender(this.sendFunction);
+    for (const principal of props.cancelPrincipals ?? []) this.ledger.grantCancel(principal);
 
     // --- permissions and policies ------------------------------------------
     grantSendFunctionLeastPrivilege(this.sendFunction, {
@@ -291,6 +301,14 @@ export class EmailPipeline extends Construct {
    */
   public grantAttachmentUpload(grantee: iam.IGrantable): iam.Grant {
     return this.#grantUpload(grantee);
+  }
+
+  /**
+   * Lets `principal` cancel keys not yet sent through the status URL (and read their status): see
+   * {@link EmailPipelineProps.cancelPrincipals}.
+   */
+  public grantCancel(principal: iam.IPrincipal): iam.Grant {
+    return this.ledger.grantCancel(principal);
   }
 
   /**

@@ -84,6 +84,12 @@ const PRINCIPAL_LISTS = [
     reason:
       'each must be an IAM role or user ARN (arn:aws:iam::123456789012:role/name or :user/name); accounts are not accepted',
   },
+  {
+    name: 'cancelPrincipals',
+    rule: ROLE_OR_USER_ARN,
+    reason:
+      'each must be an IAM role or user ARN (arn:aws:iam::123456789012:role/name or :user/name); accounts are not accepted',
+  },
 ] as const;
 
 function checkAppSettings(settings: AppContextSettings): void {
@@ -129,12 +135,14 @@ export function splitContextSettings(settings: ContextSettings): {
   readonly pipeline: PipelineSettings;
   readonly app: AppContextSettings;
 } {
-  const { publisherPrincipals, redrivePrincipals, sesTemplateNames, alarmEmail, ...pipeline } = settings;
+  const { publisherPrincipals, redrivePrincipals, cancelPrincipals, sesTemplateNames, alarmEmail, ...pipeline } =
+    settings;
   return {
     pipeline,
     app: {
       ...(publisherPrincipals !== undefined ? { publisherPrincipals } : {}),
       ...(redrivePrincipals !== undefined ? { redrivePrincipals } : {}),
+      ...(cancelPrincipals !== undefined ? { cancelPrincipals } : {}),
       ...(sesTemplateNames !== undefined ? { sesTemplateNames } : {}),
       ...(alarmEmail !== undefined ? { alarmEmail } : {}),
     },

@@ -298,6 +298,12 @@ export const SETTINGS = {
     notes: 'IAM role/user ARNs that may also redrive (the queue policies exempt them by ARN); `-c` comma-separated',
     contextKey: true,
   },
+  cancelPrincipals: {
+    kind: 'list',
+    default: { described: 'none (nobody can cancel on AWS)' },
+    notes: 'IAM role/user ARNs that may cancel keys through the status URL (DELETE); `-c` comma-separated',
+    contextKey: true,
+  },
   sesTemplateNames: {
     kind: 'list',
     default: { described: 'all (`template/*`)' },

@@ -181,6 +181,12 @@ export interface AppContextSettings {
    * @default none (the stack's redrive role only)
    */
   readonly redrivePrincipals?: readonly string[];
+  /**
+   * Who may cancel keys not yet sent through the status URL: IAM role and
+   * user ARNs. `-c` takes them comma-separated, cdk.json as a list.
+   * @default none (nobody can cancel on AWS)
+   */
+  readonly cancelPrincipals?: readonly string[];
   /** SES templates the function may send with. @default all (`template/*`) */
   readonly sesTemplateNames?: readonly string[];
   /** An email address subscribed to the alarm topic. @default none */

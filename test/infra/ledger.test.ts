@@ -516,7 +516,48 @@ describe('status function and endpoint', () => {
     expect(permissions).toEqual([]);
   });
 
-  test('only principals granted the status URL may invoke it (GET and DELETE alike): grantStatusRead names them', () => {
+  test('nobody may cancel by default: the status function lists no cancel principal', () => {
+    const { template, stack, ledger } = defaults();
+    const fn = resource(template, idOf(stack, ledger.statusFunction));
+    expect(fn.Properties.Environment.Variables[LEDGER_ENV.cancelPrincipalArns]).toBe('');
+  });
+
+  test('cancelPrincipals and grantCancel list who the status function lets cancel, and grant them the URL; a reader is not listed', () => {
+    const alice = 'arn:aws:iam::123456789012:user/alice';
+    const { template, stack } = synthesize({ cancelPrincipals: [new iam.ArnPrincipal(alice)] }, (stack) => {
+      const canceller = new iam.Role(stack, 'Canceller', { assumedBy: new iam.AccountRootPrincipal() });
+      const reader = new iam.Role(stack, 'Reader', { assumedBy: new iam.AccountRootPrincipal() });
+      stack.pipeline.grantCancel(canceller);
+      stack.pipeline.ledger.grantStatusRead(reader);
+    });
+    const fn = resource(template, idOf(stack, stack.pipeline.ledger.statusFunction));
+    const listed = JSON.stringify(fn.Properties.Environment.Variables[LEDGER_ENV.cancelPrincipalArns]);
+    expect(listed).toContain(alice);
+    expect(listed).toContain('Canceller');
+    expect(listed).not.toContain('Reader');
+    // Both reach the URL through IAM: the role by its policy, the user (named by ARN) by the function's.
+    const invokers = Object.values(template.findResources('AWS::IAM::Policy')).filter((p) =>
+      JSON.stringify(p.Properties.PolicyDocument).includes('lambda:InvokeFunctionUrl'),
+    );
+    expect(invokers.map((p) => JSON.stringify(p.Properties.Roles)).sort()).toEqual([
+      expect.stringContaining('Canceller'),
+      expect.stringContaining('Reader'),
+    ]);
+    const permissions = Object.values(template.findResources('AWS::Lambda::Permission')).filter(
+      (p) => p.Properties.Action === 'lambda:InvokeFunctionUrl',
+    );
+    expect(permissions.map((p) => [p.Properties.Principal, p.Properties.FunctionUrlAuthType])).toEqual([
+      [alice, 'AWS_IAM'],
+    ]);
+  });
+
+  test('a cancel principal must be a role or a user: an account is refused at synth', () => {
+    expect(() => synthesize({ cancelPrincipals: [new iam.AccountPrincipal('123456789012')] })).toThrow(
+      /cancelPrincipals.*role or a user/,
+    );
+  });
+
+  test("only principals granted the status URL may invoke it: grantStatusRead names them (DELETE is the function's to refuse)", () => {
     const { template } = synthesize({}, (stack) => {
       const caller = new iam.Role(stack, 'Caller', { assumedBy: new iam.AccountRootPrincipal() });
       stack.pipeline.ledger.grantStatusRead(caller);

@@ -171,6 +171,8 @@ describe('the status function (its handler, as the function URL calls it)', () =
       [ENV.tableName]: target.idempotencyTableName,
       [ENV.keyPrefix]: target.keyPrefix,
       [ENV.dedupeWindowSeconds]: String(settings.dedupeWindowSeconds),
+      // As `cancelPrincipals: [role ops, user alice]` writes it.
+      [LEDGER_ENV.cancelPrincipalArns]: 'arn:aws:iam::123456789012:role/ops,arn:aws:iam::123456789012:user/alice',
       AWS_ENDPOINT_URL_DYNAMODB: endpoints.dynamodb,
       POWERTOOLS_LOG_LEVEL: 'SILENT',
     };
@@ -193,10 +195,19 @@ describe('the status function (its handler, as the function URL calls it)', () =
     expect(JSON.parse(result.body)).toEqual(await lookup(key));
   });
 
-  test('answers 400 for a bad key and 405 for another method', async () => {
+  test('answers 400 for a bad key, 405 for another method, 403 for a cancel by no cancel principal', async () => {
     expect(await handler(urlEvent('GET', '/deliveries/%20x'))).toMatchObject({ statusCode: 400 });
     expect(await handler(urlEvent('POST', '/deliveries/x'))).toMatchObject({ statusCode: 405 });
-    expect(await handler(urlEvent('DELETE', '/deliveries/%20x'))).toMatchObject({ statusCode: 400 });
+    // A cancel is authorized before its key is read: without a cancel principal's identity, 403.
+    expect(await handler(urlEvent('DELETE', '/deliveries/%20x'))).toMatchObject({ statusCode: 403 });
+    const ops = {
+      ...urlEvent('DELETE', '/deliveries/%20x'),
+      requestContext: {
+        http: { method: 'DELETE' },
+        authorizer: { iam: { userArn: 'arn:aws:sts::123456789012:assumed-role/ops/ada' } },
+      },
+    } as unknown as LambdaFunctionURLEvent;
+    expect(await handler(ops)).toMatchObject({ statusCode: 400 });
   });
 
   test('DELETE cancels a key not yet sent, recording the caller the function URL authenticated; again is harmless', async () => {
@@ -216,6 +227,34 @@ describe('the status function (its handler, as the function URL calls it)', () =
     const second = (await handler(event)) as { statusCode: number; body: string };
     expect(second.statusCode).toBe(200);
     expect(JSON.parse(second.body).outcome).toBe('already-cancelled');
+  });
+
+  test('a caller allowed to read but not a cancel principal gets 403 for DELETE, and nothing is written', async () => {
+    const key = uniqueName('fn-reader');
+    const as = (userArn: string | undefined, method = 'DELETE') =>
+      ({
+        ...urlEvent(method, `/deliveries/${encodeURIComponent(key)}`),
+        requestContext: { http: { method }, ...(userArn ? { authorizer: { iam: { userArn } } } : {}) },
+      }) as unknown as LambdaFunctionURLEvent;
+    for (const reader of [
+      'arn:aws:sts::123456789012:assumed-role/reader/bob',
+      // The cancel role's name in another account, a user named like the role, no identity at all.
+      'arn:aws:sts::210987654321:assumed-role/ops/eve',
+      'arn:aws:iam::123456789012:user/ops',
+      undefined,
+    ]) {
+      const refused = (await handler(as(reader))) as { statusCode: number; body: string };
+      expect(refused.statusCode).toBe(403);
+      expect(JSON.parse(refused.body).message).toContain('may not cancel');
+    }
+    expect(await lookup(key)).toMatchObject({ status: 'unknown' });
+    // Reading is still open to it, and the listed user may cancel.
+    expect(await handler(as('arn:aws:sts::123456789012:assumed-role/reader/bob', 'GET'))).toMatchObject({
+      statusCode: 200,
+    });
+    const byUser = (await handler(as('arn:aws:iam::123456789012:user/alice'))) as { statusCode: number; body: string };
+    expect(byUser.statusCode).toBe(200);
+    expect(JSON.parse(byUser.body).outcome).toBe('cancelled');
   });
 });
 

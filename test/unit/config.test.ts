@@ -475,7 +475,7 @@ describe('settingsFromContext', () => {
     const all = Object.keys(resolveSettings({ ...base, configurationSetName: 'set', senderName: 'Shop' }));
 
     expect(Object.keys(SETTINGS).sort()).toEqual(
-      [...all, 'publisherPrincipals', 'redrivePrincipals', 'sesTemplateNames', 'alarmEmail'].sort(),
+      [...all, 'publisherPrincipals', 'redrivePrincipals', 'cancelPrincipals', 'sesTemplateNames', 'alarmEmail'].sort(),
     );
   });
 
@@ -494,11 +494,27 @@ describe('settingsFromContext', () => {
     // Values of the right kind for each key; a key missing from the declaration would be refused as unknown.
     const sample = { string: 'x', integer: '1', boolean: 'true', list: 'a' } as const;
     const keys = Object.keys(SETTINGS).filter(
-      (k) => k !== 'alarmEmail' && k !== 'publisherPrincipals' && k !== 'redrivePrincipals',
+      (k) => !['alarmEmail', 'publisherPrincipals', 'redrivePrincipals', 'cancelPrincipals'].includes(k),
     );
     const values = Object.fromEntries(keys.map((k) => [k, sample[SETTINGS[k as keyof typeof SETTINGS].kind]]));
 
     expect(() => settingsFromContext(context({ ...values, ...required }))).not.toThrow();
+  });
+
+  test('cancelPrincipals takes IAM role and user ARNs, comma-separated, and refuses an account', () => {
+    expect(
+      settingsFromContext(
+        context({
+          ...required,
+          cancelPrincipals: 'arn:aws:iam::123456789012:role/ops, arn:aws:iam::123456789012:user/alice',
+        }),
+      ),
+    ).toMatchObject({
+      cancelPrincipals: ['arn:aws:iam::123456789012:role/ops', 'arn:aws:iam::123456789012:user/alice'],
+    });
+    expect(() => settingsFromContext(context({ ...required, cancelPrincipals: '123456789012' }))).toThrow(
+      /emailPipeline:cancelPrincipals=.*accounts are not accepted/,
+    );
   });
 
   test('publisherPrincipals and sesTemplateNames are read as lists: comma-separated from -c, arrays from cdk.json', () => {

@@ -189,7 +189,11 @@ export interface StatusFunction {
  */
 export function buildStatusFunction(
   scope: Construct,
-  props: LedgerFunctionsCommon & { readonly logGroupName: string },
+  props: LedgerFunctionsCommon & {
+    readonly logGroupName: string;
+    /** Who may cancel (DELETE), comma-separated ARNs; resolved at synth, so grants made later count. */
+    readonly cancelPrincipalArns: string;
+  },
 ): StatusFunction {
   const statusFunction = createFunction(scope, 'Status', props, {
     asset: 'status',
@@ -202,6 +206,8 @@ export function buildStatusFunction(
       [ENV.tableName]: props.idempotencyTable.tableName,
       [ENV.keyPrefix]: props.settings.idempotencyKeyPrefix,
       [ENV.dedupeWindowSeconds]: String(props.settings.dedupeWindowSeconds),
+      // IAM cannot tell GET from DELETE on a function URL: the function checks the caller itself.
+      [LEDGER_ENV.cancelPrincipalArns]: props.cancelPrincipalArns,
     },
   });
   statusFunction.addToRolePolicy(

@@ -9,7 +9,7 @@
  * configuration set, the topic key, the events topic), buffer.ts, functions.ts
  * and resource-policies.ts build the parts.
  */
-import type { RemovalPolicy } from 'aws-cdk-lib';
+import { Fn, Lazy, type RemovalPolicy } from 'aws-cdk-lib';
 import * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import type * as kms from 'aws-cdk-lib/aws-kms';
@@ -25,6 +25,7 @@ import { acknowledgeServerlessRules, protectedTableProps, rotatingKey } from '..
 import { buildBuffer } from './buffer';
 import { buildConfigurationSet, buildEventsTopic, buildLedgerTopicKey } from './events';
 import { LEDGER_FUNCTIONS, buildLedgerFunction, buildStatusFunction } from './functions';
+import { principalArn } from '../pipeline/principals';
 import { restrictBufferSenders, restrictStatusPublishers } from './resource-policies';
 
 export { CONFIGURATION_SET_DIMENSION, DELIVERY_METRIC_EVENTS, LEDGER_EVENT_TYPES } from './events';
@@ -90,6 +91,8 @@ export class SendLedger extends Construct {
   public readonly statusFunction: lambda.Function;
   /** `GET <url>deliveries/{key}`, SigV4-signed (AWS_IAM). */
   public readonly statusUrl: lambda.FunctionUrl;
+  /** ARNs of the principals granted {@link grantCancel}. */
+  readonly #cancelPrincipalArns: string[] = [];
   /** Encrypts both topics (SES may use it to publish events). */
   public readonly topicKey: kms.Key;
   /** Encrypts the buffer queue and its DLQ (its policy names the events topic). */
@@ -163,7 +166,13 @@ export class SendLedger extends Construct {
       arn: ledger.deadLetterSource.eventSourceMappingArn,
     };
     restrictStatusPublishers(this.deliveryStatusTopic, this.ledgerFunction);
-    const status = buildStatusFunction(this, { ...common, logGroupName: props.logGroupNames.status });
+    const status = buildStatusFunction(this, {
+      ...common,
+      logGroupName: props.logGroupNames.status,
+      cancelPrincipalArns: Lazy.string({
+        produce: () => (this.#cancelPrincipalArns.length === 0 ? '' : Fn.join(',', this.#cancelPrincipalArns)),
+      }),
+    });
     this.statusFunction = status.statusFunction;
     this.statusUrl = status.statusUrl;
     acknowledgeServerlessRules({
@@ -172,9 +181,23 @@ export class SendLedger extends Construct {
     });
   }
 
-  /** Lets `grantee` call `GET /deliveries/{key}` (lambda:InvokeFunctionUrl and the InvokeFunction it implies). */
+  /**
+   * Lets `grantee` call `GET /deliveries/{key}` (lambda:InvokeFunctionUrl and the InvokeFunction it
+   * implies). Not DELETE: the status function refuses a cancel (403) from anyone not granted
+   * {@link grantCancel}, although IAM lets the URL's callers use any method.
+   */
   public grantStatusRead(grantee: iam.IGrantable): iam.Grant {
     return this.statusUrl.grantInvokeUrl(grantee);
+  }
+
+  /**
+   * Lets `principal` cancel keys, `DELETE /deliveries/{key}` (and read them): the URL's invoke grant,
+   * and its ARN in the status function's list of cancel principals. A role (`IRole`, or `ArnPrincipal`
+   * with a role ARN: its sessions may cancel) or a user (`ArnPrincipal`).
+   */
+  public grantCancel(principal: iam.IPrincipal): iam.Grant {
+    this.#cancelPrincipalArns.push(principalArn(principal, 'cancelPrincipals'));
+    return this.statusUrl.grantInvokeUrl(principal);
   }
 
   /**
