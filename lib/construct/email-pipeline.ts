@@ -5,7 +5,7 @@
  * (queues, topic, idempotency store, logs, send function, grants, redrive role,
  * resource policies) or is a construct of its own (ledger/SendLedger).
  */
-import { RemovalPolicy } from 'aws-cdk-lib';
+import { CfnOutput, RemovalPolicy } from 'aws-cdk-lib';
 import type * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import type * as kms from 'aws-cdk-lib/aws-kms';
@@ -19,9 +19,11 @@ import { PipelineSettings, ResolvedSettings, resolveSettings } from '../settings
 import { DeliveryContractValidation } from './delivery-contract';
 import { SendLedger } from './ledger/send-ledger';
 import { buildAttachmentsBucket } from './pipeline/attachments-bucket';
+import { PIPELINE_MARKER, endpointsJson, pathInStack, pipelineEndpointValues } from './pipeline/endpoints';
 import { buildFunctionLogs } from './pipeline/function-logs';
 import { grantSendFunctionLeastPrivilege } from './pipeline/grants';
 import { buildIdempotencyStore } from './pipeline/idempotency-store';
+import { checkContextApplied, propsFromContext, type ContextProps } from './pipeline/context-props';
 import { checkConstructOptions } from './pipeline/options';
 import { buildQueues } from './pipeline/queues';
 import { buildRedriveRole } from './pipeline/redrive-role';
@@ -32,6 +34,7 @@ import { DEFAULT_SERVICE_NAME, RUNTIME, acknowledgeServerlessRules, rotatingKey,
 
 export { DEFAULT_SERVICE_NAME, DLQ_RETENTION, RUNTIME } from './shared';
 export { principalsFromStrings } from './pipeline/principals';
+export type { ContextProps } from './pipeline/context-props';
 
 /**
  * Settings of the pipeline ({@link PipelineSettings}, shared with the local
@@ -180,12 +183,32 @@ export class EmailPipeline extends Construct {
   public readonly attachmentsBucket: s3.Bucket;
   /** Customer-managed key (rotation on) of {@link attachmentsBucket}. */
   public readonly attachmentsKey: kms.Key;
+  /**
+   * This pipeline's path inside its stack (`Billing`, `Mail/Billing`): what `email-pipeline
+   * --pipeline` names. The pipeline's `Endpoints` output carries it.
+   */
+  public readonly pathInStack: string;
   readonly #grantUpload: (grantee: iam.IGrantable) => iam.Grant;
+  readonly #admitPublisher: (principal: iam.IPrincipal) => iam.Grant;
+
+  /**
+   * The pipeline's props from the CDK context of `scope` (cdk.json `context`, `-c
+   * emailPipeline:key=value`), read as the repository's app reads them: every `emailPipeline:`
+   * key is checked, an unknown one fails with the closest known key, `senderAddress` and
+   * `sesIdentity` are required, principal lists become principals. Spread it and override what
+   * your code sets: `new EmailPipeline(this, 'Mail', { ...EmailPipeline.propsFromContext(this),
+   * removalPolicy })`. Throws a SettingsError naming the key.
+   */
+  public static propsFromContext(scope: Construct): ContextProps {
+    return propsFromContext(scope);
+  }
 
   constructor(scope: Construct, id: string, props: EmailPipelineProps) {
     super(scope, id);
     const settings = resolveSettings(props);
     this.settings = settings;
+    // Nothing typed in the context is silently ignored: unknown keys throw, unapplied ones warn.
+    checkContextApplied(this, { ...props, ...settings }, (name) => name !== 'alarmEmail');
     const removalPolicy = props.removalPolicy ?? RemovalPolicy.RETAIN;
     this.serviceName = props.serviceName ?? DEFAULT_SERVICE_NAME;
     checkConstructOptions(props);
@@ -205,7 +228,7 @@ export class EmailPipeline extends Construct {
       subscriptionDeadLetterQueue: this.subscriptionDeadLetterQueue,
     });
     const publishers = props.publisherPrincipals ?? [new iam.AccountRootPrincipal()];
-    restrictPublishers(this.topic, publishers);
+    this.#admitPublisher = restrictPublishers(this.topic, publishers);
 
     // --- idempotency store ------------------------------------------------
     const store = buildIdempotencyStore(this, {
@@ -293,6 +316,13 @@ export class EmailPipeline extends Construct {
     this.node.addValidation(new DeliveryContractValidation(this, this.highPriorityQueue));
     // The ledger's buffer has the same contract: SNS envelope in, partial batch responses out.
     this.node.addValidation(new DeliveryContractValidation(this, this.ledger.bufferQueue));
+
+    // --- how the CLI finds this pipeline, in any stack, beside any other ------
+    this.pathInStack = pathInStack(this);
+    new CfnOutput(this, 'Endpoints', {
+      value: endpointsJson(this, PIPELINE_MARKER, this.pathInStack, pipelineEndpointValues(this)),
+      description: `Endpoints of the email pipeline ${this.pathInStack} (email-pipeline --stack STACK --pipeline ${this.pathInStack})`,
+    });
   }
 
   /**
@@ -301,6 +331,16 @@ export class EmailPipeline extends Construct {
    */
   public grantAttachmentUpload(grantee: iam.IGrantable): iam.Grant {
     return this.#grantUpload(grantee);
+  }
+
+  /**
+   * Lets `principal` publish to {@link topic} (and use its key to do so), beside
+   * `publisherPrincipals`: the topic policy's Deny exempts it too. An account
+   * (`AccountPrincipal`), a role or an `ArnPrincipal` (a role or user ARN); a role's
+   * sessions may publish.
+   */
+  public grantPublish(principal: iam.IPrincipal): iam.Grant {
+    return this.#admitPublisher(principal);
   }
 
   /**

@@ -401,13 +401,24 @@ describe('status function and endpoint', () => {
   test("has a small reserved concurrency, so a flood of lookups cannot take the send functions' concurrency", () => {
     const { template, stack, ledger } = defaults();
     const status = resource(template, idOf(stack, ledger.statusFunction)).Properties;
-    expect(status.ReservedConcurrentExecutions).toBe(LEDGER_FUNCTIONS.statusReservedConcurrency);
-    expect(LEDGER_FUNCTIONS.statusReservedConcurrency).toBeGreaterThanOrEqual(1);
-    expect(LEDGER_FUNCTIONS.statusReservedConcurrency).toBeLessThanOrEqual(10);
+    expect(status.ReservedConcurrentExecutions).toBe(stack.pipeline.settings.statusReservedConcurrency);
+    expect(stack.pipeline.settings.statusReservedConcurrency).toBeGreaterThanOrEqual(1);
+    expect(stack.pipeline.settings.statusReservedConcurrency).toBeLessThanOrEqual(10);
     // The send and ledger functions keep the account's unreserved pool (their event sources cap them).
     for (const fn of [stack.pipeline.sendFunction, ledger.ledgerFunction]) {
       expect(resource(template, idOf(stack, fn)).Properties.ReservedConcurrentExecutions).toBeUndefined();
     }
+  });
+
+  test('statusReservedConcurrency 0 reserves nothing, so an account on the default quota of 10 can deploy', () => {
+    const { template, stack } = synthesize({ statusReservedConcurrency: 0 });
+    const status = resource(template, idOf(stack, stack.pipeline.ledger.statusFunction)).Properties;
+    expect(status.ReservedConcurrentExecutions).toBeUndefined();
+    const other = synthesize({ statusReservedConcurrency: 2 });
+    expect(
+      resource(other.template, idOf(other.stack, other.stack.pipeline.ledger.statusFunction)).Properties
+        .ReservedConcurrentExecutions,
+    ).toBe(2);
   });
 
   test('is served on a function URL that requires SigV4 (AWS_IAM)', () => {

@@ -67,7 +67,9 @@ test('npm start serves the pipeline, dedupes a repeated key, refuses a second st
   await until('the ready banner', () => lines.some((l) => l.includes('Local email pipeline ready')), 90_000);
   expect(lines.join('\n')).toContain(`--endpoint-url http://127.0.0.1:${ports.SQS_PORT}`);
   // The commands it suggests reach this pipeline, not the one of the default state folder.
-  expect(lines.join('\n')).toContain(`or: LOCAL_STATE_DIR=${stateDir} npm run publish -- --to you@example.com`);
+  expect(lines.join('\n')).toContain(
+    `or: LOCAL_STATE_DIR=${stateDir} npm run -s publish-email -- --to you@example.com`,
+  );
 
   const outputs = JSON.parse(readFileSync(path.join(stateDir, 'outputs.json'), 'utf8')) as LocalOutputs;
   expect(Object.keys(outputs).sort()).toEqual(

@@ -29,12 +29,6 @@ export const LEDGER_FUNCTIONS = {
   ledgerTimeoutSeconds: 30,
   /** Status function: two GetItem at most. */
   statusTimeoutSeconds: 10,
-  /**
-   * Concurrency reserved for (and the most allowed to) the status function: a flood of status
-   * requests, signed by any principal allowed to call the URL, cannot take the account's
-   * concurrency from the send and ledger functions. Two GetItem each: 5 serve hundreds per second.
-   */
-  statusReservedConcurrency: 5,
   memorySizeMb: 256,
   batchSize: 10,
   maxBatchingWindowSeconds: 1,
@@ -199,7 +193,12 @@ export function buildStatusFunction(
     asset: 'status',
     logGroupName: props.logGroupName,
     timeoutSeconds: LEDGER_FUNCTIONS.statusTimeoutSeconds,
-    reservedConcurrency: LEDGER_FUNCTIONS.statusReservedConcurrency,
+    // A flood of status requests, signed by any principal allowed to call the URL, cannot take the
+    // account's concurrency from the send and ledger functions (two GetItem each: 5 serve hundreds
+    // per second). 0: none reserved, for accounts whose quota leaves nothing to reserve.
+    ...(props.settings.statusReservedConcurrency > 0
+      ? { reservedConcurrency: props.settings.statusReservedConcurrency }
+      : {}),
     description: 'GET /deliveries/{key}: the delivery status of a dedupe key; DELETE cancels one not yet sent',
     environment: {
       ...commonEnvironment(props),

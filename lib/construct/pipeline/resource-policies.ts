@@ -14,40 +14,45 @@ import { isRole, principalArn } from './principals';
 
 /**
  * Topic policy: the listed publishers may publish (and use the key to do
- * so); everyone else is denied, whatever their IAM policies say.
+ * so); everyone else is denied, whatever their IAM policies say. Returns a
+ * function that admits one more publisher later (`EmailPipeline.grantPublish`):
+ * it extends the same Deny's exemptions and grants the publish.
  */
-export function restrictPublishers(topic: sns.Topic, principals: readonly iam.IPrincipal[]): void {
+export function restrictPublishers(
+  topic: sns.Topic,
+  principals: readonly iam.IPrincipal[],
+): (principal: iam.IPrincipal) => iam.Grant {
   if (principals.length === 0) {
     throw new SettingsError('publisherPrincipals', [], 'must name at least one publisher');
   }
   const accounts: string[] = [];
   const arns: string[] = [];
-  for (const principal of principals) {
-    if (principal instanceof iam.AccountPrincipal) accounts.push(principal.accountId);
-    else if (principal instanceof iam.ArnPrincipal) arns.push(principal.arn);
-    else if (isRole(principal)) arns.push(principal.roleArn);
-    else {
+  const deny = new iam.PolicyStatement({
+    sid: 'OnlyConfiguredPublishers',
+    effect: iam.Effect.DENY,
+    principals: [new iam.AnyPrincipal()],
+    actions: ['sns:Publish'],
+    resources: [topic.topicArn],
+  });
+  const admit = (principal: iam.IPrincipal, setting: string): iam.Grant => {
+    if (principal instanceof iam.AccountPrincipal) {
+      accounts.push(principal.accountId);
+      deny.addCondition('StringNotEquals', { 'aws:PrincipalAccount': [...accounts] });
+    } else if (principal instanceof iam.ArnPrincipal || isRole(principal)) {
+      arns.push(isRole(principal) ? principal.roleArn : (principal as iam.ArnPrincipal).arn);
+      deny.addCondition('ArnNotEquals', { 'aws:PrincipalArn': [...arns] });
+    } else {
       throw new SettingsError(
-        'publisherPrincipals',
+        setting,
         principal.toString(),
         'each must be an account (AccountPrincipal, AccountRootPrincipal), a role or an ArnPrincipal',
       );
     }
-    topic.grantPublish(principal);
-  }
-  const conditions: Record<string, Record<string, string[]>> = {};
-  if (accounts.length > 0) conditions.StringNotEquals = { 'aws:PrincipalAccount': accounts };
-  if (arns.length > 0) conditions.ArnNotEquals = { 'aws:PrincipalArn': arns };
-  topic.addToResourcePolicy(
-    new iam.PolicyStatement({
-      sid: 'OnlyConfiguredPublishers',
-      effect: iam.Effect.DENY,
-      principals: [new iam.AnyPrincipal()],
-      actions: ['sns:Publish'],
-      resources: [topic.topicArn],
-      conditions,
-    }),
-  );
+    return topic.grantPublish(principal);
+  };
+  for (const principal of principals) admit(principal, 'publisherPrincipals');
+  topic.addToResourcePolicy(deny);
+  return (principal) => admit(principal, 'grantPublish');
 }
 
 /**
