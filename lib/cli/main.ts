@@ -18,6 +18,7 @@ import { printable, printableIo, printableLines } from './printable';
 import { publishCommand } from './publish-command';
 import { resendCommand } from './resend-command';
 import { statusCommand } from './status-command';
+import { verifyCommand } from './verify-command';
 
 const COMMANDS: readonly Command[] = [
   cancelCommand,
@@ -28,6 +29,7 @@ const COMMANDS: readonly Command[] = [
   resendCommand,
   resumeCommand,
   statusCommand,
+  verifyCommand,
 ];
 
 function topUsage(): string {

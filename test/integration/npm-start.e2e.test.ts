@@ -132,6 +132,16 @@ test('npm start serves the pipeline, dedupes a repeated key, refuses a second st
   expect(['sent', 'delivered']).toContain((await status('order-42')).status);
   expect(await status('never-published')).toEqual({ key: 'never-published', status: 'unknown', events: [] });
 
+  // npm run -s verify proves this pipeline as verify proves a deployed one: every check holds
+  // (CloudWatch's are skipped locally), the canary delivered with its Send and Delivery events trusted.
+  const VERIFY = npmScript('verify');
+  const verified = spawnSync(VERIFY.command, VERIFY.args, { cwd: REPO_ROOT, env, encoding: 'utf8', timeout: 120_000 });
+  expect({ status: verified.status, stderr: verified.stderr }).toMatchObject({ status: 0 });
+  expect(verified.stdout).toMatch(/^ok +sending is on/m);
+  expect(verified.stdout).toMatch(/^ok +dead-letter queues are empty/m);
+  expect(verified.stdout).toMatch(/^ok +a canary to SES’s mailbox simulator is delivered.*events: .*Send.*Delivery/m);
+  expect(verified.stdout).toMatch(/^skip +reputation metrics .*no CloudWatch/m);
+
   // A second start while this one runs says so and exits non-zero.
   const second = spawnSync(START.command, START.args, { cwd: REPO_ROOT, env, encoding: 'utf8', timeout: 30_000 });
   expect(second.status).toBe(1);

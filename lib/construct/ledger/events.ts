@@ -10,6 +10,7 @@ import type * as kms from 'aws-cdk-lib/aws-kms';
 import * as ses from 'aws-cdk-lib/aws-ses';
 import * as sns from 'aws-cdk-lib/aws-sns';
 import type { Construct } from 'constructs';
+import { CONFIGURATION_SET_DIMENSION } from '../../../lambdas/kernel/names';
 import type { ResolvedSettings } from '../../settings';
 import { rotatingKey } from '../shared';
 
@@ -47,8 +48,7 @@ export const SES_EVENT_METRIC = {
   renderingFailure: 'Rendering Failure',
 } as const;
 
-/** SES's auto-tag naming the configuration set of a send: the dimension of those counts. */
-export const CONFIGURATION_SET_DIMENSION = 'ses:configuration-set';
+export { CONFIGURATION_SET_DIMENSION } from '../../../lambdas/kernel/names';
 
 /** What {@link buildConfigurationSet} made (or found). */
 export interface LedgerConfigurationSet {
