@@ -100,7 +100,7 @@ test('reputation metrics only for the account fail: the alarms read the configur
 });
 
 test('without CloudWatch the metric and alarm checks are skipped with the reason, not failed', async () => {
-  const { reputation: _r, alarmsFiring: _a, ...local } = probes();
+  const local: VerifyProbes = { ...probes(), reputation: undefined, alarmsFiring: undefined };
   const results = await verifyPipeline({ ...local, skipReason: 'the local pipeline has no CloudWatch' }, options());
   expect(results.slice(3).map((r) => [r.status, r.detail])).toEqual([
     ['skip', 'the local pipeline has no CloudWatch'],
