@@ -776,18 +776,18 @@ describe('SES events counted in CloudWatch', () => {
   });
 });
 
-describe('README runbooks', () => {
-  const readme = fs.readFileSync(path.join(__dirname, '..', '..', 'README.md'), 'utf8');
+describe('runbooks in docs/operators.md', () => {
+  const guide = fs.readFileSync(path.join(__dirname, '..', '..', 'docs', 'operators.md'), 'utf8');
 
   test.each(ALARM_NAMES)('%s has a runbook section the alarm links to', (name) => {
     // GitHub's anchor of "#### Alarm: name" is "alarm-<name in lower case>".
-    expect(readme).toContain(`\n#### Alarm: ${name}\n`);
+    expect(guide).toContain(`\n#### Alarm: ${name}\n`);
     expect(runbookAnchor(name)).toBe(`alarm-${name.toLowerCase()}`);
   });
 
   test.each(ALARM_NAMES)('%s is in the alarm table with its default severity and datapoints', (name) => {
     const d = DEFAULT_ALARMS[name];
-    const row = readme.split('\n').find((l) => l.startsWith(`| [\`${name}\`](#${runbookAnchor(name)}) `));
+    const row = guide.split('\n').find((l) => l.startsWith(`| [\`${name}\`](#${runbookAnchor(name)}) `));
     expect(row).toBeDefined();
     const cells = row!.split('|').map((c) => c.trim());
     expect(cells[2]).toBe(d.severity);
