@@ -240,7 +240,7 @@ describe.each(NODES)('on Node $major (the registry’s node@$spec)', ({ major })
       const code = fs.readFileSync(path.join(outdir, assetPath ?? '', 'index.js'), 'utf8');
       // CommonJS with its SDK clients and Powertools inside (nothing left to resolve), not TypeScript;
       // without the SDK's default credential chain (its SSO step logs this line) and without the
-      // schemas of SES operations no handler calls (README, "As a construct in your own app").
+      // schemas of SES operations no handler calls (docs/design.md, "What the package ships").
       expect({
         commonJs: code.startsWith('"use strict";'),
         esmImports: /^\s*import .* from /m.test(code),
