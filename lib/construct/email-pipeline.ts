@@ -314,8 +314,8 @@ export class EmailPipeline extends Construct {
 
     this.node.addValidation(new DeliveryContractValidation(this, this.queue));
     this.node.addValidation(new DeliveryContractValidation(this, this.highPriorityQueue));
-    // The ledger's buffer has the same contract: SNS envelope in, partial batch responses out.
-    this.node.addValidation(new DeliveryContractValidation(this, this.ledger.bufferQueue));
+    // The ledger's buffer: EventBridge's events in (no subscription), partial batch responses out.
+    this.node.addValidation(new DeliveryContractValidation(this, this.ledger.bufferQueue, { fedBy: 'rule' }));
 
     // --- how the CLI finds this pipeline, in any stack, beside any other ------
     this.pathInStack = pathInStack(this);

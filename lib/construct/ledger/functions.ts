@@ -81,8 +81,8 @@ export interface LedgerFunction {
  * The ledger function, fed by the buffer: it reads a key's claim (whose attempt ids bind events to
  * sends), updates the ledger item and publishes status changes to the encrypted status topic; in
  * `scope` (the ledger). A second mapping, disabled, reads the buffer's DLQ: an operator redrives
- * that DLQ by enabling it, since nobody but the events topic may send to the buffer (its policy),
- * and the DLQ admits only the events topic and the buffer's own redrive, so reading it directly
+ * that DLQ by enabling it, since nobody but SES's events rule may send to the buffer (its policy),
+ * and the DLQ admits only the SES events rule and the buffer's own redrive, so reading it directly
  * opens no other way in.
  */
 export function buildLedgerFunction(
@@ -91,7 +91,6 @@ export function buildLedgerFunction(
     readonly logGroupName: string;
     readonly bufferQueue: sqs.IQueue;
     readonly bufferDeadLetterQueue: sqs.IQueue;
-    readonly eventsTopic: sns.ITopic;
     readonly deliveryStatusTopic: sns.ITopic;
     /** Encrypts the status topic. */
     readonly topicKey: kms.IKey;
@@ -112,7 +111,6 @@ export function buildLedgerFunction(
         tableName: props.table.tableName,
         deliveryStatusTopicArn: props.deliveryStatusTopic.topicArn,
         origin: {
-          eventsTopicArn: props.eventsTopic.topicArn,
           accountId: Stack.of(scope).account,
           configurationSetName: props.configurationSetName,
           senderRoleName: props.senderRole.roleName,

@@ -226,7 +226,7 @@ function operatorReasonMetrics(pipeline: EmailPipeline): Record<string, cw.IMetr
 
 /**
  * Emails the send function sent in a period in which the ledger recorded no SES event at all: the
- * event destination, the events topic, the buffer or the ledger function is broken, and every
+ * event destination, the events rule, the buffer or the ledger function is broken, and every
  * unknown-fate send of that time will be resent after the grace.
  */
 export function silentLedger(pipeline: EmailPipeline, period: Duration): cw.MathExpression {
