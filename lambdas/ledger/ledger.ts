@@ -8,7 +8,7 @@ import { BatchProcessor, EventType, processPartialResponse } from '@aws-lambda-p
 import type { Logger } from '@aws-lambda-powertools/logger';
 import { MetricUnit, type Metrics } from '@aws-lambda-powertools/metrics';
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { PublishCommand, type SNSClient } from '@aws-sdk/client-sns';
+import { GetTopicAttributesCommand, PublishCommand, type SNSClient } from '@aws-sdk/client-sns';
 import { bindingProblem, originProblem } from '../kernel/ledger/binding';
 import type { LedgerSettings } from '../kernel/environment';
 import {
@@ -29,7 +29,15 @@ export interface LedgerDeps {
   readonly sns: Pick<SNSClient, 'send'>;
   readonly logger: Logger;
   readonly metrics: Metrics;
+  /** Milliseconds since the epoch (tests pass their own clock). @default Date.now */
+  readonly now?: () => number;
 }
+
+/**
+ * How long the ledger trusts what it last learnt of the status topic's subscriptions: a new
+ * subscriber gets every change from at most this long after it subscribed.
+ */
+export const SUBSCRIBERS_CHECK_MS = 60_000;
 
 /** The report published for (and served about) a ledger item. */
 export function reportOf(item: StoredLedgerItem): DeliveryReport {
@@ -47,8 +55,32 @@ export function createLedgerHandler(
 ): (event: SQSEvent, context: Context) => Promise<SQSBatchResponse> {
   const { settings, dynamodb, sns, logger, metrics } = deps;
 
+  let subscribers: { readonly any: boolean; readonly at: number } | undefined;
+  const now = deps.now ?? Date.now;
+
+  /**
+   * Whether the status topic has a subscription (confirmed or pending), asked at most once a
+   * minute: a publish nobody receives costs as much as one somebody does (BENCHMARKS 5b). When
+   * SNS cannot say, the ledger publishes.
+   */
+  async function anyoneListening(topicArn: string): Promise<boolean> {
+    if (subscribers && now() - subscribers.at < SUBSCRIBERS_CHECK_MS) return subscribers.any;
+    try {
+      const { Attributes = {} } = await sns.send(new GetTopicAttributesCommand({ TopicArn: topicArn }));
+      const count = Number(Attributes.SubscriptionsConfirmed ?? 0) + Number(Attributes.SubscriptionsPending ?? 0);
+      subscribers = { any: !(count === 0), at: now() };
+    } catch (error) {
+      logger.warn('could not read the status topic subscriptions; publishing', {
+        error: error instanceof Error ? error.message : String(error),
+      });
+      subscribers = { any: true, at: now() };
+    }
+    return subscribers.any;
+  }
+
   async function publish(item: StoredLedgerItem): Promise<void> {
     if (!settings.deliveryStatusTopicArn) return;
+    if (!(await anyoneListening(settings.deliveryStatusTopicArn))) return;
     const report = reportOf(item);
     await sns.send(
       new PublishCommand({

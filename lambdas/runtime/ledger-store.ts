@@ -7,7 +7,8 @@
  * copies of the same events.
  *
  * Every write also sets `statusShard`, the partition key of the table's index by outcome
- * (LEDGER_STATUS_INDEX in the kernel's ledger/schema.ts).
+ * (LEDGER_STATUS_INDEX in the kernel's ledger/schema.ts), for the outcomes the index files, and
+ * removes it for the others (sent, delivered): the index is sparse.
  */
 import {
   ConditionalCheckFailedException,
@@ -19,7 +20,7 @@ import {
 import { marshall, unmarshall } from '@aws-sdk/util-dynamodb';
 import { claimEvidence, claimRecordId, type ClaimEvidence } from '../kernel/ledger/binding';
 import { eventId, eventsOf, merge, statusOf, STATUS_RANK, type ParsedSesEvent } from '../kernel/ledger/events';
-import { LEDGER_STATUS_INDEX, LEDGER_TABLE, statusShard, type LedgerItem } from '../kernel/ledger/schema';
+import { isIndexed, LEDGER_STATUS_INDEX, LEDGER_TABLE, statusShard, type LedgerItem } from '../kernel/ledger/schema';
 
 /** Bookkeeping attributes beside those of {@link LedgerItem}: never shown to readers. */
 export const LEDGER_INTERNAL = {
@@ -82,8 +83,9 @@ async function append(client: Client, tableName: string, parsed: ParsedSesEvent,
         'attribute_not_exists(#events) OR (NOT contains(#ids, :id) AND #lastAt < :at AND #rank <= :rank)',
       UpdateExpression:
         'SET #events = list_append(if_not_exists(#events, :empty), :event), #status = :status, #rank = :rank, ' +
-        '#lastAt = :at, #updatedAt = :at, #exp = :exp, #mid = if_not_exists(#mid, :mid), #shard = :shard ' +
-        'ADD #ids :idSet, #version :one',
+        '#lastAt = :at, #updatedAt = :at, #exp = :exp, #mid = if_not_exists(#mid, :mid)' +
+        (isIndexed(parsed.status) ? ', #shard = :shard' : ' REMOVE #shard') +
+        ' ADD #ids :idSet, #version :one',
       ExpressionAttributeNames: {
         '#events': 'events',
         '#ids': LEDGER_INTERNAL.eventIds,
@@ -97,7 +99,7 @@ async function append(client: Client, tableName: string, parsed: ParsedSesEvent,
         '#shard': LEDGER_STATUS_INDEX.partitionKey,
       },
       ExpressionAttributeValues: marshall({
-        ':shard': statusShard(parsed.key, parsed.status),
+        ...(isIndexed(parsed.status) ? { ':shard': statusShard(parsed.key, parsed.status) } : {}),
         ':id': parsed.id,
         ':at': event.at,
         ':rank': STATUS_RANK[parsed.status],
@@ -137,7 +139,7 @@ async function replace(
     [LEDGER_INTERNAL.rank]: STATUS_RANK[merged.status],
     [LEDGER_INTERNAL.eventIds]: new Set([...ids(old), parsed.id]),
     [LEDGER_INTERNAL.version]: (old.version ?? 0) + 1,
-    [LEDGER_STATUS_INDEX.partitionKey]: statusShard(parsed.key, merged.status),
+    [LEDGER_STATUS_INDEX.partitionKey]: isIndexed(merged.status) ? statusShard(parsed.key, merged.status) : undefined,
   };
   try {
     await client.send(
@@ -302,7 +304,9 @@ export async function recordPipelineEvent(
         ConditionExpression: ['attribute_not_exists(#status)', ...over].join(' OR '),
         UpdateExpression:
           'SET #events = list_append(if_not_exists(#events, :empty), :event), #status = :status, #rank = :rank, ' +
-          '#lastAt = :at, #updatedAt = :at, #exp = :exp, #shard = :shard ADD #ids :idSet, #version :one',
+          '#lastAt = :at, #updatedAt = :at, #exp = :exp' +
+          (isIndexed(change.status) ? ', #shard = :shard' : ' REMOVE #shard') +
+          ' ADD #ids :idSet, #version :one',
         ExpressionAttributeNames: {
           '#events': 'events',
           '#ids': LEDGER_INTERNAL.eventIds,
@@ -315,7 +319,7 @@ export async function recordPipelineEvent(
           '#shard': LEDGER_STATUS_INDEX.partitionKey,
         },
         ExpressionAttributeValues: marshall({
-          ':shard': statusShard(key, change.status),
+          ...(isIndexed(change.status) ? { ':shard': statusShard(key, change.status) } : {}),
           ':empty': [],
           ':event': [event],
           ':status': change.status,

@@ -54,7 +54,7 @@ export type DeliveryStatus = (typeof DELIVERY_STATUSES)[number];
 /**
  * The ledger table's index of keys by outcome (`email-pipeline deliveries`): partition
  * `statusShard` (`<outcome>#<shard>`, see {@link statusShard}), sort `updatedAt`, keys only.
- * Items without an outcome (a key released for a resend, not sent again yet) are not in it.
+ * Sparse: only keys whose outcome is one of {@link INDEXED_OUTCOMES} carry `statusShard`.
  */
 export const LEDGER_STATUS_INDEX = {
   indexName: 'by-status',
@@ -66,6 +66,27 @@ export const LEDGER_STATUS_INDEX = {
 
 /** What the index files a key under: its ledger status, or `dead-lettered` when only the dead-letter mark is there. */
 export type IndexedOutcome = LedgerStatus | 'dead-lettered';
+
+/**
+ * The outcomes the index files (what operators list: `email-pipeline deliveries --outcome`). `sent`
+ * and `delivered`, the outcome of nearly every email, are left out: indexing them cost three index
+ * writes per email for lists nobody reads by the million (BENCHMARKS 5b). A key whose status
+ * moves to one of them leaves the index.
+ */
+export const INDEXED_OUTCOMES: readonly IndexedOutcome[] = [
+  'delayed',
+  'bounced',
+  'complained',
+  'rejected',
+  'dead-lettered',
+  'scheduled',
+  'cancelled',
+];
+
+/** Whether keys with `outcome` are in the index. */
+export function isIndexed(outcome: IndexedOutcome): boolean {
+  return INDEXED_OUTCOMES.includes(outcome);
+}
 
 /** The index partition of `key` (a ledger key) with `outcome`: `<outcome>#<0..shards-1>`, stable per key. */
 export function statusShard(key: string, outcome: IndexedOutcome): string {

@@ -154,7 +154,8 @@ export function buildLedgerFunction(
   ledgerFunction.addToRolePolicy(
     new iam.PolicyStatement({
       sid: 'PublishStatusChanges',
-      actions: ['sns:Publish'],
+      // GetTopicAttributes: the ledger publishes only while the topic has a subscription.
+      actions: ['sns:Publish', 'sns:GetTopicAttributes'],
       resources: [props.deliveryStatusTopic.topicArn],
     }),
   );

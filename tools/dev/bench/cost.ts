@@ -14,7 +14,16 @@ export const PRICES = {
   dynamoDbPerWriteUnit: 0.625 / 1e6,
   dynamoDbPerReadUnit: 0.125 / 1e6,
   sesPerEmail: 0.1 / 1000,
+  /**
+   * SES's events on the default event bus: AWS service events are ingested and delivered to
+   * same-account targets free (https://aws.amazon.com/eventbridge/pricing/ names "AWS management
+   * events" free and "AWS opt-in data events" apart; SES's email events come only after a
+   * configuration set opts in, so {@link EVENTBRIDGE_IF_BILLED} is shown beside).
+   */
+  eventBridgePerSesEvent: 0,
 } as const;
+/** What SES's events would cost if EventBridge billed them as opt-in data events (custom-event price). */
+export const EVENTBRIDGE_IF_BILLED = 1.0 / 1e6;
 export const PRICES_RECORDED_ON = '2026-11-29';
 
 export interface CostInputs {
@@ -32,16 +41,18 @@ export interface CostInputs {
   readonly sqsRequestsPerMessage: number;
   /** The send ledger's inputs; none: the result has no ledger section. */
   readonly ledger?: LedgerCostInputs;
+  /** Writes to the shared rate lease per email (one container at npm start's defaults); none: not measured. */
+  readonly leaseWritesPerEmail?: number;
 }
 
-/** The send ledger's measured figures: SES events -> events topic -> buffer queue -> ledger function. */
+/** The send ledger's measured figures: SES events -> default event bus -> rule -> buffer queue -> ledger function. */
 export interface LedgerCostInputs {
   /** The ledger function's event source batch size and memory. */
   readonly batchSize: number;
   readonly memoryMb: number;
   /** Ledger handler wall-clock per full batch, ms. */
   readonly batchMs: number;
-  /** SES events per email: each one an SNS publish to the events topic and a buffer-queue message. */
+  /** SES events per email: each one an event on the default bus and a buffer-queue message. */
   readonly eventsPerEmail: number;
   /** SQS requests per event: receive + delete per batch. */
   readonly sqsRequestsPerEvent: number;
@@ -83,6 +94,14 @@ export interface CostResult {
   readonly ledger?: LedgerCostResult;
   /** totalOn plus the ledger subtotal, when its inputs were given. */
   readonly totalWithLedger?: number;
+  /** The rate lease's writes per million emails, when measured. */
+  readonly rateLease?: number;
+  /** Everything the pipeline adds to SES: dedupe, the ledger and the rate lease, per million emails. */
+  readonly totalOverhead: number;
+  /** totalOverhead / SES cost (0.03 is 3 %). */
+  readonly totalOverheadShareOfSes: number;
+  /** The same share if EventBridge billed SES's events ({@link EVENTBRIDGE_IF_BILLED} each). */
+  readonly totalOverheadShareIfEventsBilled?: number;
 }
 
 const EMAILS = 1e6;
@@ -98,7 +117,7 @@ function ledgerLines(inputs: LedgerCostInputs): CostLine[] {
   const events = EMAILS * inputs.eventsPerEmail;
   const invocations = events / inputs.batchSize;
   return [
-    { item: 'SNS Publish (SES events)', usd: events * PRICES.snsPerPublish },
+    { item: 'EventBridge (SES events, AWS service events)', usd: events * PRICES.eventBridgePerSesEvent },
     { item: 'SQS requests (buffer queue)', usd: events * inputs.sqsRequestsPerEvent * PRICES.sqsPerRequest },
     { item: 'Lambda requests (ledger)', usd: invocations * PRICES.lambdaPerRequest },
     { item: 'Lambda duration (ledger)', usd: lambdaDuration(invocations, inputs.batchMs, inputs.memoryMb) },
@@ -145,6 +164,10 @@ export function costModel(inputs: CostInputs): CostResult {
   const totalOff = totalOn - ddb - lambdaTime(inputs.batchMsOn) + lambdaTime(inputs.batchMsOff);
   const dedupeOverhead = ddb + lambdaTime(inputs.batchMsOn) - lambdaTime(inputs.batchMsOff);
   const ledgerSubtotal = inputs.ledger ? ledgerLines(inputs.ledger).reduce((sum, line) => sum + line.usd, 0) : 0;
+  const rateLease =
+    inputs.leaseWritesPerEmail !== undefined ? emails * inputs.leaseWritesPerEmail * PRICES.dynamoDbPerWriteUnit : 0;
+  const totalOverhead = dedupeOverhead + ledgerSubtotal + rateLease;
+  const eventsBilled = inputs.ledger ? emails * inputs.ledger.eventsPerEmail * EVENTBRIDGE_IF_BILLED : undefined;
   return {
     inputs,
     pricesRecordedOn: PRICES_RECORDED_ON,
@@ -163,6 +186,12 @@ export function costModel(inputs: CostInputs): CostResult {
     },
     ...(inputs.ledger
       ? { ledger: ledgerCostModel(inputs.ledger), totalWithLedger: money(totalOn + ledgerSubtotal) }
+      : {}),
+    ...(inputs.leaseWritesPerEmail !== undefined ? { rateLease: money(rateLease) } : {}),
+    totalOverhead: money(totalOverhead),
+    totalOverheadShareOfSes: round(totalOverhead / ses, 4),
+    ...(eventsBilled !== undefined
+      ? { totalOverheadShareIfEventsBilled: round((totalOverhead + eventsBilled) / ses, 4) }
       : {}),
   };
 }

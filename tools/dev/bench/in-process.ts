@@ -105,6 +105,8 @@ export interface InProcessStack {
   readonly endpoints: EmulatorEndpoints;
   readonly settings: ResolvedSettings;
   readonly handlerSettings: HandlerSettings;
+  /** The send function's whole environment, as the construct writes it (every reader takes it). */
+  readonly environment: Readonly<Record<string, string>>;
   readonly resources: LocalResources;
   readonly counter: DynamoDbRequestCounter;
 }
@@ -116,8 +118,9 @@ export async function createInProcessStack(
 ): Promise<InProcessStack> {
   const clients = emulatorClients(endpoints);
   const resources = await createResources(clients, settings, name).finally(() => clients.destroy());
-  const handlerSettings = readSettings(handlerEnvironment(settings, handlerRefs(resources)));
-  return { endpoints, settings, handlerSettings, resources, counter: new DynamoDbRequestCounter() };
+  const environment = handlerEnvironment(settings, handlerRefs(resources));
+  const handlerSettings = readSettings(environment);
+  return { endpoints, settings, handlerSettings, environment, resources, counter: new DynamoDbRequestCounter() };
 }
 
 /**
@@ -154,10 +157,9 @@ export function newHandler(stack: InProcessStack, options: HandlerOptions): { in
   const logger = new Logger({ logLevel: 'SILENT' });
   const metrics = new Metrics({ namespace: 'Bench', serviceName: 'bench' });
   const confirm = createSendConfirmation({
-    settings: readConfirmSettings(
-      { LEDGER_TABLE_NAME: stack.resources.ledger.tableName },
-      stack.handlerSettings.dedupeWindowSeconds,
-    ),
+    // The environment the construct writes, not a hand-picked part of it: a variable the function
+    // comes to require cannot break the benchmark unseen.
+    settings: readConfirmSettings(stack.environment, stack.handlerSettings.dedupeWindowSeconds),
     persistence: persistenceStore,
     dynamodb,
     logger,

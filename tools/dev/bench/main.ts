@@ -64,16 +64,21 @@ import { loadLocalSettings } from '../local/settings';
 import { LEDGER_FUNCTIONS } from '../../../lib/construct/ledger/send-ledger';
 import type { ResolvedSettings } from '../../../lib/settings';
 
-const THROUGHPUT_MESSAGES = Number(process.env.BENCH_MESSAGES ?? 2000);
-const THROUGHPUT_ROUNDS = 4; // on, off, off, on, on, off, off, on
+/**
+ * `--quick` (what CI runs, so the benchmark cannot break unseen): every section, on fewer messages
+ * and rounds. Its figures are a smoke test, not the ones BENCHMARKS.md quotes.
+ */
+const QUICK = process.argv.includes('--quick');
+const THROUGHPUT_MESSAGES = Number(process.env.BENCH_MESSAGES ?? (QUICK ? 100 : 2000));
+const THROUGHPUT_ROUNDS = QUICK ? 1 : 4; // on, off, off, on, on, off, off, on
 const CONSUMERS = 2;
 const DYNAMODB_MESSAGES = 100;
 const SES_LATENCY_MS = 100;
-const BATCH_REPETITIONS = 7;
-const INIT_RUNS = 15;
+const BATCH_REPETITIONS = QUICK ? 2 : 7;
+const INIT_RUNS = QUICK ? 3 : 15;
 /** The ledger measurement: emails per round (Send + Delivery each) and timed rounds after a warm-up. */
 const LEDGER_EMAILS_PER_ROUND = 50;
-const LEDGER_ROUNDS = 5;
+const LEDGER_ROUNDS = QUICK ? 1 : 5;
 const LEDGER_OPTIONS = {
   batchSize: LEDGER_FUNCTIONS.batchSize,
   memoryMb: LEDGER_FUNCTIONS.memorySizeMb,
@@ -83,7 +88,7 @@ const LEDGER_OPTIONS = {
 const LEDGER_FILE = path.join(LOCAL_DIR, 'bench-ledger.json');
 
 /** Client CPU (6): fresh processes per variant; records measured as a new container; warm-up, then the steady window. */
-const CPU_RUNS = Number(process.env.BENCH_CPU_RUNS ?? 3);
+const CPU_RUNS = Number(process.env.BENCH_CPU_RUNS ?? (QUICK ? 1 : 3));
 const CPU_FIRST_RECORDS = 100;
 const CPU_WARM_UP_RECORDS = 1500;
 const CPU_STEADY_RECORDS = 1000;
@@ -156,6 +161,8 @@ async function pacingMain(): Promise<void> {
 /** The traffic benchmark (traffic.ts): rate use with 1, 2 and maxConcurrency containers, and latency per lane. */
 const TRAFFIC_RATE = Number(process.env.BENCH_TRAFFIC_RATE ?? 14);
 const TRAFFIC_RATE_EMAILS = Number(process.env.BENCH_TRAFFIC_RATE_EMAILS ?? 400);
+/** 5c: emails of the burst whose lease writes the cost counts. */
+const LEASE_EMAILS = Number(process.env.BENCH_LEASE_EMAILS ?? (QUICK ? 40 : 200));
 const TRAFFIC_BURST = Number(process.env.BENCH_TRAFFIC_BURST ?? 1000);
 const TRAFFIC_HIGH = Number(process.env.BENCH_TRAFFIC_HIGH ?? 20);
 const TRAFFIC_HIGH_EVERY = Number(process.env.BENCH_TRAFFIC_HIGH_EVERY ?? 2);
@@ -358,6 +365,14 @@ async function bench(mode: string | undefined): Promise<void> {
     const clientCpuResult = await section('clientCpu', bundles.consumer, () =>
       clientCpu(emulators.endpoints, settings),
     );
+    step(`5c: the rate lease's writes per email (${LEASE_EMAILS} emails, 1 container, npm start's defaults)`);
+    const lease = await section('lease', bundles.consumer, () =>
+      measureRateUse(
+        { endpoints: emulators.endpoints, bundles, settings: loadLocalSettings({ maxSendRate: TRAFFIC_RATE }) },
+        1,
+        LEASE_EMAILS,
+      ),
+    );
     step(
       `1: throughput (${THROUGHPUT_MESSAGES} messages, ${CONSUMERS} consumers, warm-up + ${THROUGHPUT_ROUNDS * 2} runs)`,
     );
@@ -373,7 +388,7 @@ async function bench(mode: string | undefined): Promise<void> {
     );
     result = {
       date: new Date().toISOString(),
-      command: 'npm run bench',
+      command: QUICK ? 'npm run bench -- --quick' : 'npm run bench',
       machine: machine(),
       throughput,
       dynamodbRequests,
@@ -381,6 +396,7 @@ async function bench(mode: string | undefined): Promise<void> {
       bundle,
       ledger,
       clientCpu: clientCpuResult,
+      lease,
     };
   } finally {
     await emulators.stop();
@@ -401,6 +417,7 @@ async function bench(mode: string | undefined): Promise<void> {
     // The mapping: one ReceiveMessage and one DeleteMessageBatch per batch, plus retries' visibility changes.
     sqsRequestsPerMessage: 2 / settings.batchSize + result.throughput.visibilityChangesPerMessage,
     ledger: ledgerCostInputs(result.ledger),
+    leaseWritesPerEmail: result.lease.leaseWritesPerEmail,
   });
   const full: BenchResult = {
     ...result,
@@ -411,12 +428,16 @@ async function bench(mode: string | undefined): Promise<void> {
   await mkdir(path.dirname(RESULT_FILE), { recursive: true });
   await writeFile(RESULT_FILE, `${JSON.stringify(full, null, 2)}\n`);
   console.log(formatTable(full));
+  console.log(
+    `\ncost.totalOverheadShareOfSes ${full.cost.totalOverheadShareOfSes} (dedupe ${full.cost.dedupeOverhead}, ledger ${full.cost.ledger?.subtotal ?? 0}, rate lease ${full.cost.rateLease ?? 0} USD per million emails)`,
+  );
   warnIfNoisy();
   console.log(`\nWrote ${path.relative(process.cwd(), RESULT_FILE)}`);
 }
 
 /** Runs the benchmark named by the first argument (none: the dedupe benchmark) and exits. */
-export function main(args: readonly string[] = process.argv.slice(2)): Promise<void> {
+export function main(given: readonly string[] = process.argv.slice(2)): Promise<void> {
+  const args = given.filter((arg) => arg !== '--quick');
   // `--only NAME` is the same as `NAME`.
   return bench(args[0] === '--only' ? args[1] : args[0]).then(
     () => process.exit(0),

@@ -8,6 +8,7 @@ import type { CountedCommand, DynamoDbRequestsResult } from './dynamodb-requests
 import type { ClientCpuFigures, ClientCpuResult } from './client-cpu';
 import type { LedgerBenchResult } from './ledger';
 import type { ThroughputResult } from './throughput';
+import type { RateUseResult } from './traffic';
 
 export interface Machine {
   readonly nproc: number;
@@ -30,6 +31,8 @@ export interface BenchResult {
   readonly bundle: BundleResult;
   readonly ledger: LedgerBenchResult;
   readonly clientCpu: ClientCpuResult;
+  /** 5c: a burst through one container at npm start's defaults, for the rate lease's writes per email. */
+  readonly lease: RateUseResult;
   readonly cost: CostResult;
 }
 
@@ -61,7 +64,7 @@ function ledgerRows(l: LedgerBenchResult, c: LedgerCostResult): Row[] {
   return [
     [
       '5b ledger',
-      'lifecycle per email (SES publishes to the events topic)',
+      'lifecycle per email (SES events through the default event bus)',
       `${l.lifecycle.join(' + ')} (${l.eventsPerEmail})`,
     ],
     [
@@ -210,6 +213,30 @@ function rows(r: BenchResult): Row[] {
     ...(c.ledger ? ledgerRows(r.ledger, c.ledger) : []),
     ...(c.totalWithLedger !== undefined
       ? [['5b cost/1M', 'total with the ledger (dedupe on)', usd(c.totalWithLedger)] as Row]
+      : []),
+    ...(c.rateLease !== undefined
+      ? [
+          [
+            '5c lease',
+            'rate lease writes per email (1 container, npm start defaults)',
+            String(c.inputs.leaseWritesPerEmail),
+          ] as Row,
+          ['5c cost/1M', 'rate lease (DynamoDB)', usd(c.rateLease)] as Row,
+        ]
+      : []),
+    [
+      'cost',
+      'totalOverheadShareOfSes: dedupe + ledger + lease',
+      `${(c.totalOverheadShareOfSes * 100).toFixed(2)}% (${usd(c.dedupeOverhead)} + ${usd(c.ledger?.subtotal ?? 0)} + ${usd(c.rateLease ?? 0)} = ${usd(c.totalOverhead)} of SES's ${usd(c.perMillionDuplicates.sesIfSent)})`,
+    ],
+    ...(c.totalOverheadShareIfEventsBilled !== undefined
+      ? [
+          [
+            'cost',
+            'the same if EventBridge billed SES events ($1/M)',
+            `${(c.totalOverheadShareIfEventsBilled * 100).toFixed(2)}%`,
+          ] as Row,
+        ]
       : []),
     [
       '',
