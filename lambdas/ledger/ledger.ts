@@ -21,7 +21,14 @@ import {
 } from '../kernel/ledger/events';
 import { LEDGER_METRIC } from '../kernel/names';
 import { shownEvent, type DeliveryReport } from '../kernel/ledger/schema';
-import { readClaimEvidence, readLedgerItem, recordEvent, type StoredLedgerItem } from '../runtime/ledger-store';
+import {
+  readClaimEvidence,
+  readLedgerItem,
+  recordBoundEvent,
+  recordEvent,
+  type RecordResult,
+  type StoredLedgerItem,
+} from '../runtime/ledger-store';
 
 export interface LedgerDeps {
   readonly settings: LedgerSettings;
@@ -94,8 +101,8 @@ export function createLedgerHandler(
     );
   }
 
-  async function record(parsed: ParsedSesEvent, sqsMessageId: string): Promise<void> {
-    const result = await recordEvent(dynamodb, settings.tableName, parsed, settings.retentionSeconds);
+  async function record(parsed: ParsedSesEvent, sqsMessageId: string, bound?: RecordResult): Promise<void> {
+    const result = bound ?? (await recordEvent(dynamodb, settings.tableName, parsed, settings.retentionSeconds));
     const status = result.item.status;
     const fields = {
       dedupeKey: parsed.key,
@@ -160,6 +167,15 @@ export function createLedgerHandler(
       throw error;
     }
     if (!parsed) return; // an event type the ledger does not record (Open, Click)
+    // The usual case after a Send: the event's attempt is already bound on the item, so one
+    // conditional write records it (no claim read). Its origin is checked first all the same.
+    if (!originProblem({ ...parsed.origin, ...envelope }, settings.trust.origin)) {
+      const bound = await recordBoundEvent(dynamodb, settings.tableName, parsed, settings.retentionSeconds);
+      if (bound) {
+        await record(parsed, sqsRecord.messageId, bound);
+        return;
+      }
+    }
     const problem = await untrusted(parsed, envelope);
     if (problem) {
       // Not evidence of any send of ours: recording it could stop a send or rewrite a status.

@@ -32,6 +32,12 @@ export const LEDGER_INTERNAL = {
   rank: 'statusRank',
   /** Writes so far; the merge path writes only over the version it read. */
   version: 'version',
+  /**
+   * String set of the attempt ids whose `Send` event the ledger recorded (each passed the binding
+   * check against its claim): a later event of the same attempt and SES message id is recorded by
+   * one conditional write on them, without reading the claim again ({@link recordBoundEvent}).
+   */
+  boundAttempts: 'boundAttempts',
 } as const;
 
 /** A stored item as read back (schema fields plus bookkeeping). */
@@ -71,22 +77,41 @@ function ids(item: StoredLedgerItem | undefined): ReadonlySet<string> {
   ]);
 }
 
-/** Appends the event when it comes after everything recorded and ranks at least as high. */
-async function append(client: Client, tableName: string, parsed: ParsedSesEvent, retentionSeconds: number) {
+/** Whether recording `parsed` binds its attempt (a bound `Send`: later events of it need no claim read). */
+function bindsAttempt(parsed: ParsedSesEvent): parsed is ParsedSesEvent & { readonly attemptId: string } {
+  return parsed.event.type === 'Send' && parsed.attemptId !== undefined;
+}
+
+/**
+ * Appends the event when it comes after everything recorded and ranks at least as high. With
+ * `boundOnly`, only onto an item that already holds the `Send` of the event's attempt, of the
+ * event's SES message: the event is then bound to a send without reading its claim.
+ */
+async function append(
+  client: Client,
+  tableName: string,
+  parsed: ParsedSesEvent,
+  retentionSeconds: number,
+  boundOnly = false,
+) {
   const { event } = parsed;
   const expiration = Math.floor(Date.parse(event.at) / 1000) + retentionSeconds;
+  const after = 'NOT contains(#ids, :id) AND #lastAt < :at AND #rank <= :rank';
+  const add = ['#ids :idSet', '#version :one', ...(bindsAttempt(parsed) ? ['#bound :attempt'] : [])];
   return client.send(
     new UpdateItemCommand({
       TableName: tableName,
       Key: marshall({ [LEDGER_TABLE.partitionKey]: parsed.key }),
-      ConditionExpression:
-        'attribute_not_exists(#events) OR (NOT contains(#ids, :id) AND #lastAt < :at AND #rank <= :rank)',
+      ConditionExpression: boundOnly
+        ? `contains(#bound, :attemptId) AND #mid = :mid AND ${after}`
+        : `attribute_not_exists(#events) OR (${after})`,
       UpdateExpression:
         'SET #events = list_append(if_not_exists(#events, :empty), :event), #status = :status, #rank = :rank, ' +
         '#lastAt = :at, #updatedAt = :at, #exp = :exp, #mid = if_not_exists(#mid, :mid)' +
         (isIndexed(parsed.status) ? ', #shard = :shard' : ' REMOVE #shard') +
-        ' ADD #ids :idSet, #version :one',
+        ` ADD ${add.join(', ')}`,
       ExpressionAttributeNames: {
+        ...(boundOnly || bindsAttempt(parsed) ? { '#bound': LEDGER_INTERNAL.boundAttempts } : {}),
         '#events': 'events',
         '#ids': LEDGER_INTERNAL.eventIds,
         '#lastAt': LEDGER_INTERNAL.lastAt,
@@ -110,11 +135,23 @@ async function append(client: Client, tableName: string, parsed: ParsedSesEvent,
         ':mid': event.sesMessageId,
         ':idSet': new Set([parsed.id]),
         ':one': 1,
+        ...(bindsAttempt(parsed) ? { ':attempt': new Set([parsed.attemptId]) } : {}),
+        ...(boundOnly ? { ':attemptId': parsed.attemptId ?? '' } : {}),
       }),
       ReturnValues: 'ALL_NEW',
       ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
     }),
   );
+}
+
+/** The attempts bound on `old`, with the event's own when it binds one (undefined for none: no empty set). */
+function boundAttemptsAfter(old: StoredLedgerItem, parsed: ParsedSesEvent): ReadonlySet<string> | undefined {
+  const stored = old[LEDGER_INTERNAL.boundAttempts] as Iterable<string> | undefined;
+  const all = new Set([
+    ...(stored && typeof stored !== 'string' && Symbol.iterator in Object(stored) ? stored : []),
+    ...(bindsAttempt(parsed) ? [parsed.attemptId] : []),
+  ]);
+  return all.size > 0 ? all : undefined;
 }
 
 /** Writes the merged item over exactly the version it was merged from. */
@@ -140,6 +177,7 @@ async function replace(
     [LEDGER_INTERNAL.eventIds]: new Set([...ids(old), parsed.id]),
     [LEDGER_INTERNAL.version]: (old.version ?? 0) + 1,
     [LEDGER_STATUS_INDEX.partitionKey]: isIndexed(merged.status) ? statusShard(parsed.key, merged.status) : undefined,
+    [LEDGER_INTERNAL.boundAttempts]: boundAttemptsAfter(old, parsed),
   };
   try {
     await client.send(
@@ -195,6 +233,31 @@ export async function recordEvent(
     if (item) return { recorded: true, item, requests, ...(previousStatus ? { previousStatus } : {}) };
   }
   throw new Error(`ledger: key ${parsed.key} kept changing under ${MAX_MERGE_ATTEMPTS} merge attempts`);
+}
+
+/**
+ * Records an event of an attempt whose `Send` the ledger already holds, of that send's SES
+ * message, after everything recorded: one conditional write, no claim read (the `Send` was bound
+ * to the claim when it was recorded). Resolves undefined when the item does not qualify (no such
+ * `Send` yet, another message, an event out of order or a copy): the caller then checks the
+ * binding against the claim and records through {@link recordEvent}.
+ */
+export async function recordBoundEvent(
+  client: Client,
+  tableName: string,
+  parsed: ParsedSesEvent,
+  retentionSeconds: number,
+): Promise<RecordResult | undefined> {
+  if (parsed.attemptId === undefined || parsed.event.type === 'Send') return undefined;
+  try {
+    const { Attributes } = await append(client, tableName, parsed, retentionSeconds, true);
+    const item = unmarshalled(Attributes) ?? { key: parsed.key };
+    const previousStatus = statusOf(eventsOf(item).slice(0, -1));
+    return { recorded: true, item, requests: 1, ...(previousStatus ? { previousStatus } : {}) };
+  } catch (error) {
+    if (error instanceof ConditionalCheckFailedException) return undefined;
+    throw error;
+  }
 }
 
 /** Reads a key's ledger item (strongly consistent), or undefined when there is none or it expired. */

@@ -92,7 +92,7 @@ export async function releaseKey(target: ReleaseTarget, release: Release): Promi
       // The status starts over: the next SES event of the new send appends (rank 0, time after the resend).
       UpdateExpression:
         'SET #events = list_append(if_not_exists(#events, :empty), :event), #lastAt = :at, #rank = :zero, ' +
-        '#updatedAt = :at, #exp = if_not_exists(#exp, :exp) REMOVE #status, #shard ADD #version :one',
+        '#updatedAt = :at, #exp = if_not_exists(#exp, :exp) REMOVE #status, #shard, #bound ADD #version :one',
       // Bookkeeping names as LEDGER_INTERNAL in lambdas/runtime/ledger-store.ts (which this CLI does not load).
       ExpressionAttributeNames: {
         '#events': 'events',
@@ -103,6 +103,8 @@ export async function releaseKey(target: ReleaseTarget, release: Release): Promi
         '#status': 'status',
         '#shard': LEDGER_STATUS_INDEX.partitionKey,
         '#version': 'version',
+        // A new send starts over: no later event is bound without its claim (boundAttempts).
+        '#bound': 'boundAttempts',
       },
       ExpressionAttributeValues: {
         ':empty': [],
