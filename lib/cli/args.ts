@@ -56,3 +56,11 @@ export function wholeNumber(name: string, raw: string | undefined, min: number, 
   }
   return value;
 }
+
+/**
+ * Says on stderr that an old spelling was used and what replaces it. The old spellings keep
+ * working (scripts do not break), with this warning, until a major version removes them.
+ */
+export function deprecated(io: Pick<Io, 'err'>, old: string, replacement: string): void {
+  io.err(`email-pipeline: ${old} is deprecated: use ${replacement} (the old spelling goes in a future major version)`);
+}
