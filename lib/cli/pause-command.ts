@@ -162,8 +162,11 @@ function pausing(name: 'pause' | 'resume', usage: string, summary: string): Comm
       for (const line of formatPauseState(state, target.description)) io.out(line);
       if (!show && name === 'pause') {
         io.err(
-          `Sending has stopped: ${state.sources.length} event source(s) of the send function are Disabled. ` +
-            'Nothing is sent until email-pipeline resume.',
+          state.sources.length === 0 && target.local
+            ? 'No send consumer of the local pipeline runs (or its consumers predate this version: restart npm start ' +
+                'so that pause can wait for them). Nothing is sent until email-pipeline resume.'
+            : `Sending has stopped: ${state.sources.length} event source(s) of the send function are Disabled. ` +
+                'Nothing is sent until email-pipeline resume.',
         );
       }
       if (name === 'resume') {
