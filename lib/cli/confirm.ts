@@ -16,9 +16,8 @@ export const CONFIRM_OPTIONS = {
 export const CONFIRM_SYNOPSIS = '[--yes | --dry-run]';
 
 /** What the help of such a command says about them. */
-export const CONFIRM_HELP =
-  'It asks before it changes anything (y/N); --yes goes ahead without asking (needed with no terminal,\n' +
-  'as in CI), --dry-run says what it would do and changes nothing.';
+export const CONFIRM_HELP = `It asks before it changes anything (y/N); --yes goes ahead without asking (needed with
+no terminal to ask on, as in CI); --dry-run says what it would do and changes nothing.`;
 
 /** How a command that changes something for good goes on. */
 export type Consent = 'dry-run' | 'yes' | 'ask';

@@ -11,7 +11,7 @@
 import { deprecated, parseCommand, wholeNumber } from './args';
 import { ERROR_CODE_NAMES, knownCode } from './codes';
 import type { Command, Io } from './command';
-import { consent, CONFIRM_HELP, CONFIRM_OPTIONS } from './confirm';
+import { consent, CONFIRM_OPTIONS } from './confirm';
 import { DEFAULT_STALL_SECONDS, dlqName, operate, QUEUES, type DlqOptions, type QueueName } from './dlq-operations';
 import { awsFailure, suggestion, UsageError } from './errors';
 import {
@@ -27,6 +27,20 @@ import {
 const LEDGER_REDRIVE_CONCURRENCY = 2;
 
 const T = TARGET_SYNOPSIS;
+
+/** Words joined by ", " in lines of at most 100 characters, the first `indent` characters shorter. */
+function wrapped(words: readonly string[], indent: number): string {
+  const lines: string[] = [];
+  let line = '';
+  for (const word of words) {
+    const next = line ? `${line}, ${word}` : word;
+    if (line && next.length + (lines.length === 0 ? indent : 0) > 99) {
+      lines.push(`${line},`);
+      line = word;
+    } else line = next;
+  }
+  return [...lines, line].join('\n');
+}
 
 export const DLQ_USAGE = `Usage: email-pipeline dlq list      [--summary | --code C | --key K...] [--max N] [--json] [--queue Q] ${T}
        email-pipeline dlq redrive   (--code C | --key K...) [--max N] [--force] [--yes | --dry-run] [--json] [--queue Q] ${T}
@@ -52,9 +66,10 @@ redrive --queue ledger never sends to the ledger's buffer (only the events topic
 ledger function's own mapping of the ledger DLQ until the DLQ is empty, or has not shrunk for --stall
 seconds (default ${DEFAULT_STALL_SECONDS}: events the function fails on return to the DLQ), then disables it (also on Ctrl-C).
 delete removes the selected messages for good (also to remove a person's data); purge removes all.
-redrive, delete and purge: ${CONFIRM_HELP.replace(/\n/g, '\n  ')}
+redrive, delete and purge ask before they change anything (y/N); --yes goes ahead without asking
+(needed with no terminal to ask on, as in CI); --dry-run says what they would do and changes nothing.
 --json prints one JSON object per message listed, per task, or for what was done.
-Error codes (--code): ${ERROR_CODE_NAMES.join(', ')}.
+Error codes (--code): ${wrapped(ERROR_CODE_NAMES, 'Error codes (--code): '.length)}.
 
 ${TARGET_HELP}`;
 

@@ -47,8 +47,8 @@ and the high-priority queue), every message waits there with its receive count u
 nothing fails and nothing is dead-lettered. A batch already received finishes first: pause
 returns once sending has stopped (every event source mapping Disabled; locally every consumer
 has acknowledged), so nothing published after it returns is sent before email-pipeline resume.
---timeout bounds that wait (default ${DEFAULT_STOP_TIMEOUT_SECONDS} s; exit 1 when it is not stopped by then, the
-pause still asked for). The queue's retention bounds how long a pause may last, and a message
+--timeout bounds that wait (default ${DEFAULT_STOP_TIMEOUT_SECONDS} s; when sending has not stopped by then, exit 1,
+the pause still asked for). The queue's retention bounds how long a pause may last, and a message
 already retrying keeps its retry budget's clock running (README: Pausing).
 --show only says whether sending is paused, and each event source's state.
 

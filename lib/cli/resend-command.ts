@@ -35,7 +35,8 @@ failed to render, a suppressed address taken off the list): releases the key (de
 completed send record; never while a send holds it), records who, when and why in its timeline
 (email-pipeline status shows it), then redrives its dead letter if the DLQ holds one, or says how
 to publish the same message again. A command about one key takes it as its argument; only dlq
-selects by --key. ${CONFIRM_HELP}
+selects by --key.
+${CONFIRM_HELP}
 --json prints what was done as one JSON object.
 
 ${TARGET_HELP}`;
