@@ -38,7 +38,7 @@ export const deliveriesCommand: Command = {
   summary: 'the keys with an outcome (sent, delivered, bounced, dead-lettered, ...)',
   usage: USAGE,
   async run(argv: readonly string[], io: Io): Promise<void> {
-    const parsed = parseCommand(argv, OPTIONS, USAGE, io);
+    const parsed = parseCommand(argv, OPTIONS, USAGE, io, ['status']);
     if (!parsed) return;
     const { values, positionals } = parsed;
     if (positionals.length > 0) throw new UsageError(`unexpected argument "${positionals[0] ?? ''}"`, USAGE);

@@ -128,7 +128,7 @@ export function dlqOptions(
   argv: readonly string[],
   io: Pick<Io, 'out' | 'err' | 'interactive'>,
 ): { sub: Subcommand; options: DlqOptions; target: TargetOptions } | undefined {
-  const parsed = parseCommand(argv, OPTIONS, DLQ_USAGE, io);
+  const parsed = parseCommand(argv, OPTIONS, DLQ_USAGE, io, ['yes-delete-all-messages']);
   if (!parsed) return undefined;
   const { values: given, positionals } = parsed;
   const [word, ...extra] = positionals;

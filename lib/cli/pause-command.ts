@@ -126,7 +126,7 @@ function pausing(name: 'pause' | 'resume', usage: string, summary: string): Comm
     summary,
     usage,
     async run(argv: readonly string[], io: Io): Promise<void> {
-      const parsed = parseCommand(argv, OPTIONS, usage, io);
+      const parsed = parseCommand(argv, OPTIONS, usage, io, ['status']);
       if (!parsed) return;
       const { values, positionals } = parsed;
       if (positionals.length > 0) throw new UsageError(`unexpected argument "${positionals[0] ?? ''}"`, usage);

@@ -64,6 +64,13 @@ test('deliveries --outcome; --status still works, with a warning', async () => {
   expect((await cli('deliveries', '--outcome', 'sent', '--status', 'sent')).code).toBe(2);
 });
 
+test('a typo is never pointed at an old spelling', async () => {
+  expect((await cli('deliveries', '--stat', 'sent')).stderr).not.toContain('did you mean --status');
+  expect((await cli('pause', '--stauts')).stderr).toContain('unknown option --stauts');
+  expect((await cli('pause', '--stauts')).stderr).not.toContain('--status?');
+  expect((await cli('dlq', 'purge', '--yes-delete')).stderr).not.toContain('--yes-delete-all-messages?');
+});
+
 test('the top-level help states the rules once', async () => {
   const help = await cli('--help');
   expect(help.stdout).toContain('Every command takes --json');
