@@ -224,7 +224,10 @@ function scheduleAhead(outputs: Readonly<Record<string, string>>): number | unde
 }
 
 /** The client settings and topic to publish to, and how to name them. */
-async function destination(where: Where): Promise<{
+async function destination(
+  where: Where,
+  priority: string | undefined,
+): Promise<{
   topicArn: string;
   sns: ClientSettings;
   description: string;
@@ -246,8 +249,10 @@ async function destination(where: Where): Promise<{
         forcePathStyle: true,
       }
     : target.clients.sns;
+  // A pipeline whose high lane has a topic of its own names it: --priority high publishes there.
+  const high = priority === 'high' ? target.outputs.HighPriorityTopicArn : undefined;
   return {
-    topicArn: output(target, 'TopicArn'),
+    topicArn: high ?? output(target, 'TopicArn'),
     sns: target.clients.sns,
     description: target.description,
     local: target.local,
@@ -296,7 +301,7 @@ export const publishCommand: Command = {
       );
     }
 
-    const to = await destination(where);
+    const to = await destination(where, priority);
     const publisher = new EmailPublisher({
       topicArn: to.topicArn,
       sns: to.sns,

@@ -19,6 +19,7 @@ const OUTPUTS: Record<string, Record<string, unknown>> = {
     QueueUrl: 'https://sqs.eu-west-1.amazonaws.com/111122223333/billing',
     DeadLetterQueueUrl: 'https://sqs.eu-west-1.amazonaws.com/111122223333/billing-dlq',
     MaxScheduleAheadSeconds: 3 * 86_400,
+    HighPriorityTopicArn: topic('billing-high'),
   },
   MailMarketingEmailPipelineE5F6A7B8: {
     emailPipeline: 'Mail/Marketing',
@@ -133,6 +134,20 @@ test('publish --stack --pipeline reaches that pipeline; --json prints one object
   });
   expect(described).toEqual([STACK]);
   expect(published.map((p) => p.get('TopicArn'))).toEqual([topic('billing')]);
+});
+
+test('--priority high goes to the high lane: its own topic when the pipeline names one, else the attribute', async () => {
+  expect((await cli('publish', ...EMAIL, '--priority', 'high', '--stack', STACK, '--pipeline', 'Billing')).code).toBe(
+    0,
+  );
+  expect((await cli('publish', ...EMAIL, '--priority', 'high', '--stack', STACK, '--pipeline', 'Marketing')).code).toBe(
+    0,
+  );
+  expect(published.map((p) => p.get('TopicArn'))).toEqual([topic('billing-high'), topic('marketing')]);
+  for (const form of published) {
+    expect(form.get('MessageAttributes.entry.1.Name')).toBe('priority');
+    expect(form.get('MessageAttributes.entry.1.Value.StringValue')).toBe('high');
+  }
 });
 
 test('EMAIL_PIPELINE_STACK and EMAIL_PIPELINE_NAME name the target; the flags win', async () => {
