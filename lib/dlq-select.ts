@@ -47,17 +47,20 @@ export function neverRedriveReason(code: string): string | undefined {
 export interface Selector {
   readonly code?: string;
   readonly key?: string;
+  /** Any of these keys (the CLI's repeated --key). */
+  readonly keys?: readonly string[];
 }
 
-/** True when the dead letter matches every part of the selector. */
+function sameKey(key: string, wanted: string): boolean {
+  return key === wanted || key.normalize('NFC') === wanted.normalize('NFC');
+}
+
+/** True when the dead letter matches every part of the selector (its key: `key`, and one of `keys`). */
 export function matches(letter: DeadLetter, selector: Selector): boolean {
   if (selector.code !== undefined && letter.errorCode !== selector.code) return false;
-  if (selector.key !== undefined) {
-    const key = letter.dedupeKey;
-    if (key === undefined || (key !== selector.key && key.normalize('NFC') !== selector.key.normalize('NFC'))) {
-      return false;
-    }
-  }
+  const key = letter.dedupeKey;
+  if (selector.key !== undefined && (key === undefined || !sameKey(key, selector.key))) return false;
+  if (selector.keys !== undefined && (key === undefined || !selector.keys.some((k) => sameKey(key, k)))) return false;
   return true;
 }
 

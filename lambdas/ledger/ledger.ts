@@ -21,8 +21,8 @@ import {
 } from '../kernel/ledger/events';
 import { LEDGER_METRIC } from '../kernel/names';
 import { shownEvent, type DeliveryReport } from '../kernel/ledger/schema';
+import { readClaimEvidence } from '../runtime/claim-evidence';
 import {
-  readClaimEvidence,
   readLedgerItem,
   recordBoundEvent,
   recordEvent,

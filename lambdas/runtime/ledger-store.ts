@@ -18,7 +18,6 @@ import {
   type DynamoDBClient,
 } from '@aws-sdk/client-dynamodb';
 import { marshall, unmarshall } from '@aws-sdk/util-dynamodb';
-import { claimEvidence, claimRecordId, type ClaimEvidence } from '../kernel/ledger/binding';
 import { eventId, eventsOf, merge, statusOf, STATUS_RANK, type ParsedSesEvent } from '../kernel/ledger/events';
 import { isIndexed, LEDGER_STATUS_INDEX, LEDGER_TABLE, statusShard, type LedgerItem } from '../kernel/ledger/schema';
 
@@ -318,29 +317,6 @@ export async function markDeadLettered(
   );
 }
 
-/**
- * The claim a send was made under (the send function's idempotency record), as evidence for
- * binding.ts; undefined when the reference is malformed or names no record. One strongly
- * consistent GetItem: the claim is written before SES is called, so it is there for any event.
- */
-export async function readClaimEvidence(
-  client: Client,
-  claimsTableName: string,
-  keyPrefix: string,
-  ref: string | undefined,
-): Promise<ClaimEvidence | undefined> {
-  const id = ref === undefined ? undefined : claimRecordId(keyPrefix, ref);
-  if (id === undefined) return undefined;
-  const { Item } = await client.send(
-    new GetItemCommand({
-      TableName: claimsTableName,
-      // `id`: the partition key of Powertools' DynamoDB persistence layer (IDEMPOTENCY_TABLE in lib/construct/handler-env.ts).
-      Key: marshall({ id }),
-      ConsistentRead: true,
-    }),
-  );
-  return claimEvidence(unmarshalled(Item));
-}
 
 /**
  * Records one of the pipeline's own events (`Scheduled`, `Cancelled`: PIPELINE_EVENT in the

@@ -13,8 +13,16 @@ export interface Parsed<O extends Options> {
   readonly positionals: readonly string[];
 }
 
-/** Parses `argv` against `options` (plus --help); throws {@link UsageError} naming what is wrong. */
-export function parse<O extends Options>(argv: readonly string[], options: O, usage: string): Parsed<O> {
+/**
+ * Parses `argv` against `options` (plus --help); throws {@link UsageError} naming what is wrong.
+ * `hidden` options (old spellings kept for scripts) work, but are never suggested for a typo.
+ */
+export function parse<O extends Options>(
+  argv: readonly string[],
+  options: O,
+  usage: string,
+  hidden: readonly string[] = [],
+): Parsed<O> {
   try {
     const { values, positionals } = parseArgs({ args: [...argv], options, allowPositionals: true, strict: true });
     return { values, positionals };
@@ -22,7 +30,9 @@ export function parse<O extends Options>(argv: readonly string[], options: O, us
     const text = error instanceof Error ? error.message : String(error);
     const unknown = /Unknown option '(-{1,2}[^']+)'/.exec(text)?.[1];
     if (unknown !== undefined) {
-      const flags = Object.keys(options).map((name) => `--${name}`);
+      const flags = Object.keys(options)
+        .filter((name) => !hidden.includes(name))
+        .map((name) => `--${name}`);
       throw new UsageError(`unknown option ${unknown}${suggestion(unknown, flags)}`, usage);
     }
     const needsValue = /Option '(?:-\w, )?(--[^ ]+) <value>' argument missing/.exec(text)?.[1];
@@ -40,8 +50,9 @@ export function parseCommand<O extends Options>(
   options: O,
   usage: string,
   io: Pick<Io, 'out'>,
+  hidden: readonly string[] = [],
 ): Parsed<O> | undefined {
-  const parsed = parse(argv, options, usage);
+  const parsed = parse(argv, options, usage, hidden);
   if (!(parsed.values as { help?: boolean }).help) return parsed;
   io.out(usage);
   return undefined;
@@ -55,4 +66,12 @@ export function wholeNumber(name: string, raw: string | undefined, min: number, 
     throw new UsageError(`--${name} must be a whole number of at least ${min}, got "${raw}"`, usage);
   }
   return value;
+}
+
+/**
+ * Says on stderr that an old spelling was used and what replaces it. The old spellings keep
+ * working (scripts do not break), with this warning, until a major version removes them.
+ */
+export function deprecated(io: Pick<Io, 'err'>, old: string, replacement: string): void {
+  io.err(`email-pipeline: ${old} is deprecated: use ${replacement} (the old spelling goes in a future major version)`);
 }

@@ -1,5 +1,5 @@
 /**
- * `email-pipeline cancel [--json] [--stack NAME [--region R]] <key>`: cancel a key not yet sent
+ * `email-pipeline cancel [--json] [--stack NAME [--pipeline NAME]] [--region R] <key>`: cancel a key not yet sent
  * (a scheduled email, or one still waiting in the queue), so that it is never sent.
  *
  * One signed `DELETE <StatusUrl><key>` (lib/status-url.ts) to the stack's status URL, with the
@@ -19,20 +19,33 @@ import type { Command, Io } from './command';
 import { OperationError, UsageError } from './errors';
 import { printable } from './printable';
 import { formatReport } from './status-report';
-import { LOCAL_CREDENTIALS, LOCAL_REGION, output, resolveTarget, type Target } from './target';
+import {
+  LOCAL_CREDENTIALS,
+  LOCAL_REGION,
+  output,
+  resolveTarget,
+  TARGET_HELP,
+  TARGET_OPTIONS,
+  TARGET_SYNOPSIS,
+  targetOptions,
+  type Target,
+} from './target';
 
-const USAGE = `Usage: email-pipeline cancel [--json] [--stack NAME [--region R]] <key>
+const USAGE = `Usage: email-pipeline cancel [--json] ${TARGET_SYNOPSIS} <key>
 
-Cancels a dedupe key not yet sent (npm run -s cancel -- <key> in this repository): it is never sent,
-and its status becomes cancelled, with when and by whom. Exits 1, printing the status, when the key
-is already in progress or sent. Cancelling twice is harmless. Without --stack it cancels in the local
-pipeline (npm start); with it, the request is signed with your AWS credentials, whose principal must
-be one of the stack's cancel principals (cancelPrincipals; lambda:InvokeFunctionUrl on its StatusUrl).`;
+Cancels an email by its dedupe key before it is sent (npm run -s cancel -- <key> in this repository):
+it is never sent, and its status becomes cancelled, with when and by whom. Exits 1, printing the
+status, when the key is already in progress or sent. Cancelling twice is harmless. A command about
+one key takes it as its argument; only dlq selects by --key. (A DLQ move task is stopped with
+email-pipeline dlq stop-task.) On a deployed stack the request is signed with your AWS credentials,
+whose principal must be one of the pipeline's cancel principals (cancelPrincipals;
+lambda:InvokeFunctionUrl on its StatusUrl).
+
+${TARGET_HELP}`;
 
 const OPTIONS = {
   json: { type: 'boolean' },
-  stack: { type: 'string' },
-  region: { type: 'string' },
+  ...TARGET_OPTIONS,
   help: { type: 'boolean', short: 'h' },
 } as const;
 
@@ -66,7 +79,7 @@ export const cancelCommand: Command = {
     if (problem !== undefined) {
       throw new UsageError(`${JSON.stringify(key)} cannot be a dedupe key: it ${problem}`, USAGE);
     }
-    const target = await resolveTarget({ stack: values.stack, region: values.region });
+    const target = await resolveTarget(targetOptions(values, USAGE));
     const statusUrl = output(target, 'StatusUrl');
     const result = await cancelAtStatusUrl(statusUrl, key, await signingFor(target)).catch((error: unknown) => {
       const advice =

@@ -4,6 +4,10 @@ export interface Io {
   out(line: string): void;
   /** A line for the person at the terminal (stderr). */
   err(line: string): void;
+  /** A person can be asked (stdin is a terminal). @default false */
+  readonly interactive?: boolean;
+  /** Asks the person at the terminal (the question on stderr); resolves to the line typed. */
+  ask?(question: string): Promise<string>;
 }
 
 export interface Command {

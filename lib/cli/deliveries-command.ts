@@ -1,31 +1,36 @@
 /**
- * `email-pipeline deliveries --status S [--since T] [--max N] [--json]`: the keys whose outcome is S,
+ * `email-pipeline deliveries --outcome S [--since T] [--max N] [--json]`: the keys whose outcome is S,
  * newest first, from the ledger table's index by outcome (needs dynamodb:Query on the table's
- * `by-status` index on AWS).
+ * `by-status` index on AWS). `--status` is the old spelling of `--outcome` ("status" is a key's
+ * delivery status, what `email-pipeline status <key>` prints): it still works, with a warning.
  */
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { parseCommand, wholeNumber } from './args';
+import { deprecated, parseCommand, wholeNumber } from './args';
 import type { Command, Io } from './command';
-import { isOutcome, OUTCOMES, queryDeliveries, sinceTime } from './deliveries';
+import { isOutcome, OUTCOMES, queryDeliveries, sinceTime, UNINDEXED_OUTCOMES } from './deliveries';
 import { awsFailure, suggestion, UsageError } from './errors';
 import { printable } from './printable';
-import { output, resolveTarget } from './target';
+import { output, resolveTarget, TARGET_HELP, TARGET_OPTIONS, TARGET_SYNOPSIS, targetOptions } from './target';
 
-const USAGE = `Usage: email-pipeline deliveries --status S [--since T] [--max N] [--json] [--stack NAME] [--region R]
+const USAGE = `Usage: email-pipeline deliveries --outcome S [--since T] [--max N] [--json] ${TARGET_SYNOPSIS}
 
-Lists the dedupe keys whose outcome is S, newest first: ${OUTCOMES.join(', ')}.
+Lists the dedupe keys whose outcome is S, newest first: ${OUTCOMES.join(', ')} (not sent or delivered:
+nearly every email has those; email-pipeline status KEY gives one key's).
 --since takes an ISO date or time (2026-12-03, 2026-12-03T08:00:00Z) or an age (30m, 2h, 7d);
 --max defaults to 100. Keys SES cannot carry as a tag show as sha256-<hex> (the ledger's key).
-The index lags the table by about a second. Without --stack it reads the local pipeline (npm start).`;
+The index lags the table by about a second. email-pipeline status <key> follows one key.
+
+${TARGET_HELP}`;
 
 const OPTIONS = {
+  outcome: { type: 'string' },
+  /** The old spelling of --outcome (warns). */
   status: { type: 'string' },
   since: { type: 'string' },
   max: { type: 'string' },
   json: { type: 'boolean' },
-  stack: { type: 'string' },
-  region: { type: 'string' },
+  ...TARGET_OPTIONS,
   help: { type: 'boolean', short: 'h' },
 } as const;
 
@@ -34,12 +39,22 @@ export const deliveriesCommand: Command = {
   summary: 'the keys with an outcome (sent, delivered, bounced, dead-lettered, ...)',
   usage: USAGE,
   async run(argv: readonly string[], io: Io): Promise<void> {
-    const parsed = parseCommand(argv, OPTIONS, USAGE, io);
+    const parsed = parseCommand(argv, OPTIONS, USAGE, io, ['status']);
     if (!parsed) return;
     const { values, positionals } = parsed;
     if (positionals.length > 0) throw new UsageError(`unexpected argument "${positionals[0] ?? ''}"`, USAGE);
-    const status = values.status;
-    if (status === undefined) throw new UsageError(`say which outcome: --status ${OUTCOMES.join('|')}`, USAGE);
+    if (values.status !== undefined && values.outcome !== undefined) {
+      throw new UsageError('give --outcome only (--status is its old spelling)', USAGE);
+    }
+    if (values.status !== undefined) deprecated(io, 'deliveries --status', 'deliveries --outcome');
+    const status = values.outcome ?? values.status;
+    if (status === undefined) throw new UsageError(`say which outcome: --outcome ${OUTCOMES.join('|')}`, USAGE);
+    if (UNINDEXED_OUTCOMES.includes(status)) {
+      throw new UsageError(
+        `"${status}" keys are not listed: the index files only ${OUTCOMES.join(', ')} (sent and delivered are nearly every email; email-pipeline status KEY gives one key's)`,
+        USAGE,
+      );
+    }
     if (!isOutcome(status)) {
       throw new UsageError(`unknown outcome "${status}"${suggestion(status, OUTCOMES)}`, USAGE);
     }
@@ -48,8 +63,9 @@ export const deliveriesCommand: Command = {
       throw new UsageError(`--since takes an ISO date or time or an age like 2h, got "${values.since}"`, USAGE);
     }
     const max = wholeNumber('max', values.max, 1, USAGE) ?? 100;
+    const named = targetOptions(values, USAGE);
 
-    const target = await resolveTarget({ stack: values.stack, region: values.region });
+    const target = await resolveTarget(named);
     const ledgerTableName = output(target, 'LedgerTableName');
     const db = DynamoDBDocumentClient.from(new DynamoDBClient(target.clients.dynamodb));
     try {

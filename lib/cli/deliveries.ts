@@ -7,15 +7,19 @@ import { QueryCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb
 import {
   LEDGER_STATUS_INDEX,
   LEDGER_STATUSES,
+  INDEXED_OUTCOMES,
   LEDGER_TABLE,
   type IndexedOutcome,
 } from '../../lambdas/kernel/ledger/schema';
 
 /**
- * The outcomes the index files keys under: every ledger status (what SES reported, and the
- * pipeline's own `scheduled` and `cancelled`), and dead-lettered.
+ * The outcomes the index files keys under (INDEXED_OUTCOMES: what operators list); `sent` and
+ * `delivered`, the outcome of nearly every email, are not indexed (one key's: email-pipeline status).
  */
-export const OUTCOMES: readonly IndexedOutcome[] = [...LEDGER_STATUSES, 'dead-lettered'];
+export const OUTCOMES: readonly IndexedOutcome[] = INDEXED_OUTCOMES;
+
+/** The outcomes a key may have that the index does not file (asked for, they get a clear refusal). */
+export const UNINDEXED_OUTCOMES: readonly string[] = LEDGER_STATUSES.filter((s) => !INDEXED_OUTCOMES.includes(s));
 
 export function isOutcome(value: string): value is IndexedOutcome {
   return (OUTCOMES as readonly string[]).includes(value);

@@ -41,6 +41,7 @@ export async function redriveLedger(
   dlqUrl: string,
   where: string,
   stall: number | undefined,
+  json: boolean,
   io: Io,
 ): Promise<void> {
   const stallSeconds = stall ?? DEFAULT_STALL_SECONDS;
@@ -68,7 +69,18 @@ export async function redriveLedger(
     process.removeListener('SIGINT', interrupt);
     process.removeListener('SIGTERM', interrupt);
   }
-  io.out(describeDrain(result, where, source));
+  io.out(
+    json
+      ? JSON.stringify({
+          action: 'redrive',
+          queue: 'ledger',
+          before: result.before,
+          after: result.after,
+          ended: result.ended,
+          disabled: result.disabled,
+        })
+      : describeDrain(result, where, source),
+  );
   const stillOn = result.disabled ? '' : leftOn(target, source, result);
   if (result.ended === 'interrupted') {
     throw new OperationError(`Interrupted with ${result.after} message(s) left in ${where}.${stillOn}`);

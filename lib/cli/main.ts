@@ -8,6 +8,7 @@
  * printable.ts: no control or text-direction character from a key, a body or an argument reaches
  * the terminal raw.
  */
+import { createInterface } from 'node:readline/promises';
 import { cancelCommand } from './cancel-command';
 import type { Command, Io } from './command';
 import { deliveriesCommand } from './deliveries-command';
@@ -18,9 +19,12 @@ import { printable, printableIo, printableLines } from './printable';
 import { publishCommand } from './publish-command';
 import { resendCommand } from './resend-command';
 import { statusCommand } from './status-command';
+import { TARGET_HELP } from './target';
 import { verifyCommand } from './verify-command';
+import { packageVersion } from './version';
 
-const COMMANDS: readonly Command[] = [
+/** Every command of `email-pipeline`, by name. */
+export const COMMANDS: readonly Command[] = [
   cancelCommand,
   deliveriesCommand,
   dlqCommand,
@@ -36,8 +40,15 @@ function topUsage(): string {
   const width = Math.max(...COMMANDS.map((c) => c.name.length));
   return [
     'Usage: email-pipeline <command> [options]    (email-pipeline <command> --help for its options)',
+    '       email-pipeline --version',
     '',
     ...COMMANDS.map((c) => `  ${c.name.padEnd(width)}  ${c.summary}`),
+    '',
+    'Every command takes --json (one JSON object per result on stdout). A command about one dedupe key',
+    'takes it as its argument (status <key>); --key K selects dead letters in dlq and may be repeated.',
+    'Commands that delete or move messages or records ask first, or take --yes; --dry-run changes nothing.',
+    '',
+    TARGET_HELP,
   ].join('\n');
 }
 
@@ -46,9 +57,21 @@ function shortUsage(usage: string): string {
   return usage.split('\n\n')[0] ?? usage;
 }
 
+/** One line from the terminal, the question on stderr (stdout stays the command's result). */
+async function askTerminal(question: string): Promise<string> {
+  const terminal = createInterface({ input: process.stdin, output: process.stderr, terminal: true });
+  try {
+    return await terminal.question(question);
+  } finally {
+    terminal.close();
+  }
+}
+
 const io: Io = {
   out: (line) => process.stdout.write(`${line}\n`),
   err: (line) => process.stderr.write(`${line}\n`),
+  interactive: process.stdin.isTTY === true,
+  ask: askTerminal,
 };
 
 /** The exit code of a failure, after saying what went wrong (and, for a usage error only, how to call). */
@@ -77,6 +100,12 @@ export async function run(argv: readonly string[], given: Io = io): Promise<numb
     if (name === undefined || name === '--help' || name === '-h' || name === 'help') {
       (name === undefined ? out.err : out.out)(topUsage());
       return name === undefined ? 2 : 0;
+    }
+    if (name === '--version' || name === '-V') {
+      const version = packageVersion();
+      if (version === undefined) throw new OperationError('Could not find the package.json of exactly-once-email.');
+      out.out(version);
+      return 0;
     }
     const command = COMMANDS.find((c) => c.name === name);
     if (!command) {

@@ -40,8 +40,11 @@ export function printableLines(text: string): string {
 
 /** An Io whose every line goes through {@link printableLines}: nothing a command prints reaches the terminal raw. */
 export function printableIo(io: Io): Io {
+  const ask = io.ask;
   return {
     out: (line) => io.out(printableLines(line)),
     err: (line) => io.err(printableLines(line)),
+    ...(io.interactive ? { interactive: true } : {}),
+    ...(ask ? { ask: (question: string) => ask.call(io, printableLines(question)) } : {}),
   };
 }

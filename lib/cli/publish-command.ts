@@ -1,7 +1,7 @@
 /** `email-pipeline publish`: one email to the pipeline's topic, checked first as the pipeline will check it. */
 import { readFileSync } from 'node:fs';
 import * as path from 'node:path';
-import { IDEMPOTENCY_KEY_ATTRIBUTE } from '../../lambdas/kernel/contract';
+import { IDEMPOTENCY_KEY_ATTRIBUTE, readSendAt } from '../../lambdas/kernel/contract';
 import {
   checkEmail,
   EmailPublisher,
@@ -13,25 +13,27 @@ import {
 } from '../publisher';
 import { placeAttachments } from '../publisher-attachments';
 import { parseCommand, type Parsed } from './args';
-import { awsFailure, UsageError } from './errors';
+import { awsFailure, OperationError, UsageError } from './errors';
 import { printable } from './printable';
-import { output, resolveTarget, type ClientSettings } from './target';
+import { output, resolveTarget, TARGET_HELP, TARGET_OPTIONS, targetOptions, type ClientSettings } from './target';
 import type { Command, Io } from './command';
 
 export const PUBLISH_USAGE = `Usage: email-pipeline publish --to ADDRESS [--cc ADDRESS] [--bcc ADDRESS] [--reply-to ADDRESS]
          (--subject S --text T [--html H] | --subject S --html H | --template NAME [--data JSON])
          [--tags NAME=VALUE[,NAME=VALUE...]] [--header NAME=VALUE] [--attach FILE]
-         [--idempotency-key KEY] [--priority high|normal] [--send-at T]
-         [--stack NAME | --topic-arn ARN] [--region R]
+         [--idempotency-key KEY] [--priority high|normal] [--send-at T] [--json]
+         [--stack NAME [--pipeline NAME] | --topic-arn ARN] [--region R]
 
 The address options, --header and --attach may be repeated. --attach sends a file: inline when the
 message holds it, else uploaded to the pipeline's attachments bucket (AttachmentsBucketName). The message is checked as the pipeline checks it, before it is
 published; with --idempotency-key, publishing it again sends no second email (the key is the dedupe key).
 --priority high sends it through the high-priority lane (its own queue and reserved rate; default normal).
 --send-at T (RFC 3339 with an offset, e.g. 2026-12-24T08:00:00Z) sends it not before T, at most the
-pipeline's maxScheduleAheadSeconds (24 h by default) ahead; email-pipeline cancel KEY stops it.
-Without --stack or --topic-arn it publishes to the local pipeline (npm start); --topic-arn takes the
-region from the ARN unless --region is given.`;
+pipeline's maxScheduleAheadSeconds (24 h by default; a deployed pipeline's own, when its outputs
+name it) ahead; email-pipeline cancel KEY stops it. --json prints what was published as one JSON
+object. --topic-arn publishes to that topic, with the region of the ARN unless --region is given.
+
+${TARGET_HELP}`;
 
 const OPTIONS = {
   to: { type: 'string', multiple: true },
@@ -49,9 +51,9 @@ const OPTIONS = {
   'idempotency-key': { type: 'string' },
   priority: { type: 'string' },
   'send-at': { type: 'string' },
-  stack: { type: 'string' },
+  json: { type: 'boolean' },
+  ...TARGET_OPTIONS,
   'topic-arn': { type: 'string' },
-  region: { type: 'string' },
   help: { type: 'boolean', short: 'h' },
 } as const;
 
@@ -196,23 +198,48 @@ function flagOf(field: string, values: Values): string {
   return FLAGS[field] ?? field;
 }
 
+/** Where a command line publishes: a topic by its ARN, or a pipeline (target.ts). */
+type Where =
+  { readonly topicArn: string; readonly region: string } | { readonly target: ReturnType<typeof targetOptions> };
+
+/** Where the command line says to publish; throws UsageError (before any AWS call). */
+function whereTo(values: Values): Where {
+  const topicArn = values['topic-arn'];
+  if (topicArn === undefined) return { target: targetOptions(values, PUBLISH_USAGE) };
+  if (values.stack !== undefined || values.pipeline !== undefined) {
+    usage(`give --${values.stack !== undefined ? 'stack' : 'pipeline'} or --topic-arn, not both`);
+  }
+  const region = TOPIC_ARN.exec(topicArn)?.[1];
+  if (region === undefined) {
+    usage(`--topic-arn must be an SNS topic ARN (arn:aws:sns:REGION:ACCOUNT:NAME), got ${JSON.stringify(topicArn)}`);
+  }
+  return { topicArn, region: values.region ?? region };
+}
+
+/** A deployed pipeline's maxScheduleAheadSeconds, when its outputs name it. */
+function scheduleAhead(outputs: Readonly<Record<string, string>>): number | undefined {
+  const raw = outputs.MaxScheduleAheadSeconds;
+  const seconds = raw === undefined ? NaN : Number(raw);
+  return Number.isSafeInteger(seconds) && seconds >= 0 ? seconds : undefined;
+}
+
 /** The client settings and topic to publish to, and how to name them. */
-async function destination(values: Values): Promise<{
+async function destination(
+  where: Where,
+  priority: string | undefined,
+): Promise<{
   topicArn: string;
   sns: ClientSettings;
   description: string;
   local: boolean;
+  maxScheduleAheadSeconds?: number;
   attachments?: { bucket: string; s3: ClientSettings & { forcePathStyle?: boolean } };
 }> {
-  const topicArn = values['topic-arn'];
-  if (topicArn !== undefined) {
-    const region = TOPIC_ARN.exec(topicArn)?.[1];
-    if (region === undefined) {
-      usage(`--topic-arn must be an SNS topic ARN (arn:aws:sns:REGION:ACCOUNT:NAME), got ${JSON.stringify(topicArn)}`);
-    }
-    return { topicArn, sns: { region: values.region ?? region }, description: topicArn, local: false };
+  if ('topicArn' in where) {
+    return { topicArn: where.topicArn, sns: { region: where.region }, description: where.topicArn, local: false };
   }
-  const target = await resolveTarget({ stack: values.stack, region: values.region });
+  const target = await resolveTarget(where.target);
+  const ahead = scheduleAhead(target.outputs);
   const bucket = target.outputs.AttachmentsBucketName;
   // Locally, S3 is fauxqs's (S3Endpoint), path-style; deployed, the stack's region.
   const s3 = target.local
@@ -222,11 +249,14 @@ async function destination(values: Values): Promise<{
         forcePathStyle: true,
       }
     : target.clients.sns;
+  // A pipeline whose high lane has a topic of its own names it: --priority high publishes there.
+  const high = priority === 'high' ? target.outputs.HighPriorityTopicArn : undefined;
   return {
-    topicArn: output(target, 'TopicArn'),
+    topicArn: high ?? output(target, 'TopicArn'),
     sns: target.clients.sns,
     description: target.description,
     local: target.local,
+    ...(ahead !== undefined ? { maxScheduleAheadSeconds: ahead } : {}),
     ...(bucket ? { attachments: { bucket, s3 } } : {}),
   };
 }
@@ -240,7 +270,7 @@ export const publishCommand: Command = {
     if (!parsed) return;
     const { values, positionals } = parsed;
     if (positionals.length > 0) usage(`unexpected argument "${positionals[0] ?? ''}"`);
-    if (values.stack !== undefined && values['topic-arn'] !== undefined) usage('give --stack or --topic-arn, not both');
+    const where = whereTo(values);
     const message = messageOf(values);
     const key = values['idempotency-key'];
     const priority = values.priority;
@@ -253,9 +283,17 @@ export const publishCommand: Command = {
       ...(key !== undefined ? { idempotencyKey: key } : {}),
       ...(priority !== undefined ? { priority: priority as Priority } : {}),
     };
+    // A deployed pipeline's own maxScheduleAheadSeconds is known once its outputs are read: until
+    // then only the form of --send-at is checked (the local pipeline and a bare topic: the default).
+    const stackLimit = 'target' in where && where.target.stack !== undefined && sendAt !== undefined;
+    const sendAtForm = sendAt === undefined ? undefined : readSendAt(sendAt);
     try {
       // Files as they will travel (large ones by s3Key; whether a bucket exists is known at the destination).
-      checkEmail(placeAttachments(message, key, { bucket: 'check' }).message, options);
+      const checked = stackLimit ? { ...options, sendAt: undefined } : options;
+      checkEmail(placeAttachments(message, key, { bucket: 'check' }).message, checked);
+      if (stackLimit && sendAtForm?.ok === false) {
+        throw new InvalidMessageError('InvalidMessage', [{ field: 'sendAt', reason: sendAtForm.reason }]);
+      }
     } catch (error) {
       if (!(error instanceof InvalidMessageError)) throw error;
       usage(
@@ -263,19 +301,35 @@ export const publishCommand: Command = {
       );
     }
 
-    const to = await destination(values);
+    const to = await destination(where, priority);
     const publisher = new EmailPublisher({
       topicArn: to.topicArn,
       sns: to.sns,
+      ...(to.maxScheduleAheadSeconds !== undefined ? { maxScheduleAheadSeconds: to.maxScheduleAheadSeconds } : {}),
       ...(to.attachments ? { attachments: to.attachments } : {}),
     });
     try {
       const published = await publisher.publish(message, options).catch((error: unknown) => {
         if (error instanceof InvalidMessageError) {
-          usage(`${error.issues.map((i) => `${flagOf(i.field, values)}: ${i.reason}`).join('; ')}`);
+          // What only the destination decides (its schedule limit, its attachments bucket): not a usage error.
+          throw new OperationError(
+            `Not published to ${to.description}: ${error.issues.map((i) => `${flagOf(i.field, values)}: ${i.reason}`).join('; ')}`,
+          );
         }
         throw awsFailure(`Could not publish to ${to.description}`, error, !to.local);
       });
+      if (values.json) {
+        io.out(
+          JSON.stringify({
+            messageId: published.messageId,
+            dedupeKey: published.dedupeKey,
+            to: to.description,
+            ...(sendAt !== undefined ? { sendAt } : {}),
+            ...(priority !== undefined ? { priority } : {}),
+          }),
+        );
+        return;
+      }
       io.out(
         `Published ${printable(published.messageId)} to ${to.description}` +
           (key !== undefined

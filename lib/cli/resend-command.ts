@@ -2,34 +2,50 @@
  * `email-pipeline resend <key> --reason R`: sends a key again on purpose, inside its dedupe window,
  * once the cause of its failure is fixed (resend.ts releases it and records who, when and why in
  * its timeline). Then its dead letter, if the send DLQ holds one, is redriven; otherwise the
- * command says how to publish the same message again.
+ * command says how to publish the same message again. Releasing deletes the key's completed send
+ * record: it asks first, or takes --yes; --dry-run says what it would do.
  */
 import * as os from 'node:os';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { SQSClient } from '@aws-sdk/client-sqs';
 import { keyProblem, lookupKey } from '../../lambdas/status/lookup';
-import { neverRedriveReason, redriveSelected } from '../dlq-select';
+import { matches, neverRedriveReason, readAll, redriveSelected } from '../dlq-select';
 import { parseCommand } from './args';
 import { callerArn, resolveAws } from './aws-rest';
 import type { Command, Io } from './command';
+import { confirmed, consent, CONFIRM_HELP, CONFIRM_OPTIONS, CONFIRM_SYNOPSIS } from './confirm';
 import { awsFailure, OperationError, UsageError } from './errors';
-import { MAX_REASON_LENGTH, NotReleasable, releaseKey } from './resend';
+import { MAX_REASON_LENGTH, NotReleasable, releasable, releaseKey, type Released } from './resend';
 import { lookupTargetFromOutputs } from './status-report';
-import { output, resolveTarget, type Target } from './target';
+import {
+  output,
+  resolveTarget,
+  TARGET_HELP,
+  TARGET_OPTIONS,
+  TARGET_SYNOPSIS,
+  targetOptions,
+  type Target,
+} from './target';
 
-const USAGE = `Usage: email-pipeline resend <key> --reason R [--stack NAME] [--region R]
+const USAGE = `Usage: email-pipeline resend <key> --reason R ${CONFIRM_SYNOPSIS} [--json] ${TARGET_SYNOPSIS}
 
 Sends a dedupe key again on purpose, after the cause of its failure was fixed (a template that
-failed to render, a suppressed address taken off the list): releases the key (never while a send
-holds it), records who, when and why in its timeline (email-pipeline status shows it), then
-redrives its dead letter if the DLQ holds one, or says how to publish the same message again.
-Without --stack it works on the local pipeline (npm start).`;
+failed to render, a suppressed address taken off the list): releases the key (deletes its
+completed send record; never while a send holds it), records who, when and why in its timeline
+(email-pipeline status shows it), then redrives its dead letter if the DLQ holds one, or says how
+to publish the same message again. A command about one key takes it as its argument; only dlq
+selects by --key.
+${CONFIRM_HELP}
+--json prints what was done as one JSON object.
+
+${TARGET_HELP}`;
 
 const OPTIONS = {
   reason: { type: 'string' },
-  stack: { type: 'string' },
-  region: { type: 'string' },
+  json: { type: 'boolean' },
+  ...CONFIRM_OPTIONS,
+  ...TARGET_OPTIONS,
   help: { type: 'boolean', short: 'h' },
 } as const;
 
@@ -39,14 +55,18 @@ async function whoAsks(target: Target): Promise<string> {
   return callerArn(await resolveAws(target.clients.sqs));
 }
 
-/** Lines telling how to publish the same message again (the key must be the same). */
-export function republishAdvice(key: string, stack: string | undefined): string[] {
-  const where = stack ? ` --stack ${stack}` : '';
+/** Lines telling how to publish the same message again (the key must be the same); `flags` name the target. */
+export function republishAdvice(key: string, flags: string): string[] {
   return [
     'No dead letter of this key is in the DLQ: publish the same message again under the same key, e.g.',
-    `  email-pipeline publish --idempotency-key ${JSON.stringify(key)} --to ... --subject ... --text ...${where}`,
+    `  email-pipeline publish --idempotency-key ${JSON.stringify(key)} --to ... --subject ... --text ...${flags}`,
     '(or the publisher sends it again with the idempotency-key attribute set to this key).',
   ];
+}
+
+/** What releasing finds, in words. */
+function claimWords(claim: Released): string {
+  return claim === 'completed' ? 'its completed send record deleted' : 'it has no send record';
 }
 
 export const resendCommand: Command = {
@@ -68,38 +88,76 @@ export const resendCommand: Command = {
     if (reason.length > MAX_REASON_LENGTH) {
       throw new UsageError(`--reason is at most ${MAX_REASON_LENGTH} characters, got ${reason.length}`, USAGE);
     }
+    const mode = consent(values, "resend deletes the key's completed send record so that it is sent again", USAGE, io);
+    const named = targetOptions(values, USAGE);
     const key = lookupKey(asked);
 
-    const target = await resolveTarget({ stack: values.stack, region: values.region });
+    const target = await resolveTarget(named);
     let tables;
     try {
       tables = lookupTargetFromOutputs(target.outputs, target.description);
     } catch (error) {
       throw new OperationError(error instanceof Error ? error.message : String(error));
     }
+    const dlqUrl = output(target, 'DeadLetterQueueUrl');
+    const sourceQueueUrl = output(target, 'QueueUrl');
     const db = DynamoDBDocumentClient.from(new DynamoDBClient(target.clients.dynamodb));
     const sqs = new SQSClient({ ...target.clients.sqs, useQueueUrlAsEndpoint: false });
+    const release = { db, ...tables };
+    const notReleased = (error: unknown): never => {
+      if (error instanceof NotReleasable) throw new OperationError(`${key} was not released: ${error.message}`);
+      throw awsFailure(`Could not release ${key} on ${target.description}`, error, !target.local);
+    };
+    const redrivable = (letter: { errorCode: string }) => neverRedriveReason(letter.errorCode) === undefined;
     try {
       const who = await whoAsks(target).catch((error: unknown) => {
         throw awsFailure('Could not tell who you are (sts:GetCallerIdentity)', error);
       });
+      if (mode !== 'yes') {
+        const claim = await releasable(release, key).catch(notReleased);
+        const letters = (
+          await readAll(sqs, dlqUrl).catch((error: unknown) => {
+            throw awsFailure(`Could not look for the dead letters of ${key}`, error, !target.local);
+          })
+        ).filter((l) => matches(l, { key }));
+        const redrive = letters.filter(redrivable).length;
+        if (mode === 'dry-run') {
+          if (values.json) {
+            io.out(JSON.stringify({ dryRun: true, key, claim, who, reason, deadLetters: redrive }));
+            return;
+          }
+          io.out(
+            `Would release ${key} on ${target.description} (${claimWords(claim)}), record a Resend by ${who}: ${reason}, ` +
+              (redrive > 0
+                ? `then redrive its ${redrive} dead letter(s).`
+                : 'then say how to publish it again (no dead letter of it to redrive).') +
+              ' Nothing was changed (--dry-run).',
+          );
+          return;
+        }
+        await confirmed(
+          mode,
+          `Release ${key} on ${target.description} (${claimWords(claim)}) so that it is sent again` +
+            `${redrive > 0 ? `, and redrive its ${redrive} dead letter(s)` : ''}?`,
+          io,
+        );
+      }
       const at = new Date().toISOString();
-      const before = await releaseKey({ db, ...tables }, { key, who, reason, at }).catch((error: unknown) => {
-        if (error instanceof NotReleasable) throw new OperationError(`${key} was not released: ${error.message}`);
-        throw awsFailure(`Could not release ${key} on ${target.description}`, error, !target.local);
-      });
-      io.out(
-        `Released ${key} on ${target.description}${before === 'completed' ? ' (its completed send record deleted)' : ''}; ` +
-          `recorded as Resend at ${at} by ${who}: ${reason}`,
-      );
+      const before = await releaseKey(release, { key, who, reason, at }).catch(notReleased);
+      const released = `Released ${key} on ${target.description}${before === 'completed' ? ' (its completed send record deleted)' : ''}; recorded as Resend at ${at} by ${who}: ${reason}`;
       const { moved, skipped } = await redriveSelected(sqs, {
-        dlqUrl: output(target, 'DeadLetterQueueUrl'),
-        sourceQueueUrl: output(target, 'QueueUrl'),
+        dlqUrl,
+        sourceQueueUrl,
         selector: { key },
-        skip: (letter) => neverRedriveReason(letter.errorCode) !== undefined,
+        skip: (letter) => !redrivable(letter),
       }).catch((error: unknown) => {
         throw awsFailure(`Released ${key}, but could not look for its dead letter`, error, !target.local);
       });
+      if (values.json) {
+        io.out(JSON.stringify({ key, released: before, at, who, reason, redriven: moved, neverRedriven: skipped }));
+        return;
+      }
+      io.out(released);
       if (moved > 0) {
         io.out(
           `Redrove ${moved} dead letter(s) of ${key}: it is sent again (email-pipeline status ${key} follows it).`,
@@ -111,7 +169,7 @@ export const resendCommand: Command = {
           `The DLQ holds ${skipped} message(s) of ${key} whose code a redrive cannot fix (dlq list --key shows why): not redriven.`,
         );
       }
-      for (const line of republishAdvice(key, values.stack)) io.out(line);
+      for (const line of republishAdvice(key, target.flags)) io.out(line);
     } finally {
       db.destroy();
       sqs.destroy();

@@ -48,11 +48,11 @@ export function resendDetail(who: string, reason: string): string {
 export type Released = 'none' | 'completed';
 
 /**
- * Releases the key and records the resend. Refuses (NotReleasable) while a send holds the claim;
- * the ledger event is written only once the claim is gone, so a refused release leaves no trace.
+ * What a release of `key` would find (a consistent read, nothing changed): no claim, or a completed
+ * one. Throws NotReleasable while a send holds the claim.
  */
-export async function releaseKey(target: ReleaseTarget, release: Release): Promise<Released> {
-  const id = idempotencyRecordId(target.keyPrefix, release.key);
+export async function releasable(target: ReleaseTarget, key: string): Promise<Released> {
+  const id = idempotencyRecordId(target.keyPrefix, key);
   const { Item } = await target.db.send(
     new GetCommand({ TableName: target.idempotencyTableName, Key: { id }, ConsistentRead: true }),
   );
@@ -63,6 +63,16 @@ export async function releaseKey(target: ReleaseTarget, release: Release): Promi
         'Wait until email-pipeline status shows it settled, then try again.',
     );
   }
+  return status === 'COMPLETED' ? 'completed' : 'none';
+}
+
+/**
+ * Releases the key and records the resend. Refuses (NotReleasable) while a send holds the claim;
+ * the ledger event is written only once the claim is gone, so a refused release leaves no trace.
+ */
+export async function releaseKey(target: ReleaseTarget, release: Release): Promise<Released> {
+  const id = idempotencyRecordId(target.keyPrefix, release.key);
+  const status = await releasable(target, release.key);
   try {
     await target.db.send(
       new DeleteCommand({
@@ -116,5 +126,5 @@ export async function releaseKey(target: ReleaseTarget, release: Release): Promi
       },
     }),
   );
-  return status === 'COMPLETED' ? 'completed' : 'none';
+  return status;
 }

@@ -1,10 +1,11 @@
 /**
- * `email-pipeline status [--json] [--stack NAME [--region R]] <key>` (in this repository also
+ * `email-pipeline status [--json] [--stack NAME [--pipeline NAME]] [--region R] <key>` (in this repository also
  * `npm run -s status -- …`): what happened to a dedupe key.
  *
- * Target: the local pipeline (default; tables from .local/outputs.json, or LOCAL_STATE_DIR's) or a
- * deployed stack with --stack NAME (tables from its outputs; region and credentials from the usual
- * AWS settings, or --region; needs dynamodb:GetItem on both).
+ * Target (target.ts): a deployed stack with --stack NAME (or EMAIL_PIPELINE_STACK), and --pipeline
+ * when it holds several (tables from its outputs; region and credentials from the usual AWS
+ * settings, or --region; needs dynamodb:GetItem on both), else the local pipeline (tables from
+ * .local/outputs.json, or LOCAL_STATE_DIR's).
  *
  * One of the packaged CLI's commands (main.ts's COMMANDS): the package depends on the DynamoDB
  * client it reads the tables with.
@@ -19,20 +20,21 @@ import { keyProblem, lookupDelivery } from '../../lambdas/status/lookup';
 import { parseCommand } from './args';
 import type { Command, Io } from './command';
 import { awsFailure, OperationError, UsageError } from './errors';
-import { resolveTarget } from './target';
+import { resolveTarget, TARGET_HELP, TARGET_OPTIONS, TARGET_SYNOPSIS, targetOptions } from './target';
 import { formatReport, lookupTargetFromOutputs } from './status-report';
 
-const USAGE = `Usage: email-pipeline status [--json] [--stack NAME [--region R]] <key>
-       npm run -s status -- [--json] [--stack NAME [--region R]] <key>    (in this repository)
+const USAGE = `Usage: email-pipeline status [--json] ${TARGET_SYNOPSIS} <key>
+       npm run -s status -- [--json] ${TARGET_SYNOPSIS} <key>    (in this repository)
 
 Prints the delivery status and timeline of a dedupe key (the idempotency-key attribute, or the
-SNS MessageId); --json prints it as one JSON object (npm's -s keeps its header off stdout).
-Without --stack it reads the local pipeline (npm start).`;
+SNS MessageId); --json prints it as one JSON object (npm's -s keeps its header off stdout). A
+command about one key takes it as its argument; only dlq selects by --key.
+
+${TARGET_HELP}`;
 
 const OPTIONS = {
   json: { type: 'boolean' },
-  stack: { type: 'string' },
-  region: { type: 'string' },
+  ...TARGET_OPTIONS,
   help: { type: 'boolean', short: 'h' },
 } as const;
 
@@ -51,8 +53,9 @@ export const statusCommand: Command = {
     if (problem !== undefined) {
       throw new UsageError(`${JSON.stringify(key)} cannot be a dedupe key: it ${problem}`, USAGE);
     }
+    const named = targetOptions(values, USAGE);
 
-    const target = await resolveTarget({ stack: values.stack, region: values.region });
+    const target = await resolveTarget(named);
     let tables;
     try {
       tables = lookupTargetFromOutputs(target.outputs, target.description);

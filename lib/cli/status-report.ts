@@ -21,7 +21,7 @@ export function lookupTargetFromOutputs(
   const missing = STATUS_OUTPUTS.filter((name) => !outputs[name]);
   if (missing.length > 0) {
     throw new Error(
-      `${source} has no ${missing.join(', ')} output${missing.length > 1 ? 's' : ''}: it predates the send ledger; deploy (or restart npm start) with this version`,
+      `${source} has no ${missing.join(', ')} output${missing.length > 1 ? 's' : ''}: it predates the send ledger: deploy it again with this version (the local pipeline: start it again)`,
     );
   }
   return {
@@ -34,7 +34,7 @@ export function lookupTargetFromOutputs(
 const EXPLANATIONS: Readonly<Record<DeliveryReport['status'], string>> = {
   unknown: 'nothing is recorded for this key: never published, not claimed yet, or past the dedupe window',
   'in-progress': 'a send is claimed and not finished (or its outcome is being confirmed)',
-  'dead-lettered': 'the message went to the DLQ without an email (npm run dlq -- list)',
+  'dead-lettered': 'the message went to the DLQ without an email (email-pipeline dlq list --key shows why)',
   sent: 'SES accepted the email; no delivery event yet',
   delayed: 'SES is still trying to deliver',
   delivered: 'the recipient mail server accepted the email',

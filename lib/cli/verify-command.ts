@@ -22,8 +22,17 @@ import { EmailPublisher } from '../publisher';
 import { parseCommand, wholeNumber } from './args';
 import type { Command, Io } from './command';
 import { OperationError, UsageError } from './errors';
-import { readPause, type PauseSwitch } from './pause';
-import { output, resolveTarget, type Target } from './target';
+import { readPause } from './pause';
+import { pauseSwitch } from './pause-command';
+import {
+  output,
+  resolveTarget,
+  TARGET_HELP,
+  TARGET_OPTIONS,
+  TARGET_SYNOPSIS,
+  targetOptions,
+  type Target,
+} from './target';
 import { lookupTargetFromOutputs } from './status-report';
 import { canaryKey, formatResult, verifyPipeline, type DeadLetterCount, type VerifyProbes } from './verify';
 
@@ -31,7 +40,7 @@ import { canaryKey, formatResult, verifyPipeline, type DeadLetterCount, type Ver
 export const CANARY_RECIPIENT = 'success@simulator.amazonses.com';
 const DEFAULT_TIMEOUT_SECONDS = 180;
 
-const USAGE = `Usage: email-pipeline verify [--stack NAME [--region R]] [--timeout SECONDS] [--json]
+const USAGE = `Usage: email-pipeline verify ${TARGET_SYNOPSIS} [--timeout SECONDS] [--json]
        npm run -s verify -- [options]    (in this repository, against npm start)
 
 Proves the pipeline works on the account it is deployed to, and says what to fix when it does not:
@@ -44,11 +53,11 @@ Proves the pipeline works on the account it is deployed to, and says what to fix
 Some of these are facts AWS only shows once deployed: run it after every cdk deploy.
 --timeout is how long the canary may take (default ${DEFAULT_TIMEOUT_SECONDS}). --json prints one
 JSON object per check. Exit 0 all held (CloudWatch checks are skipped locally), 1 one failed.
-Without --stack it checks the local pipeline (npm start).`;
+
+${TARGET_HELP}`;
 
 const OPTIONS = {
-  stack: { type: 'string' },
-  region: { type: 'string' },
+  ...TARGET_OPTIONS,
   timeout: { type: 'string' },
   json: { type: 'boolean' },
   help: { type: 'boolean', short: 'h' },
@@ -61,12 +70,6 @@ const DEAD_LETTER_OUTPUTS = [
   ['ledger', 'LedgerDeadLetterQueueUrl'],
 ] as const;
 
-function pauseSwitchOf(target: Target): PauseSwitch {
-  return target.local
-    ? { kind: 'local', flagFile: output(target, 'PauseFile'), queueUrl: output(target, 'QueueUrl') }
-    : { kind: 'aws', settings: target.clients.sqs, functionName: output(target, 'FunctionName') };
-}
-
 /** The probes of `target`, with the clients they made (destroyed by the caller). */
 function probesOf(target: Target): { probes: VerifyProbes; close: () => void } {
   const sqs = new SQSClient({ ...target.clients.sqs, useQueueUrlAsEndpoint: false });
@@ -77,7 +80,7 @@ function probesOf(target: Target): { probes: VerifyProbes; close: () => void } {
   const probes: VerifyProbes = {
     description: target.description,
     async sendSources() {
-      const state = await readPause(pauseSwitchOf(target));
+      const state = await readPause(pauseSwitch(target));
       return state.sources.map((s) => ({ id: s.id, enabled: ['Enabled', 'Enabling'].includes(s.state) }));
     },
     async deadLetters() {
@@ -177,7 +180,7 @@ export const verifyCommand: Command = {
     if (positionals.length > 0) throw new UsageError(`unexpected argument "${positionals[0] ?? ''}"`, USAGE);
     const timeoutSeconds = wholeNumber('timeout', values.timeout, 1, USAGE) ?? DEFAULT_TIMEOUT_SECONDS;
 
-    const target = await resolveTarget({ stack: values.stack, region: values.region });
+    const target = await resolveTarget(targetOptions(values, USAGE));
     let wiring;
     try {
       wiring = probesOf(target);

@@ -10,6 +10,7 @@ import * as path from 'node:path';
 import { PublishCommand } from '@aws-sdk/client-sns';
 import { freePort } from '../../tools/dev/local/processes';
 import { REPO_ROOT } from '../../tools/dev/local/paths';
+import { run } from '../../lib/cli/main';
 import { startTestPipeline, writeCliOutputs, until, type TestPipeline } from './support';
 
 const TSX = path.join(REPO_ROOT, 'node_modules', 'tsx', 'dist', 'cli.mjs');
@@ -92,17 +93,31 @@ describe('usage errors exit 2 with a short usage line', () => {
     expect(option.stderr).toContain('unknown option --maxx (did you mean --max?)');
     expect(option.stderr).toMatch(/^Usage: email-pipeline dlq list/m);
     // Only the short usage, not the whole help text.
-    expect(option.stderr).not.toContain('Without --stack');
+    expect(option.stderr).not.toContain('Target:');
   });
 
   test('a bad value and a missing confirmation are usage errors too', () => {
     expect(cli(['dlq', 'list', '--max', 'ten']).stderr).toContain(
       '--max must be a whole number of at least 1, got "ten"',
     );
+    // No terminal on stdin here (as in CI): a change without --yes or --dry-run is refused before anything is read.
     const purge = cli(['dlq', 'purge']);
-    expect(purge).toMatchObject({ status: 2 });
-    expect(purge.stderr).toContain('add --yes-delete-all-messages to confirm');
+    expect(purge).toMatchObject({ status: 2, stdout: '' });
+    expect(purge.stderr).toContain(
+      'dlq purge deletes every message in the DLQ for good: with no terminal to ask on, add --yes to go ahead, or --dry-run',
+    );
+    expect(cli(['dlq', 'delete', '--code', 'InvalidJson'])).toMatchObject({ status: 2 });
+    expect(cli(['resend', 'order-42', '--reason', 'fixed'])).toMatchObject({ status: 2 });
+    const code = cli(['dlq', 'delete', '--code', 'InvalidJsn', '--yes']);
+    expect(code).toMatchObject({ status: 2 });
+    expect(code.stderr).toContain('unknown error code "InvalidJsn" (did you mean InvalidJson?)');
   });
+});
+
+test('--version prints the package version', () => {
+  const run = cli(['--version']);
+  expect(run).toMatchObject({ status: 0, stderr: '' });
+  expect(run.stdout.trim()).toMatch(/^\d+\.\d+\.\d+/);
 });
 
 test('--help prints the command usage to stdout and exits 0', () => {
@@ -114,7 +129,7 @@ test('--help prints the command usage to stdout and exits 0', () => {
 
 describe('operations', () => {
   afterEach(async () => {
-    if ((await p.pipeline.queueDepth('dlq')).visible > 0) cli(['dlq', 'purge', '--yes-delete-all-messages']);
+    if ((await p.pipeline.queueDepth('dlq')).visible > 0) cli(['dlq', 'purge', '--yes']);
   });
 
   test('list says the DLQ is empty, then lists each dead letter, also as JSON lines', async () => {
@@ -146,17 +161,88 @@ describe('operations', () => {
 
   test('redrive says how many went back; purge empties the DLQ', async () => {
     await deadLetters(2);
+    // --max copies one by one, which the move task cannot: only with --copy, said on the command line.
+    expect(cli(['dlq', 'redrive', '--max', '1', '--yes']).stderr).toContain('add --copy to say so');
     // InvalidJson is the publisher's fault: a redrive cannot fix it, so it takes --force.
-    const refused = cli(['dlq', 'redrive', '--max', '1']);
+    const refused = cli(['dlq', 'redrive', '--copy', '--max', '1', '--yes']);
     expect(refused).toMatchObject({ status: 1 });
     expect(refused.stderr).toContain('holds messages a redrive cannot fix (2 InvalidJson)');
-    const redrive = cli(['dlq', 'redrive', '--max', '1', '--force']);
+    const redrive = cli(['dlq', 'redrive', '--copy', '--max', '1', '--force', '--yes']);
     expect(redrive).toMatchObject({ status: 0 });
     expect(redrive.stdout).toContain('Moved 1 message(s) from the DLQ back to the queue');
     await until('the redriven one dead-lettered again', async () => (await p.pipeline.queueDepth('dlq')).visible === 2);
-    const purge = cli(['dlq', 'purge', '--yes-delete-all-messages']);
+    const purge = cli(['dlq', 'purge', '--yes']);
     expect(purge).toMatchObject({ status: 0 });
     expect(purge.stdout).toContain('Purged the DLQ');
+  });
+
+  test('--dry-run says what would be done and changes nothing; --json says what was done', async () => {
+    await deadLetters(2);
+    const dry = cli(['dlq', 'delete', '--code', 'InvalidJson', '--dry-run']);
+    expect(dry).toMatchObject({ status: 0 });
+    expect(dry.stdout.split('\n').filter((l) => l.includes('InvalidJson'))).toHaveLength(3);
+    expect(dry.stdout).toMatch(
+      /Would delete 2 message\(s\) with code InvalidJson from the DLQ of the local pipeline .* \(2 scanned\), for good\. Nothing was changed \(--dry-run\)\./,
+    );
+    const purgeDry = cli(['dlq', 'purge', '--dry-run', '--json']);
+    expect(JSON.parse(purgeDry.stdout)).toEqual({ action: 'purge', queue: 'send', approximateCount: 2, dryRun: true });
+    const redriveDry = cli(['dlq', 'redrive', '--force', '--dry-run']);
+    expect(redriveDry.stdout).toContain('Would move all the messages of the DLQ of the local pipeline');
+    expect(redriveDry.stderr).toContain(
+      'The local emulator has no message move task: the messages are moved one by one.',
+    );
+    expect((await p.pipeline.queueDepth('dlq')).visible).toBe(2);
+
+    const deleted = cli(['dlq', 'delete', '--code', 'InvalidJson', '--yes', '--json']);
+    expect(deleted).toMatchObject({ status: 0 });
+    expect(JSON.parse(deleted.stdout)).toEqual({
+      action: 'delete',
+      queue: 'send',
+      code: 'InvalidJson',
+      deleted: 2,
+      scanned: 2,
+    });
+    expect((await p.pipeline.queueDepth('dlq')).visible).toBe(0);
+  });
+
+  test('with a terminal it asks first: anything but y changes nothing (exit 1); y goes ahead', async () => {
+    await deadLetters(2);
+    const saved = process.env.LOCAL_STATE_DIR;
+    process.env.LOCAL_STATE_DIR = stateDir;
+    try {
+      const asking = (answer: string) => {
+        const said = { out: [] as string[], err: [] as string[], asked: [] as string[] };
+        const io = {
+          out: (l: string) => said.out.push(l),
+          err: (l: string) => said.err.push(l),
+          interactive: true,
+          ask: async (question: string) => {
+            said.asked.push(question);
+            return answer;
+          },
+        };
+        return { io, said };
+      };
+      const no = asking('n');
+      expect(await run(['dlq', 'purge'], no.io)).toBe(1);
+      expect(no.said.asked).toEqual([
+        expect.stringMatching(
+          /^Delete every message in the DLQ of the local pipeline .* \(about 2\) for good\? \[y\/N\] $/,
+        ),
+      ]);
+      expect(no.said.err.join('\n')).toContain('Not confirmed: nothing was changed.');
+      expect((await p.pipeline.queueDepth('dlq')).visible).toBe(2);
+
+      const yes = asking('y');
+      expect(await run(['dlq', 'delete', '--code', 'InvalidJson'], yes.io)).toBe(0);
+      expect(yes.said.asked).toEqual([
+        expect.stringContaining('Delete 2 message(s) with code InvalidJson from the DLQ'),
+      ]);
+      expect(yes.said.out.join('\n')).toContain('Deleted 2 message(s) with code InvalidJson');
+    } finally {
+      if (saved === undefined) delete process.env.LOCAL_STATE_DIR;
+      else process.env.LOCAL_STATE_DIR = saved;
+    }
   });
 });
 
@@ -166,6 +252,25 @@ describe('a failed operation exits 1 and says what to do next', () => {
     expect(run).toMatchObject({ status: 1 });
     expect(run.stderr).toContain('No local pipeline found');
     expect(run.stderr).toContain('Start one with npm start');
+  });
+
+  test('outside this repository, no stack named: --stack is advised, npm start is not', () => {
+    const app = mkdtempSync(path.join(os.tmpdir(), 'cli-user-app-'));
+    writeFileSync(path.join(app, 'package.json'), JSON.stringify({ name: 'user-app' }));
+    const outside = spawnSync(process.execPath, [TSX, CLI, 'status', 'order-42'], {
+      cwd: app,
+      encoding: 'utf8',
+      timeout: 30_000,
+      env: Object.fromEntries(
+        Object.entries({ ...process.env, LOCAL_STATE_DIR: undefined, EMAIL_PIPELINE_STACK: undefined }).filter(
+          ([, v]) => v !== undefined,
+        ),
+      ),
+    });
+    rmSync(app, { recursive: true, force: true });
+    expect(outside.status).toBe(1);
+    expect(outside.stderr).toContain('No pipeline named: pass --stack NAME (or set EMAIL_PIPELINE_STACK)');
+    expect(outside.stderr).not.toContain('npm start');
   });
 
   test('outputs.json left by a pipeline that is gone', async () => {
@@ -245,7 +350,7 @@ describe('status (email-pipeline status, npm run status) follows the same conven
     expect(none).toMatchObject({ status: 2, stdout: '' });
     expect(none.stderr).toContain('email-pipeline: say which key');
     expect(none.stderr).toMatch(/^Usage: email-pipeline status /m);
-    expect(none.stderr).not.toContain('Without --stack');
+    expect(none.stderr).not.toContain('Target:');
     const option = status(['--jsno', 'order-42']);
     expect(option).toMatchObject({ status: 2 });
     expect(option.stderr).toContain('unknown option --jsno (did you mean --json?)');
@@ -257,7 +362,7 @@ describe('status (email-pipeline status, npm run status) follows the same conven
   test('--help prints the whole usage to stdout and exits 0', () => {
     const run = status(['--help']);
     expect(run).toMatchObject({ status: 0, stderr: '' });
-    expect(run.stdout).toContain('Without --stack it reads the local pipeline');
+    expect(run.stdout).toContain('Without a stack, the local\npipeline of this repository');
   });
 
   test('a report exits 0, as text or one JSON object, unknown keys included', () => {

@@ -61,7 +61,12 @@ test('a real SES event in the ledger DLQ is recorded by the redrive; the DLQ is 
   const before = JSON.parse(cli(['status', '--json', key]).stdout) as { status: string; events: unknown[] };
   expect(before).toMatchObject({ status: 'sent', events: [] });
 
-  const run = cli(['dlq', 'redrive', '--queue', 'ledger']);
+  const dry = cli(['dlq', 'redrive', '--queue', 'ledger', '--dry-run']);
+  expect(dry).toMatchObject({ status: 0 });
+  expect(dry.stdout).toContain('Would redrive about 2 SES event(s) through the ledger function');
+  expect(existsSync(flagFile)).toBe(false);
+
+  const run = cli(['dlq', 'redrive', '--queue', 'ledger', '--yes']);
   expect(run).toMatchObject({ status: 0 });
   expect(run.stdout).toContain(
     `Redrove the ledger DLQ of the local pipeline (${stateDir}) through the ledger function: 2 message(s) before, 0 after.`,
@@ -87,7 +92,7 @@ test('an event the ledger function keeps failing on stops the redrive after --st
   await p.pipeline.sqs.send(
     new SendMessageCommand({ QueueUrl: ledger.bufferDeadLetterQueueUrl, MessageBody: 'not an SNS envelope' }),
   );
-  const run = cli(['dlq', 'redrive', '--queue', 'ledger', '--stall', '3']);
+  const run = cli(['dlq', 'redrive', '--queue', 'ledger', '--stall', '3', '--yes']);
   expect(run.status).toBe(1);
   expect(run.stdout).toContain('through the ledger function: 1 message(s) before, 1 after.');
   expect(run.stderr).toContain('1 message(s) remain in the ledger DLQ');
@@ -101,7 +106,7 @@ test('--code and --key are refused on the ledger DLQ: it holds SES events, not s
     ['--code', 'RetryBudgetExhausted'],
     ['--key', 'k'],
   ]) {
-    const run = cli(['dlq', 'redrive', '--queue', 'ledger', ...extra]);
+    const run = cli(['dlq', 'redrive', '--queue', 'ledger', '--yes', ...extra]);
     expect(run.status).toBe(2);
     expect(run.stderr).toContain('the ledger DLQ holds SES events, not sends');
   }

@@ -1,9 +1,10 @@
 /**
- * The operator commands of issue 23 as an operator runs them (a real CLI process) against a local
- * pipeline whose consumers run the real bundles: pause and resume (nothing sent, failed or
- * dead-lettered while paused; each message sent once after), deliveries by outcome after
- * simulator bounces, selective redrive and delete, and resend (released, recorded, sent again).
- * Every wait is on a condition: the queue holding the messages, the consumers' paused polls.
+ * The operator commands as an operator runs them (a real CLI process) against a local pipeline
+ * whose consumers run the real bundles, both lanes: pause and resume (pause returns once every
+ * consumer has stopped, so nothing published after it returns is sent, failed or dead-lettered
+ * before resume; each message sent once after), deliveries by outcome after simulator bounces,
+ * selective redrive and delete, and resend (released, recorded, sent again), each change with --yes
+ * or --dry-run. Every wait is on a condition: the queue holding the messages, the consumers' paused polls.
  */
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -25,7 +26,7 @@ let stateDir: string;
 beforeAll(async () => {
   stateDir = mkdtempSync(path.join(os.tmpdir(), 'operator-state-'));
   const pauseFile = path.join(stateDir, 'send-paused');
-  p = await startTestPipeline({ ledger: true, pauseFile, consumers: [{}, {}] });
+  p = await startTestPipeline({ ledger: true, pauseFile, consumers: [{}, {}, { lane: 'high', name: 'high-1' }] });
   writeCliOutputs(stateDir, p, { PauseFile: pauseFile });
 });
 afterAll(async () => {
@@ -67,51 +68,82 @@ async function consumersPausedFor(more: number, since = new Map<string, number>(
   return pausedPolls();
 }
 
-async function depth(which: 'queue' | 'dlq'): Promise<number> {
+async function depth(which: 'queue' | 'high' | 'dlq'): Promise<number> {
   const d = await p.pipeline.queueDepth(which);
   return d.visible + d.inFlight + d.delayed;
 }
 
-/** Pauses with the CLI and waits until every consumer has seen it (a receive begun before has ended). */
+/**
+ * Pauses with the CLI. Nothing more is waited for: pause returns once every consumer, of both lanes,
+ * has finished its batch in hand and stopped receiving.
+ */
 async function pause(): Promise<void> {
   const run = cli(['pause']);
   expect(run).toMatchObject({ status: 0 });
   expect(run.stdout).toContain('Sending is paused on the local pipeline');
-  await consumersPausedFor(2, pausedPolls());
+  expect(run.stderr).toContain('Sending has stopped: 3 event source(s) of the send function are Disabled');
+}
+
+/** Publishes straight to the topic (no CLI process in between), on the high-priority lane when asked. */
+async function publishNow(to: string, key: string, priority?: 'high'): Promise<void> {
+  await p.pipeline.sns.send(
+    new PublishCommand({
+      TopicArn: p.pipeline.resources.topicArn,
+      Message: JSON.stringify({ to, subject: 'Paused', text: 'Later.' }),
+      MessageAttributes: {
+        'idempotency-key': { DataType: 'String', StringValue: key },
+        ...(priority ? { priority: { DataType: 'String', StringValue: priority } } : {}),
+      },
+    }),
+  );
 }
 
 afterEach(() => {
   cli(['resume']);
 });
 
-test('pause: nothing is sent or dead-lettered while paused; resume: each message is sent once', async () => {
+test('pause: nothing published after it returns is sent before resume, on either lane; resume: each is sent once', async () => {
+  // The consumers are idle, each in a long poll, when pause is asked for.
   await pause();
-  const status = cli(['pause', '--status', '--json']);
-  expect(status).toMatchObject({ status: 0 });
-  expect(JSON.parse(status.stdout)).toMatchObject({ paused: true, sources: [{ id: 'local', state: 'Disabled' }] });
-  const sendBatches = () => p.pipeline.batches.filter((b) => b.consumer.startsWith('pod-')).length;
-  const batchesBefore = sendBatches();
-
+  // At once, without waiting for anything: a consumer still receiving would take these.
   const recipients = [1, 2, 3].map((i) => p.address(`paused-${i}`));
-  for (const [i, to] of recipients.entries())
-    await p.publish({ to, subject: 'Paused', text: 'Later.' }, { key: `paused-${i}` });
+  await publishNow(recipients[0] ?? '', `paused-0-${p.name}`);
+  await publishNow(recipients[1] ?? '', `paused-1-${p.name}`, 'high');
+  await publishNow(recipients[2] ?? '', `paused-2-${p.name}`);
+  const batchesBefore = p.pipeline.batches.length;
+
+  const show = cli(['pause', '--show', '--json']);
+  expect(show).toMatchObject({ status: 0 });
+  const state = JSON.parse(show.stdout) as {
+    paused: boolean;
+    stopped: boolean;
+    sources: { id: string; state: string }[];
+  };
+  expect(state).toMatchObject({ paused: true, stopped: true });
+  expect(state.sources.map((s) => [s.id, s.state]).sort()).toEqual([
+    ['high-1', 'Disabled'],
+    ['pod-1', 'Disabled'],
+    ['pod-2', 'Disabled'],
+  ]);
+
+  // The work queue's subscription has no filter (as on AWS): it holds a copy of the high one too.
   await until(
-    'the three messages waiting in the queue',
-    async () => (await p.pipeline.queueDepth('queue')).visible === 3,
+    'the messages waiting in both queues',
+    async () =>
+      (await p.pipeline.queueDepth('queue')).visible === 3 && (await p.pipeline.queueDepth('high')).visible === 1,
   );
-  // The consumers kept polling while the messages waited, and took none.
+  // The consumers kept looking while the messages waited, and took none.
   const seen = await consumersPausedFor(8, pausedPolls());
-  expect(sendBatches()).toBe(batchesBefore);
+  expect(seen.size).toBe(3);
+  expect(p.pipeline.batches.length).toBe(batchesBefore);
   expect(await p.emails()).toHaveLength(0);
   expect(await depth('dlq')).toBe(0);
-  expect((await p.pipeline.queueDepth('queue')).visible).toBe(3);
-  expect(seen.size).toBeGreaterThanOrEqual(2);
 
   const resumed = cli(['resume']);
   expect(resumed).toMatchObject({ status: 0 });
   expect(resumed.stdout).toContain('Sending is on for the local pipeline');
   await until('three emails', async () => (await p.emails()).length === 3, 30_000);
-  await until('the queue drained', () => p.pipeline.isDrained());
+  await until('the queues drained', () => p.pipeline.isDrained());
   const emails = await p.emails();
   for (const to of recipients) expect(emails.filter((e) => e.destination.to.includes(to))).toHaveLength(1);
   expect(await depth('dlq')).toBe(0);
@@ -122,7 +154,7 @@ test('deliveries lists the keys that bounced, newest first, with --since and --j
   for (const key of keys)
     await p.publish({ to: `bounce+${key}@simulator.amazonses.com`, subject: 'B', text: 'B' }, { key });
   await p.publish({ to: p.address('fine'), subject: 'D', text: 'D' }, { key: `delivered-${p.name}` });
-  const listed = () => cli(['deliveries', '--status', 'bounced', '--since', '10m', '--json']);
+  const listed = () => cli(['deliveries', '--outcome', 'bounced', '--since', '10m', '--json']);
   await until(
     'both bounces indexed',
     () => {
@@ -138,11 +170,15 @@ test('deliveries lists the keys that bounced, newest first, with --since and --j
   expect(rows.filter((r) => keys.includes(r.key)).map((r) => r.status)).toEqual(['bounced', 'bounced']);
   expect(rows.map((r) => r.updatedAt)).toEqual([...rows.map((r) => r.updatedAt)].sort().reverse());
   expect(rows.some((r) => r.key === `delivered-${p.name}`)).toBe(false);
-  const text = cli(['deliveries', '--status', 'bounced']);
+  const text = cli(['deliveries', '--outcome', 'bounced']);
   expect(text).toMatchObject({ status: 0 });
   expect(text.stdout).toMatch(new RegExp(`^\\d{4}-\\d\\d-\\d\\dT\\S+ {2}${keys[0]}$`, 'm'));
-  expect(cli(['deliveries', '--status', 'bounced', '--since', '2999-01-01']).stdout).toBe('');
-  expect(cli(['deliveries', '--status', 'bouncd'])).toMatchObject({ status: 2 });
+  // The old spelling still lists them, with a warning.
+  const old = cli(['deliveries', '--status', 'bounced']);
+  expect(old).toMatchObject({ status: 0, stdout: text.stdout });
+  expect(old.stderr).toContain('deliveries --status is deprecated: use deliveries --outcome');
+  expect(cli(['deliveries', '--outcome', 'bounced', '--since', '2999-01-01']).stdout).toBe('');
+  expect(cli(['deliveries', '--outcome', 'bouncd'])).toMatchObject({ status: 2 });
 });
 
 /** Puts a real envelope of `key` into the DLQ as the send function would after the retry budget. */
@@ -182,23 +218,29 @@ test('selective redrive and delete: by key and code; codes a redrive cannot fix 
   expect(summary.stdout).toMatch(/^ +2 {2}retryable +RetryBudgetExhausted$/m);
   expect(summary.stdout).toMatch(/^ +1 {2}permanent +InvalidJson {2}\(never redriven: /m);
 
-  const refused = cli(['dlq', 'redrive', '--code', 'InvalidJson']);
+  const refused = cli(['dlq', 'redrive', '--code', 'InvalidJson', '--yes']);
   expect(refused).toMatchObject({ status: 1 });
   expect(refused.stderr).toContain('InvalidJson is never redriven: the body is not JSON');
 
-  const moved = cli(['dlq', 'redrive', '--key', ka]);
+  const dry = cli(['dlq', 'redrive', '--key', ka, '--key', kb, '--dry-run']);
+  expect(dry).toMatchObject({ status: 0 });
+  expect(dry.stdout).toContain(`Would move 2 message(s) with key ${ka} or ${kb} from the DLQ of the local pipeline`);
+  expect(dry.stdout).toContain('Nothing was changed (--dry-run).');
+  expect((await p.pipeline.queueDepth('dlq')).visible).toBe(3);
+
+  const moved = cli(['dlq', 'redrive', '--key', ka, '--yes']);
   expect(moved).toMatchObject({ status: 0 });
   expect(moved.stdout).toContain(`Moved 1 message(s) with key ${ka} from the DLQ of the local pipeline`);
   await until('the redriven email', async () => (await p.emails()).some((e) => e.destination.to.includes(ta)), 30_000);
 
-  const deleted = cli(['dlq', 'delete', '--key', kb]);
+  const deleted = cli(['dlq', 'delete', '--key', kb, '--yes', '--json']);
   expect(deleted).toMatchObject({ status: 0 });
-  expect(deleted.stdout).toContain(`Deleted 1 message(s) with key ${kb}`);
+  expect(JSON.parse(deleted.stdout)).toMatchObject({ action: 'delete', queue: 'send', keys: [kb], deleted: 1 });
   expect(cli(['dlq', 'list', '--key', kb]).stdout).toContain('holds no such message');
   await until('only the InvalidJson left', async () => (await p.pipeline.queueDepth('dlq')).visible === 1);
   expect((await p.emails()).filter((e) => e.destination.to.includes(ta))).toHaveLength(1);
   expect((await p.emails()).some((e) => e.destination.to.includes(tb))).toBe(false);
-  expect(cli(['dlq', 'purge', '--yes-delete-all-messages'])).toMatchObject({ status: 0 });
+  expect(cli(['dlq', 'purge', '--yes'])).toMatchObject({ status: 0 });
 });
 
 test('resend: a sent key is released, recorded in its timeline, and sent again once republished; a dead-lettered one is redriven', async () => {
@@ -207,7 +249,13 @@ test('resend: a sent key is released, recorded in its timeline, and sent again o
   await p.publish({ to, subject: 'Once', text: 'Then again.' }, { key });
   await until('sent and recorded', () => /: (sent|delivered) /.test(cli(['status', key]).stdout), 30_000);
 
-  const resend = cli(['resend', key, '--reason', 'template fixed']);
+  const dry = cli(['resend', key, '--reason', 'template fixed', '--dry-run']);
+  expect(dry).toMatchObject({ status: 0 });
+  expect(dry.stdout).toContain(`Would release ${key} on the local pipeline`);
+  expect(dry.stdout).toContain('(its completed send record deleted)');
+  expect(cli(['status', key]).stdout).not.toContain('released for a resend');
+
+  const resend = cli(['resend', key, '--reason', 'template fixed', '--yes']);
   expect(resend).toMatchObject({ status: 0 });
   expect(resend.stdout).toContain(`Released ${key} on the local pipeline`);
   expect(resend.stdout).toContain(`by local:${os.userInfo().username}: template fixed`);
@@ -241,9 +289,14 @@ test('resend: a sent key is released, recorded in its timeline, and sent again o
   const deadTo = p.address('resend-dead');
   await deadLetterOf(dead, deadTo);
   expect(cli(['resume'])).toMatchObject({ status: 0 });
-  const redriven = cli(['resend', dead, '--reason', 'SES quota raised']);
+  const redriven = cli(['resend', dead, '--reason', 'SES quota raised', '--yes', '--json']);
   expect(redriven).toMatchObject({ status: 0 });
-  expect(redriven.stdout).toContain(`Redrove 1 dead letter(s) of ${dead}`);
+  expect(JSON.parse(redriven.stdout)).toMatchObject({
+    key: dead,
+    released: 'none',
+    redriven: 1,
+    reason: 'SES quota raised',
+  });
   await until(
     'the redriven email',
     async () => (await p.emails()).some((e) => e.destination.to.includes(deadTo)),

@@ -85,9 +85,9 @@ function cancelCli(key: string): Promise<{ code: number | null; stdout: string; 
   });
 }
 
-/** The keys `deliveries --status <status>` lists (--json, one object a line). */
+/** The keys `deliveries --outcome <status>` lists (--json, one object a line). */
 function listed(status: string): string[] {
-  const run = runCli(stateDir, ['deliveries', '--status', status, '--since', '10m', '--json']);
+  const run = runCli(stateDir, ['deliveries', '--outcome', status, '--since', '10m', '--json']);
   expect(run).toMatchObject({ status: 0 });
   return run.stdout
     .trim()

@@ -268,7 +268,9 @@ describe.each(NODES)('on Node $major (the registry’s node@$spec)', ({ major })
       env: onNode(nodeBin(major), { LOCAL_STATE_DIR: '' }),
     });
     expect(none.status).toBe(1);
-    expect(none.stderr).toContain('No local pipeline found');
+    // Outside this repository: a deployed stack is what to name, not npm start.
+    expect(none.stderr).toContain('No pipeline named: pass --stack NAME (or set EMAIL_PIPELINE_STACK)');
+    expect(none.stderr).not.toContain('npm start');
   });
 
   test('status, pause, resume, deliveries and resend load from the installed package (their dependencies are its own)', () => {
@@ -279,14 +281,14 @@ describe.each(NODES)('on Node $major (the registry’s node@$spec)', ({ major })
       expect(help.stdout).toContain(`Usage: email-pipeline ${name}`);
     }
     // Past the usage, a command runs far enough to look for its pipeline: every module it needs loads.
-    const none = spawnSync(bin, ['deliveries', '--status', 'bounced'], {
+    const none = spawnSync(bin, ['deliveries', '--outcome', 'bounced'], {
       cwd: app,
       encoding: 'utf8',
       env: onNode(nodeBin(major), { LOCAL_STATE_DIR: '' }),
     });
     expect({ status: none.status, stderr: none.stderr }).toEqual({
       status: 1,
-      stderr: expect.stringContaining('No local pipeline found'),
+      stderr: expect.stringContaining('No pipeline named'),
     });
   });
 });

@@ -39,7 +39,8 @@ test('--help prints the whole usage to stdout and exits 0', async () => {
   const ran = await publish('--help');
   expect(ran).toMatchObject({ code: 0, stderr: '' });
   expect(ran.stdout).toContain('--idempotency-key KEY');
-  expect(ran.stdout).toContain('Without --stack or --topic-arn');
+  expect(ran.stdout).toContain('--topic-arn publishes to that topic');
+  expect(ran.stdout).toContain('Target: --stack NAME (or EMAIL_PIPELINE_STACK)');
 });
 
 test.each([
@@ -66,7 +67,7 @@ test.each([
   expect(ran.code).toBe(2);
   expect(ran.stderr).toContain(said);
   expect(ran.stderr).toMatch(/^Usage: email-pipeline publish/m);
-  expect(ran.stderr).not.toContain('Without --stack');
+  expect(ran.stderr).not.toContain('Target:');
 });
 
 test('a message that breaks the contract names each option and value at fault, and the key', async () => {

@@ -1,3 +1,4 @@
+import { round } from '../../tools/dev/bench/stats';
 import { costModel, ledgerCostModel, type CostInputs, type LedgerCostInputs } from '../../tools/dev/bench/cost';
 
 /** The inputs of the 2026-11-29 run in BENCHMARKS.md section 5. */
@@ -43,24 +44,24 @@ test('send path: the figures of BENCHMARKS.md section 5, by hand', () => {
 
 test('ledger: each line by hand', () => {
   const ledger = ledgerCostModel(LEDGER);
-  // 2M events: 2M SES publishes x $0.50/M = $1; 0.4M SQS requests x $0.40/M = $0.16;
+  // 2M events on the default bus (AWS service events: $0); 0.4M SQS requests x $0.40/M = $0.16;
   // 200,000 invocations x $0.20/M = $0.04; 200,000 x 0.04 s x 0.25 GB = 2,000 GB-s = $0.0266668;
   // 2M WRU x $0.625/M = $1.25; 2M status publishes = $1.
   expect(ledger.lines.map((l) => l.item).join(', ')).toBe(
-    'SNS Publish (SES events), SQS requests (buffer queue), Lambda requests (ledger), ' +
+    'EventBridge (SES events, AWS service events), SQS requests (buffer queue), Lambda requests (ledger), ' +
       'Lambda duration (ledger), DynamoDB (ledger), SNS Publish (delivery status)',
   );
-  expect(ledger.lines.map((l) => l.usd)).toEqual([1, 0.16, 0.04, 0.0267, 1.25, 1]);
-  // 1 + 0.16 + 0.04 + 0.0266668 + 1.25 + 1 = 3.4766668, of $100 SES.
-  expect(ledger.subtotal).toBe(3.4767);
-  expect(ledger.shareOfSes).toBe(0.0348);
+  expect(ledger.lines.map((l) => l.usd)).toEqual([0, 0.16, 0.04, 0.0267, 1.25, 1]);
+  // 0 + 0.16 + 0.04 + 0.0266668 + 1.25 + 1 = 2.4766668, of $100 SES.
+  expect(ledger.subtotal).toBe(2.4767);
+  expect(ledger.shareOfSes).toBe(0.0248);
 });
 
 test('ledger reads are priced as read units', () => {
   const withReads = ledgerCostModel({ ...LEDGER, readUnitsPerEmail: 4 });
   // 4M RRU x $0.125/M = $0.50 more.
   expect(withReads.lines.find((l) => l.item === 'DynamoDB (ledger)')?.usd).toBe(1.75);
-  expect(withReads.subtotal).toBe(3.9767);
+  expect(withReads.subtotal).toBe(2.9767);
 });
 
 test('with the ledger: the send-path figures stay, the total adds the ledger subtotal', () => {
@@ -71,6 +72,17 @@ test('with the ledger: the send-path figures stay, the total adds the ledger sub
   expect(cost.totalOff).toBe(without.totalOff);
   expect(cost.dedupeOverhead).toBe(without.dedupeOverhead);
   expect(cost.ledger).toEqual(ledgerCostModel(LEDGER));
-  // 101.895067 + 3.4766668 = 105.3717338.
-  expect(cost.totalWithLedger).toBe(105.3717);
+  // 101.895067 + 2.4766668 = 104.3717338.
+  expect(cost.totalWithLedger).toBe(104.3717);
+});
+
+test('the whole overhead: dedupe, ledger and rate lease over SES, and the same if SES events were billed', () => {
+  const cost = costModel({ ...SEND_PATH, ledger: LEDGER, leaseWritesPerEmail: 0.2 });
+  // 0.2M lease writes x $0.625/M = $0.125.
+  expect(cost.rateLease).toBe(0.125);
+  // 1.2614 (dedupe) + 2.4766668 (ledger) + 0.125 = 3.863...; of $100.
+  expect(cost.totalOverhead).toBe(round(cost.dedupeOverhead + (cost.ledger?.subtotal ?? 0) + 0.125, 4));
+  expect(cost.totalOverheadShareOfSes).toBe(0.0386);
+  // 2M events x $1/M = $2 more.
+  expect(cost.totalOverheadShareIfEventsBilled).toBe(0.0586);
 });

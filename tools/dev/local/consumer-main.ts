@@ -7,6 +7,7 @@
  */
 import { existsSync } from 'node:fs';
 import { SQSClient } from '@aws-sdk/client-sqs';
+import { PauseWatch } from '../../../lib/cli/local-pause';
 import { startEventSource, type SqsHandler } from './event-source';
 
 function need(name: string): string {
@@ -34,15 +35,19 @@ async function main(): Promise<void> {
     functionTimeoutSeconds: Number(need('FUNCTION_TIMEOUT_SECONDS')),
     onError: (error: unknown) => emit('error', { error: error instanceof Error ? error.message : String(error) }),
   };
+  // The queue this consumer polls (the high lane's has its own); the handler's SOURCE_QUEUE_URL is the work queue.
+  const queueUrl = process.env.POLL_QUEUE_URL || need('SOURCE_QUEUE_URL');
+  const functionName = process.env.CONSUMER_NAME ?? 'send-email-local';
+  // email-pipeline pause (locally): a flag file, looked at between batches and acknowledged (lib/cli/local-pause.ts).
+  const pause = pauseFile ? new PauseWatch(pauseFile, functionName, queueUrl) : undefined;
+  pause?.register();
   const source = startEventSource({
     ...common,
-    // The queue this consumer polls (the high lane's has its own); the handler's SOURCE_QUEUE_URL is the work queue.
-    queueUrl: process.env.POLL_QUEUE_URL || need('SOURCE_QUEUE_URL'),
+    queueUrl,
     queueArn: need('SOURCE_QUEUE_ARN'),
-    functionName: process.env.CONSUMER_NAME ?? 'send-email-local',
+    functionName,
     skipDeleteBatches: Number(process.env.LOCAL_FAULT_SKIP_DELETE_BATCHES ?? '0'),
-    // email-pipeline pause (locally): a flag file, looked at before each receive.
-    ...(pauseFile ? { isPaused: () => existsSync(pauseFile), onPausedPoll: (polls) => emit('paused', { polls }) } : {}),
+    ...(pause ? { isPaused: () => pause.isPaused(), onPausedPoll: (polls) => emit('paused', { polls }) } : {}),
     onBatch: (report) => emit('batch', { ...report }),
   });
   // The ledger consumer's second source, on the ledger DLQ (the ledger function's disabled mapping on
@@ -63,14 +68,19 @@ async function main(): Promise<void> {
     if (stopping) return;
     stopping = true;
     await Promise.all([source.stop(), redrive?.stop()]);
+    pause?.unregister();
     emit('stopped');
     process.exit(0);
   };
   process.on('SIGTERM', () => void stop());
   process.on('SIGINT', () => void stop());
   // The parent holds our stdin: when it goes away, so do we.
-  process.stdin.on('end', () => process.exit(0));
-  process.stdin.on('error', () => process.exit(0));
+  const gone = () => {
+    pause?.unregister();
+    process.exit(0);
+  };
+  process.stdin.on('end', gone);
+  process.stdin.on('error', gone);
   process.stdin.resume();
   emit('ready', { pid: process.pid });
 }

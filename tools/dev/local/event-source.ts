@@ -31,8 +31,10 @@ export interface EventSourceOptions {
    */
   readonly skipDeleteBatches?: number;
   /**
-   * Sending is paused (`email-pipeline pause`): checked before each receive; while true nothing is
-   * received, so messages wait in the queue with their receive counts untouched. @default never
+   * Sending is paused (`email-pipeline pause`): checked before each receive, only between batches
+   * (the one in hand settled), so a true answer means nothing is in hand and nothing is received
+   * until it is false again: messages wait in the queue with their receive counts untouched (the
+   * local pause acknowledges it then: lib/cli/local-pause.ts). @default never
    */
   readonly isPaused?: () => boolean;
   /** Called each time a receive was skipped because sending is paused (with the count so far). */
