@@ -31,6 +31,11 @@ export const METRIC = {
   rateLeaseWrites: 'RateLeaseWrites',
   /** Times a container fell back to its static share because the shared lease could not be reached. */
   rateLeaseFallbacks: 'RateLeaseFallbacks',
+  /**
+   * Times a lease found its lane's item holding a value no lease writes (far ahead, below zero, not
+   * a number) and repaired it, or paced to the static share until it was.
+   */
+  rateLeaseRepairs: 'RateLeaseRepairs',
 } as const;
 
 /** The send function's counts by lane: dimensions `service` and `lane` (normal, high). */
