@@ -58,8 +58,6 @@ export const LEDGER_ENV = {
   configurationSetName: 'CONFIGURATION_SET_NAME',
   /** The send function's role name: the `ses:caller-identity` tag of its events (ledger). */
   senderRoleName: 'SENDER_ROLE_NAME',
-  /** IAM role and user ARNs that may cancel through the status URL, comma-separated; may be empty (status). */
-  cancelPrincipalArns: 'CANCEL_PRINCIPAL_ARNS',
 } as const;
 
 export interface HandlerSettings {
@@ -245,18 +243,16 @@ export function readLedgerSettings(env: Env = process.env): LedgerSettings {
   return { tableName, retentionSeconds, ...(topic ? { deliveryStatusTopicArn: topic } : {}), trust };
 }
 
-/** The tables the status function reads, and the send function's key prefix. */
+/** The tables the status and cancel functions use, and the send function's key prefix. */
 export interface StatusSettings {
   readonly ledgerTableName: string;
   readonly idempotencyTableName: string;
   readonly keyPrefix: string;
   /** How long a cancel mark keeps a key cancelled: the send function's dedupe window. */
   readonly dedupeWindowSeconds: number;
-  /** Who may cancel (DELETE): IAM role and user ARNs; none when empty. */
-  readonly cancelPrincipalArns: readonly string[];
 }
 
-/** Reads the status function's settings; throws naming the variable at fault. */
+/** Reads the status (and cancel) function's settings; throws naming the variable at fault. */
 export function readStatusSettings(env: Env = process.env): StatusSettings {
   const read = new EnvReader(env);
   return {
@@ -264,9 +260,5 @@ export function readStatusSettings(env: Env = process.env): StatusSettings {
     idempotencyTableName: read.required(ENV.tableName),
     keyPrefix: read.required(ENV.keyPrefix),
     dedupeWindowSeconds: read.positiveInt(ENV.dedupeWindowSeconds),
-    cancelPrincipalArns: (read.optional(LEDGER_ENV.cancelPrincipalArns) ?? '')
-      .split(',')
-      .map((arn) => arn.trim())
-      .filter((arn) => arn !== ''),
   };
 }

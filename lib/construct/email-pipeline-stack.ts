@@ -40,6 +40,11 @@ export class EmailPipelineStack extends Stack {
       value: this.pipeline.topic.topicArn,
       description: 'Publish email requests here',
     });
+    new CfnOutput(this, 'CancelUrl', {
+      value: `${this.pipeline.ledger.cancelUrl.url}deliveries/`,
+      description:
+        'DELETE <CancelUrl><key> (SigV4, lambda:InvokeFunctionUrl, granted to the cancel principals only): cancels a key not yet sent',
+    });
     new CfnOutput(this, 'QueueUrl', {
       value: this.pipeline.queue.queueUrl,
       description: 'Work queue between the topic and the function',

@@ -88,11 +88,12 @@ export interface EmailPipelineProps extends PipelineSettings {
    */
   readonly redriveRoleAssumedBy?: iam.IPrincipal;
   /**
-   * Who may cancel keys not yet sent (`DELETE <StatusUrl><key>`: `email-pipeline cancel`,
-   * `EmailPublisher.cancel`): roles (`IRole`, or `ArnPrincipal` with a role ARN: its sessions
-   * may cancel) and users (`ArnPrincipal`). IAM cannot tell the URL's methods apart, so the
-   * status function checks the caller against this list; a principal granted only
-   * `ledger.grantStatusRead` may read, not cancel. More with {@link EmailPipeline.grantCancel}.
+   * Who may cancel keys not yet sent (`DELETE <CancelUrl><key>`: `email-pipeline cancel`,
+   * `EmailPublisher.cancel`): roles (`IRole`, or `ArnPrincipal` with a role ARN) and users
+   * (`ArnPrincipal`). The cancel function has a function URL of its own (AWS_IAM), and only these
+   * principals are granted to invoke it: IAM decides, not a name in the request. A principal
+   * granted only `ledger.grantStatusRead` reads at the status URL, which never cancels. More with
+   * {@link EmailPipeline.grantCancel}.
    * @default none: nobody can cancel on AWS
    */
   readonly cancelPrincipals?: readonly iam.IPrincipal[];
@@ -304,7 +305,7 @@ export class EmailPipeline extends Construct {
   }
 
   /**
-   * Lets `principal` cancel keys not yet sent through the status URL (and read their status): see
+   * Lets `principal` cancel keys not yet sent at the cancel URL (and read their status): see
    * {@link EmailPipelineProps.cancelPrincipals}.
    */
   public grantCancel(principal: iam.IPrincipal): iam.Grant {

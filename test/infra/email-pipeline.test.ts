@@ -190,6 +190,7 @@ describe('stack outputs', () => {
   /** Every output but the alarm topic's. */
   const PIPELINE_OUTPUTS = [
     'AttachmentsBucketName',
+    'CancelUrl',
     'DeadLetterQueueUrl',
     'FunctionName',
     'LedgerBufferQueueUrl',

@@ -88,6 +88,7 @@ test('npm start serves the pipeline, dedupes a repeated key, refuses a second st
       'TopicArn',
       'IdempotencyKeyPrefix',
       'StatusUrl',
+      'CancelUrl',
       'PauseFile',
       'LedgerBufferQueueUrl',
       'LedgerDeadLetterQueueUrl',
@@ -129,6 +130,14 @@ test('npm start serves the pipeline, dedupes a repeated key, refuses a second st
   const status = async (key: string) => (await (await fetch(`${outputs.StatusUrl}${key}`)).json()) as DeliveryReport;
   expect(['sent', 'delivered']).toContain((await status('order-42')).status);
   expect(await status('never-published')).toEqual({ key: 'never-published', status: 'unknown', events: [] });
+  // Cancels have a URL of their own: the status URL refuses a DELETE, the cancel URL takes it.
+  expect(outputs.CancelUrl).toBe(`http://127.0.0.1:${ports.STATUS_PORT}/cancel/deliveries/`);
+  expect((await fetch(`${outputs.StatusUrl}never-published`, { method: 'DELETE' })).status).toBe(405);
+  const cancelled = await fetch(`${outputs.CancelUrl}never-published`, { method: 'DELETE' });
+  expect({ status: cancelled.status, outcome: ((await cancelled.json()) as { outcome: string }).outcome }).toEqual({
+    status: 200,
+    outcome: 'cancelled',
+  });
 
   // A second start while this one runs says so and exits non-zero.
   const second = spawnSync(START.command, START.args, { cwd: REPO_ROOT, env, encoding: 'utf8', timeout: 30_000 });
