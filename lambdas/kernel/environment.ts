@@ -36,6 +36,8 @@ export const ENV = {
   attachmentsBucketName: 'ATTACHMENTS_BUCKET_NAME',
   /** The high-priority lane's queue: its records' retries go back there. */
   highPriorityQueueUrl: 'HIGH_PRIORITY_QUEUE_URL',
+  /** The high-priority topic, the only source of that queue: its envelopes are the pipeline's too. */
+  highPriorityTopicArn: 'HIGH_PRIORITY_TOPIC_ARN',
   /** Percent of maxSendRate reserved for the high-priority lane. */
   highPriorityRateShare: 'HIGH_PRIORITY_RATE_SHARE',
 } as const;
@@ -64,8 +66,10 @@ export interface HandlerSettings {
   readonly senderAddress: string;
   /** Display name of the From address, as written (the handler encodes it). */
   readonly senderName?: string;
-  /** The pipeline's topic: only its envelopes are sent. */
+  /** The pipeline's topic: only its envelopes (and the high-priority topic's) are sent. */
   readonly topicArn: string;
+  /** The high-priority topic, whose envelopes are sent too; none: one topic. */
+  readonly highPriorityTopicArn?: string;
   readonly configurationSetName?: string;
   readonly tableName: string;
   readonly keyPrefix: string;
@@ -164,10 +168,12 @@ export function readSettings(env: Env = process.env): HandlerSettings {
   const configurationSetName = read.optional(ENV.configurationSetName);
   const senderName = read.optional(ENV.senderName);
   const highPriorityQueueUrl = read.optional(ENV.highPriorityQueueUrl);
+  const highPriorityTopicArn = read.optional(ENV.highPriorityTopicArn);
   return {
     senderAddress: read.required(ENV.senderAddress),
     ...(senderName ? { senderName } : {}),
     topicArn: read.required(ENV.topicArn),
+    ...(highPriorityTopicArn ? { highPriorityTopicArn } : {}),
     ...(configurationSetName ? { configurationSetName } : {}),
     tableName: read.required(ENV.tableName),
     keyPrefix: read.required(ENV.keyPrefix),

@@ -27,7 +27,7 @@ import { buildQueues } from './pipeline/queues';
 import { buildRedriveRole } from './pipeline/redrive-role';
 import { restrictPublishers, restrictQueueSenders } from './pipeline/resource-policies';
 import { buildSendFunction } from './pipeline/send-function';
-import { buildTopic } from './pipeline/topic';
+import { buildTopics } from './pipeline/topic';
 import { DEFAULT_SERVICE_NAME, RUNTIME, acknowledgeServerlessRules, rotatingKey, tableKeyStatement } from './shared';
 
 export { DEFAULT_SERVICE_NAME, DLQ_RETENTION, RUNTIME } from './shared';
@@ -66,6 +66,15 @@ export interface EmailPipelineProps extends PipelineSettings {
    * @default the deploying account (`new iam.AccountRootPrincipal()`)
    */
   readonly publisherPrincipals?: readonly iam.IPrincipal[];
+  /**
+   * Who may publish high-priority mail: to the high-priority topic
+   * ({@link EmailPipeline.highPriorityTopic}, the only source of the high-priority queue, whose
+   * sends take the reserved share of the rate). Its topic policy denies sns:Publish to everyone
+   * else, as the topic's does. Accounts, roles and `ArnPrincipal`s, as for `publisherPrincipals`.
+   * More with {@link EmailPipeline.grantPublishHighPriority}.
+   * @default none: nobody publishes high priority until granted
+   */
+  readonly highPriorityPublisherPrincipals?: readonly iam.IPrincipal[];
   /**
    * Who else, besides the redrive role the construct creates
    * ({@link EmailPipeline.redriveRole}), may redrive: the queue policies deny
@@ -125,9 +134,14 @@ export interface EmailPipelineProps extends PipelineSettings {
 export class EmailPipeline extends Construct {
   /** Publishers send here. */
   public readonly topic: sns.Topic;
+  /**
+   * High-priority publishers send here ({@link EmailPipelineProps.highPriorityPublisherPrincipals},
+   * {@link grantPublishHighPriority}): the only source of {@link highPriorityQueue}.
+   */
+  public readonly highPriorityTopic: sns.Topic;
   /** The work queue, subscribed to {@link topic} with the SNS envelope. */
   public readonly queue: sqs.Queue;
-  /** The high-priority queue: {@link topic}'s messages with `priority = high`, its own event source mapping. */
+  /** The high-priority queue: {@link highPriorityTopic}'s messages, its own event source mapping. */
   public readonly highPriorityQueue: sqs.Queue;
   /** Permanent failures (sent by the handler) and messages past maxReceiveCount. */
   public readonly deadLetterQueue: sqs.Queue;
@@ -182,6 +196,8 @@ export class EmailPipeline extends Construct {
   /** Customer-managed key (rotation on) of {@link attachmentsBucket}. */
   public readonly attachmentsKey: kms.Key;
   readonly #grantUpload: (grantee: iam.IGrantable) => iam.Grant;
+  /** Lists one more high-priority publisher (the high-priority topic's policy). */
+  readonly #grantHighPriority: (principal: iam.IPrincipal) => iam.Grant;
 
   constructor(scope: Construct, id: string, props: EmailPipelineProps) {
     super(scope, id);
@@ -199,12 +215,14 @@ export class EmailPipeline extends Construct {
     this.queue = queues.queue;
     this.highPriorityQueue = queues.highPriorityQueue;
     this.subscriptionDeadLetterQueue = queues.subscriptionDeadLetterQueue;
-    this.topic = buildTopic(this, {
+    const topics = buildTopics(this, {
       topicKey: this.topicKey,
       queue: this.queue,
       highPriorityQueue: this.highPriorityQueue,
       subscriptionDeadLetterQueue: this.subscriptionDeadLetterQueue,
     });
+    this.topic = topics.topic;
+    this.highPriorityTopic = topics.highPriorityTopic;
     const publishers = props.publisherPrincipals ?? [new iam.AccountRootPrincipal()];
     restrictPublishers(this.topic, publishers);
 
@@ -230,6 +248,7 @@ export class EmailPipeline extends Construct {
       serviceName: this.serviceName,
       logGroup: this.logGroup,
       topic: this.topic,
+      highPriorityTopic: this.highPriorityTopic,
       table: this.table,
       queue: this.queue,
       highPriorityQueue: this.highPriorityQueue,
@@ -237,6 +256,12 @@ export class EmailPipeline extends Construct {
     });
     this.role = send.role;
     this.sendFunction = send.sendFunction;
+    // Nobody publishes high priority until listed or granted (the send role, which may not publish, stands in).
+    this.#grantHighPriority = restrictPublishers(this.highPriorityTopic, props.highPriorityPublisherPrincipals ?? [], {
+      setting: 'highPriorityPublisherPrincipals',
+      required: false,
+      nobody: this.role.roleArn,
+    });
     this.#grantUpload = attachments.restrict(this.role);
 
     // --- send ledger (SES events, delivery status) ---------------------------
@@ -278,6 +303,7 @@ export class EmailPipeline extends Construct {
     });
     restrictQueueSenders({
       topic: this.topic,
+      highPriorityTopic: this.highPriorityTopic,
       queue: this.queue,
       highPriorityQueue: this.highPriorityQueue,
       deadLetterQueue: this.deadLetterQueue,
@@ -294,6 +320,14 @@ export class EmailPipeline extends Construct {
     this.node.addValidation(new DeliveryContractValidation(this, this.highPriorityQueue));
     // The ledger's buffer has the same contract: SNS envelope in, partial batch responses out.
     this.node.addValidation(new DeliveryContractValidation(this, this.ledger.bufferQueue));
+  }
+
+  /**
+   * Lets `principal` publish high-priority mail: sns:Publish on {@link highPriorityTopic} (and its
+   * key), and a place in that topic's publisher list. An account, a role or an `ArnPrincipal`.
+   */
+  public grantPublishHighPriority(principal: iam.IPrincipal): iam.Grant {
+    return this.#grantHighPriority(principal);
   }
 
   /**

@@ -112,6 +112,7 @@ describe('function', () => {
     expect(vars).toEqual({
       [ENV.senderAddress]: 'noreply@example.com',
       [ENV.topicArn]: { Ref: ids.topic },
+      [ENV.highPriorityTopicArn]: { Ref: ids.highPriorityTopic },
       [ENV.tableName]: { Ref: ids.table },
       [ENV.keyPrefix]: 'email-pipeline',
       [ENV.dedupeWindowSeconds]: '2000000',

@@ -794,3 +794,15 @@ describe('README runbooks', () => {
     expect(cells[5]).toBe(`${d.datapointsToAlarm} of ${d.evaluationPeriods} × ${d.periodSeconds} s`);
   });
 });
+
+test('failed SNS deliveries alarm on both topics: the high-priority one delivers to a queue of its own', () => {
+  const s = synthDefault();
+  const topics = watchedMetrics(alarmNamed(s, 'snsDeliveryFailures'))
+    .filter((m) => m.MetricName === 'NumberOfNotificationsFailed')
+    .map((m) => JSON.stringify(m.Dimensions));
+  expect(topics.sort()).toEqual(
+    [s.ids.topic, s.ids.highPriorityTopic]
+      .map((id) => JSON.stringify([{ Name: 'TopicName', Value: { 'Fn::GetAtt': [id, 'TopicName'] } }]))
+      .sort(),
+  );
+});

@@ -86,6 +86,7 @@ test('npm start serves the pipeline, dedupes a repeated key, refuses a second st
       'SqsEndpoint',
       'TableName',
       'TopicArn',
+      'HighPriorityTopicArn',
       'IdempotencyKeyPrefix',
       'StatusUrl',
       'CancelUrl',

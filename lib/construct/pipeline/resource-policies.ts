@@ -5,6 +5,7 @@
  * function and the queue's own redrive (plus the named redrive principals) may
  * send to the queues.
  */
+import { Lazy } from 'aws-cdk-lib';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import type * as sns from 'aws-cdk-lib/aws-sns';
 import type * as sqs from 'aws-cdk-lib/aws-sqs';
@@ -12,54 +13,87 @@ import { SettingsError } from '../../settings';
 import { onlyTheseSend } from '../shared';
 import { isRole, principalArn } from './principals';
 
+/** How a topic's publishers are restricted: who the errors name, and the ARN exempted when nobody is listed. */
+export interface PublisherRestriction {
+  /** The setting or prop the errors name (publisherPrincipals, highPriorityPublisherPrincipals). */
+  readonly setting: string;
+  /** Whether at least one publisher must be given at once. */
+  readonly required: boolean;
+  /**
+   * The one ARN the deny exempts while no publisher is listed: a principal with no sns:Publish of
+   * its own (the send function's role), so that nobody may publish until one is granted.
+   */
+  readonly nobody: string;
+}
+
 /**
- * Topic policy: the listed publishers may publish (and use the key to do
- * so); everyone else is denied, whatever their IAM policies say.
+ * Topic policy: the listed publishers may publish (and use the key to do so); everyone else is
+ * denied, whatever their IAM policies say. Returns what lists one more publisher (the policy is
+ * rendered at synth, so later grants count).
  */
-export function restrictPublishers(topic: sns.Topic, principals: readonly iam.IPrincipal[]): void {
-  if (principals.length === 0) {
-    throw new SettingsError('publisherPrincipals', [], 'must name at least one publisher');
+export function restrictPublishers(
+  topic: sns.Topic,
+  principals: readonly iam.IPrincipal[],
+  restriction: PublisherRestriction = { setting: 'publisherPrincipals', required: true, nobody: '' },
+): (principal: iam.IPrincipal) => iam.Grant {
+  const { setting } = restriction;
+  if (restriction.required && principals.length === 0) {
+    throw new SettingsError(setting, [], 'must name at least one publisher');
   }
   const accounts: string[] = [];
   const arns: string[] = [];
-  for (const principal of principals) {
+  const add = (principal: iam.IPrincipal): iam.Grant => {
     if (principal instanceof iam.AccountPrincipal) accounts.push(principal.accountId);
     else if (principal instanceof iam.ArnPrincipal) arns.push(principal.arn);
     else if (isRole(principal)) arns.push(principal.roleArn);
     else {
       throw new SettingsError(
-        'publisherPrincipals',
+        setting,
         principal.toString(),
         'each must be an account (AccountPrincipal, AccountRootPrincipal), a role or an ArnPrincipal',
       );
     }
-    topic.grantPublish(principal);
-  }
-  const conditions: Record<string, Record<string, string[]>> = {};
-  if (accounts.length > 0) conditions.StringNotEquals = { 'aws:PrincipalAccount': accounts };
-  if (arns.length > 0) conditions.ArnNotEquals = { 'aws:PrincipalArn': arns };
-  topic.addToResourcePolicy(
-    new iam.PolicyStatement({
-      sid: 'OnlyConfiguredPublishers',
-      effect: iam.Effect.DENY,
-      principals: [new iam.AnyPrincipal()],
-      actions: ['sns:Publish'],
-      resources: [topic.topicArn],
-      conditions,
+    return topic.grantPublish(principal);
+  };
+  for (const principal of principals) add(principal);
+  const statement = new iam.PolicyStatement({
+    sid: 'OnlyConfiguredPublishers',
+    effect: iam.Effect.DENY,
+    principals: [new iam.AnyPrincipal()],
+    actions: ['sns:Publish'],
+    resources: [topic.topicArn],
+  });
+  // Both conditions must hold for the deny: a listed account or a listed ARN is enough to publish.
+  statement.addCondition(
+    'StringNotEquals',
+    Lazy.any({ produce: () => (accounts.length > 0 ? { 'aws:PrincipalAccount': accounts } : undefined) }),
+  );
+  statement.addCondition(
+    'ArnNotEquals',
+    Lazy.any({
+      produce: () => {
+        if (arns.length > 0) return { 'aws:PrincipalArn': arns };
+        return accounts.length > 0 ? undefined : { 'aws:PrincipalArn': [restriction.nobody] };
+      },
     }),
   );
+  topic.addToResourcePolicy(statement);
+  return add;
 }
 
 /**
  * Queue policies: only the topic (and the function, re-enqueueing a retried
- * message) may send to the work queue and to the high-priority queue, only the
- * function (and the two queues' own redrive) to their DLQ, only the topic to the subscription's DLQ; the redrive
+ * message) may send to the work queue, only the high-priority topic (and the
+ * function) to the high-priority queue, only the
+ * function (and the two queues' own redrive) to their DLQ, only the topics to the subscription's DLQ; the redrive
  * principals, named by ARN, are exempt. A Deny, so that no IAM policy
  * (PowerUser, a CI role) can plant a message the function would send, and no
  * tag a principal could set on itself opens it.
  */
 export function restrictQueueSenders(props: {
   readonly topic: sns.ITopic;
+  /** Feeds the high-priority queue, the only topic that may. */
+  readonly highPriorityTopic: sns.ITopic;
   readonly queue: sqs.IQueue;
   /** The high-priority queue: the same rule as the work queue. */
   readonly highPriorityQueue: sqs.IQueue;
@@ -76,11 +110,15 @@ export function restrictQueueSenders(props: {
       ...allowed,
       'aws:PrincipalArn': [...(allowed['aws:PrincipalArn'] ?? []), ...redrivers],
     });
-  // The function sends too: a retried message goes back to the work queue as a delayed copy
-  // (the retry budget); it only ever re-enqueues an envelope it received from the topic.
-  for (const queue of [props.queue, props.highPriorityQueue]) {
+  // The function sends too: a retried message goes back to its queue as a delayed copy (the retry
+  // budget); it only ever re-enqueues an envelope it received there. Each queue admits its own
+  // topic only: a message is high priority because its publisher may publish to the high-priority topic.
+  for (const [queue, topic] of [
+    [props.queue, props.topic],
+    [props.highPriorityQueue, props.highPriorityTopic],
+  ] as const) {
     deny(queue, 'OnlyTheTopicSends', {
-      'aws:SourceArn': [props.topic.topicArn],
+      'aws:SourceArn': [topic.topicArn],
       'aws:PrincipalArn': [props.senderRole.roleArn],
     });
   }
@@ -88,5 +126,7 @@ export function restrictQueueSenders(props: {
     'aws:PrincipalArn': [props.senderRole.roleArn],
     'aws:SourceArn': [props.queue.queueArn, props.highPriorityQueue.queueArn],
   });
-  deny(props.subscriptionDeadLetterQueue, 'OnlyTheTopicDeadLetters', { 'aws:SourceArn': [props.topic.topicArn] });
+  deny(props.subscriptionDeadLetterQueue, 'OnlyTheTopicDeadLetters', {
+    'aws:SourceArn': [props.topic.topicArn, props.highPriorityTopic.topicArn],
+  });
 }

@@ -212,6 +212,7 @@ export async function main(argv: readonly string[] = process.argv.slice(2)): Pro
       `  SES v2        ${endpoints.ses}   sent mail: ${endpoints.ses}/store   max send rate ${sesAccountRate}/s (SES_MAX_SEND_RATE), pipeline maxSendRate ${settings.maxSendRate}/s`,
       `  Mailbox page  ${endpoints.mailboxUrl}`,
       `  Topic         ${resources.topicArn}`,
+      `  High priority ${resources.highPriorityTopicArn}`,
       `  Status        ${status.url}/deliveries/{key}   or: ${stateEnv}npm run status -- <key>`,
       `  Cancel        DELETE ${status.cancelUrl}/deliveries/{key}`,
       `  Outputs       ${path.relative(process.cwd(), OUTPUTS_FILE)}`,

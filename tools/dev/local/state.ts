@@ -22,6 +22,8 @@ export const LEDGER_REDRIVE_FILE = path.join(STATE_DIR, 'ledger-dlq-redrive');
 /** What `npm start` writes to outputs.json: the stack's output keys plus the local endpoints. */
 export interface LocalOutputs {
   readonly TopicArn: string;
+  /** High-priority mail is published here (the only source of the high-priority queue). */
+  readonly HighPriorityTopicArn: string;
   /** `DELETE <CancelUrl><key>` cancels a key not yet sent (the deployed stack's cancel function URL). */
   readonly CancelUrl: string;
   readonly QueueUrl: string;
@@ -63,6 +65,7 @@ export function localOutputs(
   const { statusUrl, cancelUrl } = urls;
   return {
     TopicArn: resources.topicArn,
+    HighPriorityTopicArn: resources.highPriorityTopicArn,
     CancelUrl: cancelUrl,
     QueueUrl: resources.queueUrl,
     DeadLetterQueueUrl: resources.deadLetterQueueUrl,
