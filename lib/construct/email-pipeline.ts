@@ -25,6 +25,7 @@ import { buildIdempotencyStore } from './pipeline/idempotency-store';
 import { checkConstructOptions } from './pipeline/options';
 import { buildQueues } from './pipeline/queues';
 import { buildRedriveRole } from './pipeline/redrive-role';
+import { principalArn } from './pipeline/principals';
 import { restrictPublishers, restrictQueueSenders } from './pipeline/resource-policies';
 import { buildSendFunction } from './pipeline/send-function';
 import { buildTopics } from './pipeline/topic';
@@ -88,12 +89,13 @@ export interface EmailPipelineProps extends PipelineSettings {
    */
   readonly redrivePrincipals?: readonly iam.IPrincipal[];
   /**
-   * Who may assume the redrive role ({@link EmailPipeline.redriveRole}): its
-   * trust policy. With the default, the account decides through IAM: any of
-   * its principals whose IAM policies allow `sts:AssumeRole` on the role
-   * (administrators, and `PowerUserAccess`, which allows every STS action);
-   * name the operators' roles to narrow it.
-   * @default the deploying account (`new iam.AccountRootPrincipal()`)
+   * Who may assume the redrive role ({@link EmailPipeline.redriveRole}): its trust policy.
+   * By default the principals listed in `redrivePrincipals`, and only they. With none listed,
+   * the deploying account, whose IAM then decides (any principal whose IAM policies allow
+   * `sts:AssumeRole` on the role: administrators, and `PowerUserAccess`, which allows every STS
+   * action): the construct cannot know an account's operators, and a pipeline nobody can
+   * redrive would lose its dead letters to retention. Name the operators to narrow it.
+   * @default the `redrivePrincipals`; with none, the deploying account (`new iam.AccountRootPrincipal()`)
    */
   readonly redriveRoleAssumedBy?: iam.IPrincipal;
   /**
@@ -294,12 +296,16 @@ export class EmailPipeline extends Construct {
       ...(props.sesTemplateNames ? { sesTemplateNames: props.sesTemplateNames } : {}),
     });
     this.redriveRole = buildRedriveRole(this, {
-      assumedBy: props.redriveRoleAssumedBy ?? new iam.AccountRootPrincipal(),
+      assumedBy: props.redriveRoleAssumedBy ?? redriveTrust(props.redrivePrincipals ?? []),
       queue: this.queue,
       deadLetterQueue: this.deadLetterQueue,
       subscriptionDeadLetterQueue: this.subscriptionDeadLetterQueue,
       queueKey: this.queueKey,
-      ledgerDeadLetters: { queue: this.ledger.bufferDeadLetterQueue, mappingArn: this.ledger.deadLetterMapping.arn },
+      ledgerDeadLetters: {
+        queue: this.ledger.bufferDeadLetterQueue,
+        mappingArn: this.ledger.deadLetterMapping.arn,
+        functionArn: this.ledger.ledgerFunction.functionArn,
+      },
     });
     restrictQueueSenders({
       topic: this.topic,
@@ -367,4 +373,17 @@ export class EmailPipeline extends Construct {
       }),
     );
   }
+}
+
+/**
+ * Who may assume the redrive role by default: the listed redrive principals (roles or users, by
+ * ARN), and only they; with none listed, the deploying account (see redriveRoleAssumedBy).
+ */
+function redriveTrust(redrivePrincipals: readonly iam.IPrincipal[]): iam.IPrincipal {
+  if (redrivePrincipals.length === 0) return new iam.AccountRootPrincipal();
+  const principals = redrivePrincipals.map((principal) => {
+    principalArn(principal, 'redrivePrincipals');
+    return principal;
+  });
+  return principals.length === 1 ? principals[0]! : new iam.CompositePrincipal(...principals);
 }

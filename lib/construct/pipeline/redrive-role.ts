@@ -3,6 +3,13 @@
  * --stack` needs on the DLQ and the subscription DLQ, the work queue and their key, and to redrive
  * the ledger's DLQ through the ledger function's disabled mapping of it; nothing else.
  * The queue policies exempt it by ARN (resource-policies.ts); the ledger's buffer exempts nobody.
+ *
+ * The mapping switch is lambda:UpdateEventSourceMapping on that one mapping, conditioned on
+ * `lambda:FunctionArn` being the ledger function's: the mapping cannot be pointed at another
+ * function. IAM has no condition key for an update's FilterCriteria (the Service Authorization
+ * Reference lists only lambda:FunctionArn for UpdateEventSourceMapping), so a holder of this role
+ * could still set a filter; that is why who may assume it is narrowed (see EmailPipeline's
+ * redriveRoleAssumedBy and redrivePrincipals).
  */
 import { Duration, Stack } from 'aws-cdk-lib';
 import * as iam from 'aws-cdk-lib/aws-iam';
@@ -24,7 +31,12 @@ export function buildRedriveRole(
      * The ledger's DLQ and the ledger function's disabled mapping of it: `dlq redrive --queue ledger`
      * enables the mapping and watches the DLQ drain (nothing is sent to the ledger's buffer).
      */
-    readonly ledgerDeadLetters: { readonly queue: sqs.IQueue; readonly mappingArn: string };
+    readonly ledgerDeadLetters: {
+      readonly queue: sqs.IQueue;
+      readonly mappingArn: string;
+      /** The ledger function, the mapping's target: the only one an update may name. */
+      readonly functionArn: string;
+    };
   },
 ): iam.Role {
   const role = new iam.Role(scope, 'RedriveRole', {
@@ -65,12 +77,22 @@ export function buildRedriveRole(
     }),
   );
   // The ledger's DLQ is redriven by the ledger function itself: this mapping only (UpdateEventSourceMapping
-  // and GetEventSourceMapping take an event-source-mapping ARN), and the DLQ's depth to follow it.
+  // and GetEventSourceMapping take an event-source-mapping ARN), and the DLQ's depth to follow it. The
+  // switch keeps the mapping on the ledger function (lambda:FunctionArn: the function an update names,
+  // or the mapping's own when it names none).
   role.addToPolicy(
     new iam.PolicyStatement({
-      sid: 'RedriveLedgerDeadLettersByItsMapping',
-      actions: ['lambda:GetEventSourceMapping', 'lambda:UpdateEventSourceMapping'],
+      sid: 'ReadLedgerDeadLetterMapping',
+      actions: ['lambda:GetEventSourceMapping'],
       resources: [props.ledgerDeadLetters.mappingArn],
+    }),
+  );
+  role.addToPolicy(
+    new iam.PolicyStatement({
+      sid: 'SwitchLedgerDeadLetterMapping',
+      actions: ['lambda:UpdateEventSourceMapping'],
+      resources: [props.ledgerDeadLetters.mappingArn],
+      conditions: { StringEquals: { 'lambda:FunctionArn': props.ledgerDeadLetters.functionArn } },
     }),
   );
   role.addToPolicy(
