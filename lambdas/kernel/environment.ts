@@ -52,9 +52,7 @@ export const LEDGER_ENV = {
   retentionSeconds: 'LEDGER_RETENTION_SECONDS',
   /** How long an unknown-fate send waits for its SES event before it is sent again (send-email). */
   sendConfirmationGraceSeconds: 'SEND_CONFIRMATION_GRACE_SECONDS',
-  /** The SES events topic: the only envelopes the ledger function reads (ledger). */
-  eventsTopicArn: 'EVENTS_TOPIC_ARN',
-  /** The account the pipeline sends from: `mail.sendingAccountId` of its events (ledger). */
+  /** The account the pipeline sends from: `mail.sendingAccountId` of its events and the account of the bus they come on (ledger). */
   accountId: 'PIPELINE_ACCOUNT_ID',
   /** The configuration set every send uses: the `ses:configuration-set` tag of its events (ledger). */
   configurationSetName: 'CONFIGURATION_SET_NAME',
@@ -238,7 +236,6 @@ export function readLedgerSettings(env: Env = process.env): LedgerSettings {
   const topic = read.optional(LEDGER_ENV.deliveryStatusTopicArn);
   const trust: LedgerTrust = {
     origin: {
-      eventsTopicArn: read.required(LEDGER_ENV.eventsTopicArn),
       accountId: read.required(LEDGER_ENV.accountId),
       configurationSetName: read.required(LEDGER_ENV.configurationSetName),
       senderRoleName: read.required(LEDGER_ENV.senderRoleName),

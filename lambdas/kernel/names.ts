@@ -111,3 +111,9 @@ export const LEDGER_METRIC = {
   /** Events not recorded because they are not the pipeline's own: foreign origin, or bound to no send of theirs. */
   untrustedEvents: 'LedgerUntrustedEvents',
 } as const;
+
+/**
+ * SES's auto-tag naming the configuration set of a send: the dimension of the per-set event counts
+ * and of the per-set reputation metrics (`email-pipeline verify` checks SES publishes it).
+ */
+export const CONFIGURATION_SET_DIMENSION = 'ses:configuration-set';

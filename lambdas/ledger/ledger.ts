@@ -1,5 +1,5 @@
 /**
- * The ledger function's work: SES events (SNS envelopes on the buffer queue) into the ledger
+ * The ledger function's work: SES events (EventBridge events on the buffer queue) into the ledger
  * table, and a DeliveryReport on the delivery-status topic for every status change. Clients
  * come in as parameters so tests can run this against the emulators.
  */
@@ -13,10 +13,11 @@ import { bindingProblem, originProblem } from '../kernel/ledger/binding';
 import type { LedgerSettings } from '../kernel/environment';
 import {
   eventsOf,
-  InvalidSesEventError,
   parseSesEvent,
+  readEventBridgeEnvelope,
   UntaggedSesEventError,
   type ParsedSesEvent,
+  type ReceivedSesEvent,
 } from '../kernel/ledger/events';
 import { LEDGER_METRIC } from '../kernel/names';
 import { shownEvent, type DeliveryReport } from '../kernel/ledger/schema';
@@ -28,25 +29,6 @@ export interface LedgerDeps {
   readonly sns: Pick<SNSClient, 'send'>;
   readonly logger: Logger;
   readonly metrics: Metrics;
-}
-
-/** The SES event inside one buffer-queue record (an SNS envelope, raw delivery off), and the topic it came from. */
-export function sesEventOf(record: Pick<SQSRecord, 'body'>): { readonly topicArn?: string; readonly message: unknown } {
-  let envelope: unknown;
-  try {
-    envelope = JSON.parse(record.body);
-  } catch {
-    throw new InvalidSesEventError('body', 'is not JSON');
-  }
-  const { Type, Message, TopicArn } = (envelope ?? {}) as { Type?: unknown; Message?: unknown; TopicArn?: unknown };
-  if (Type !== 'Notification' || typeof Message !== 'string') {
-    throw new InvalidSesEventError('body', 'is not an SNS notification envelope with a string Message');
-  }
-  try {
-    return { ...(typeof TopicArn === 'string' ? { topicArn: TopicArn } : {}), message: JSON.parse(Message) };
-  } catch {
-    throw new InvalidSesEventError('Message', 'is not JSON');
-  }
 }
 
 /** The report published for (and served about) a ledger item. */
@@ -111,9 +93,9 @@ export function createLedgerHandler(
    * binding to a send (one GetItem of the claim; and one of the ledger item only while the
    * claim has not stored SES's answer for that attempt yet).
    */
-  async function untrusted(parsed: ParsedSesEvent, topicArn: string | undefined): Promise<string | undefined> {
+  async function untrusted(parsed: ParsedSesEvent, envelope: ReceivedSesEvent['origin']): Promise<string | undefined> {
     const { trust } = settings;
-    const foreign = originProblem({ ...parsed.origin, ...(topicArn ? { topicArn } : {}) }, trust.origin);
+    const foreign = originProblem({ ...parsed.origin, ...envelope }, trust.origin);
     if (foreign) return foreign;
     if (parsed.attemptId === undefined) return bindingProblem(parsed, undefined);
     const claim = await readClaimEvidence(dynamodb, trust.claimsTableName, trust.keyPrefix, parsed.claimRef);
@@ -126,10 +108,10 @@ export function createLedgerHandler(
 
   async function processRecord(sqsRecord: SQSRecord): Promise<void> {
     let parsed: ParsedSesEvent | undefined;
-    let topicArn: string | undefined;
+    let envelope: ReceivedSesEvent['origin'] = {};
     try {
-      const received = sesEventOf(sqsRecord);
-      topicArn = received.topicArn;
+      const received = readEventBridgeEnvelope(sqsRecord.body);
+      envelope = received.origin;
       parsed = parseSesEvent(received.message);
     } catch (error) {
       if (error instanceof UntaggedSesEventError) {
@@ -146,7 +128,7 @@ export function createLedgerHandler(
       throw error;
     }
     if (!parsed) return; // an event type the ledger does not record (Open, Click)
-    const problem = await untrusted(parsed, topicArn);
+    const problem = await untrusted(parsed, envelope);
     if (problem) {
       // Not evidence of any send of ours: recording it could stop a send or rewrite a status.
       metrics.addMetric(LEDGER_METRIC.untrustedEvents, MetricUnit.Count, 1);

@@ -27,7 +27,7 @@ redrive with --code or --key moves only those messages (receive, send to the sou
 the publisher's attributes, delete); without, every message goes back with SQS's move task
 (--rate caps its messages per second; tasks shows its progress, cancel stops it). Codes that a
 redrive cannot fix (KeyReusedWithDifferentContent, InvalidMessage, ...) are refused without --force.
-redrive --queue ledger never sends to the ledger's buffer (only the events topic may): it enables the
+redrive --queue ledger never sends to the ledger's buffer (only SES's events rule may): it enables the
 ledger function's own mapping of the ledger DLQ until the DLQ is empty, or has not shrunk for --stall
 seconds (default ${DEFAULT_STALL_SECONDS}: events the function fails on return to the DLQ), then disables it (also on Ctrl-C).
 delete --key removes that key's messages for good (also to remove a person's data).

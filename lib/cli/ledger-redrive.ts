@@ -1,6 +1,6 @@
 /**
  * `email-pipeline dlq redrive --queue ledger`: the ledger's DLQ is redriven by the ledger function
- * reading it, never by sending to the ledger's buffer (whose policy admits the events topic only:
+ * reading it, never by sending to the ledger's buffer (whose policy admits SES's events rule only:
  * what reaches the buffer, the ledger records as SES's word). The function's second event source
  * mapping, on the DLQ, is created disabled; this enables it, follows the DLQ until nothing is
  * visible or in flight (or it stops shrinking: events the function keeps failing on return to the

@@ -1,6 +1,6 @@
 /**
  * The operator CLI, `email-pipeline <command>`: shipped in the package's `bin`, and what
- * `npm run dlq` / `npm run publish` / `npm run status` run in this repository.
+ * `npm run dlq` / `npm run publish-email` / `npm run status` run in this repository.
  *
  * Exit codes: 0 success, 1 the operation failed (the message says what to do next), 2 a usage
  * error (with the command's usage). Results go to stdout, one per line, safe to pipe (a closed
@@ -18,6 +18,7 @@ import { printable, printableIo, printableLines } from './printable';
 import { publishCommand } from './publish-command';
 import { resendCommand } from './resend-command';
 import { statusCommand } from './status-command';
+import { verifyCommand } from './verify-command';
 
 const COMMANDS: readonly Command[] = [
   cancelCommand,
@@ -28,6 +29,7 @@ const COMMANDS: readonly Command[] = [
   resendCommand,
   resumeCommand,
   statusCommand,
+  verifyCommand,
 ];
 
 function topUsage(): string {

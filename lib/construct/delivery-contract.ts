@@ -1,7 +1,8 @@
 /**
  * The delivery contract, checked on what will actually be deployed: the
  * queue's SNS subscription keeps the envelope (no raw message delivery) and its
- * event source mapping reports batch item failures. Added as a construct
+ * event source mapping reports batch item failures (a queue a rule feeds: the
+ * mapping only). Added as a construct
  * validation by every pipeline function fed by such a queue.
  */
 import { CfnResource, Stack } from 'aws-cdk-lib';
@@ -23,10 +24,13 @@ export class DeliveryContractValidation implements IValidation {
   /**
    * @param scope a construct of the stack to check
    * @param queue the queue whose subscription and event source mapping are checked
+   * @param options `fedBy: 'rule'` for a queue an EventBridge rule feeds (the ledger's buffer):
+   *   no SNS subscription is expected, only the mappings' batch item failure reporting
    */
   constructor(
     private readonly scope: IConstruct,
     private readonly queue: sqs.IQueue,
+    private readonly options: { readonly fedBy: 'topic' | 'rule' } = { fedBy: 'topic' },
   ) {}
 
   public validate(): string[] {
@@ -60,7 +64,7 @@ export class DeliveryContractValidation implements IValidation {
         }
       }
     }
-    if (subscriptions === 0) {
+    if (subscriptions === 0 && this.options.fedBy === 'topic') {
       errors.push('the queue has no SNS subscription: the pipeline needs its topic subscribed to the queue');
     }
     if (mappings === 0) {

@@ -5,7 +5,7 @@
  * (queues, topic, idempotency store, logs, send function, grants, redrive role,
  * resource policies) or is a construct of its own (ledger/SendLedger).
  */
-import { RemovalPolicy } from 'aws-cdk-lib';
+import { CfnOutput, RemovalPolicy } from 'aws-cdk-lib';
 import type * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import type * as kms from 'aws-cdk-lib/aws-kms';
@@ -19,20 +19,22 @@ import { PipelineSettings, ResolvedSettings, resolveSettings } from '../settings
 import { DeliveryContractValidation } from './delivery-contract';
 import { SendLedger } from './ledger/send-ledger';
 import { buildAttachmentsBucket } from './pipeline/attachments-bucket';
+import { PIPELINE_MARKER, endpointsJson, pathInStack, pipelineEndpointValues } from './pipeline/endpoints';
 import { buildFunctionLogs } from './pipeline/function-logs';
 import { grantSendFunctionLeastPrivilege } from './pipeline/grants';
 import { buildIdempotencyStore } from './pipeline/idempotency-store';
+import { checkContextApplied, propsFromContext, type ContextProps } from './pipeline/context-props';
 import { checkConstructOptions } from './pipeline/options';
 import { buildQueues } from './pipeline/queues';
 import { buildRedriveRole } from './pipeline/redrive-role';
-import { principalArn } from './pipeline/principals';
-import { restrictPublishers, restrictQueueSenders } from './pipeline/resource-policies';
+import * as policies from './pipeline/resource-policies';
 import { buildSendFunction } from './pipeline/send-function';
 import { buildTopics } from './pipeline/topic';
 import { DEFAULT_SERVICE_NAME, RUNTIME, acknowledgeServerlessRules, rotatingKey, tableKeyStatement } from './shared';
 
 export { DEFAULT_SERVICE_NAME, DLQ_RETENTION, RUNTIME } from './shared';
 export { principalsFromStrings } from './pipeline/principals';
+export type { ContextProps } from './pipeline/context-props';
 
 /**
  * Settings of the pipeline ({@link PipelineSettings}, shared with the local
@@ -68,11 +70,9 @@ export interface EmailPipelineProps extends PipelineSettings {
    */
   readonly publisherPrincipals?: readonly iam.IPrincipal[];
   /**
-   * Who may publish high-priority mail: to the high-priority topic
-   * ({@link EmailPipeline.highPriorityTopic}, the only source of the high-priority queue, whose
-   * sends take the reserved share of the rate). Its topic policy denies sns:Publish to everyone
-   * else, as the topic's does. Accounts, roles and `ArnPrincipal`s, as for `publisherPrincipals`.
-   * More with {@link EmailPipeline.grantPublishHighPriority}.
+   * Who may publish to {@link EmailPipeline.highPriorityTopic}, the high-priority queue's only
+   * source; its topic policy denies everyone else. As `publisherPrincipals`; more with
+   * {@link EmailPipeline.grantPublishHighPriority}.
    * @default none: nobody publishes high priority until granted
    */
   readonly highPriorityPublisherPrincipals?: readonly iam.IPrincipal[];
@@ -89,22 +89,16 @@ export interface EmailPipelineProps extends PipelineSettings {
    */
   readonly redrivePrincipals?: readonly iam.IPrincipal[];
   /**
-   * Who may assume the redrive role ({@link EmailPipeline.redriveRole}): its trust policy.
-   * By default the principals listed in `redrivePrincipals`, and only they. With none listed,
-   * the deploying account, whose IAM then decides (any principal whose IAM policies allow
-   * `sts:AssumeRole` on the role: administrators, and `PowerUserAccess`, which allows every STS
-   * action): the construct cannot know an account's operators, and a pipeline nobody can
-   * redrive would lose its dead letters to retention. Name the operators to narrow it.
-   * @default the `redrivePrincipals`; with none, the deploying account (`new iam.AccountRootPrincipal()`)
+   * Who may assume the redrive role ({@link EmailPipeline.redriveRole}): its trust policy. Why
+   * the default is what it is: lib/construct/pipeline/redrive-role.ts (redriveTrust).
+   * @default the `redrivePrincipals` only; with none, the deploying account, whose IAM decides
    */
   readonly redriveRoleAssumedBy?: iam.IPrincipal;
   /**
    * Who may cancel keys not yet sent (`DELETE <CancelUrl><key>`: `email-pipeline cancel`,
    * `EmailPublisher.cancel`): roles (`IRole`, or `ArnPrincipal` with a role ARN) and users
-   * (`ArnPrincipal`). The cancel function has a function URL of its own (AWS_IAM), and only these
-   * principals are granted to invoke it: IAM decides, not a name in the request. A principal
-   * granted only `ledger.grantStatusRead` reads at the status URL, which never cancels. More with
-   * {@link EmailPipeline.grantCancel}.
+   * (`ArnPrincipal`), the only principals granted the cancel function's own URL (AWS_IAM): IAM
+   * decides. More with {@link EmailPipeline.grantCancel}.
    * @default none: nobody can cancel on AWS
    */
   readonly cancelPrincipals?: readonly iam.IPrincipal[];
@@ -136,10 +130,7 @@ export interface EmailPipelineProps extends PipelineSettings {
 export class EmailPipeline extends Construct {
   /** Publishers send here. */
   public readonly topic: sns.Topic;
-  /**
-   * High-priority publishers send here ({@link EmailPipelineProps.highPriorityPublisherPrincipals},
-   * {@link grantPublishHighPriority}): the only source of {@link highPriorityQueue}.
-   */
+  /** High-priority publishers send here ({@link grantPublishHighPriority}): the high-priority queue's only source. */
   public readonly highPriorityTopic: sns.Topic;
   /** The work queue, subscribed to {@link topic} with the SNS envelope. */
   public readonly queue: sqs.Queue;
@@ -197,14 +188,34 @@ export class EmailPipeline extends Construct {
   public readonly attachmentsBucket: s3.Bucket;
   /** Customer-managed key (rotation on) of {@link attachmentsBucket}. */
   public readonly attachmentsKey: kms.Key;
+  /**
+   * This pipeline's path inside its stack (`Billing`, `Mail/Billing`): what `email-pipeline
+   * --pipeline` names. The pipeline's `Endpoints` output carries it.
+   */
+  public readonly pathInStack: string;
   readonly #grantUpload: (grantee: iam.IGrantable) => iam.Grant;
   /** Lists one more high-priority publisher (the high-priority topic's policy). */
   readonly #grantHighPriority: (principal: iam.IPrincipal) => iam.Grant;
+  readonly #admitPublisher: (principal: iam.IPrincipal) => iam.Grant;
+
+  /**
+   * The pipeline's props from the CDK context of `scope` (cdk.json `context`, `-c
+   * emailPipeline:key=value`), read as the repository's app reads them: every `emailPipeline:`
+   * key is checked, an unknown one fails with the closest known key, `senderAddress` and
+   * `sesIdentity` are required, principal lists become principals. Spread it and override what
+   * your code sets: `new EmailPipeline(this, 'Mail', { ...EmailPipeline.propsFromContext(this),
+   * removalPolicy })`. Throws a SettingsError naming the key.
+   */
+  public static propsFromContext(scope: Construct): ContextProps {
+    return propsFromContext(scope);
+  }
 
   constructor(scope: Construct, id: string, props: EmailPipelineProps) {
     super(scope, id);
     const settings = resolveSettings(props);
     this.settings = settings;
+    // Nothing typed in the context is silently ignored: unknown keys throw, unapplied ones warn.
+    checkContextApplied(this, { ...props, ...settings }, (name) => name !== 'alarmEmail');
     const removalPolicy = props.removalPolicy ?? RemovalPolicy.RETAIN;
     this.serviceName = props.serviceName ?? DEFAULT_SERVICE_NAME;
     checkConstructOptions(props);
@@ -226,7 +237,7 @@ export class EmailPipeline extends Construct {
     this.topic = topics.topic;
     this.highPriorityTopic = topics.highPriorityTopic;
     const publishers = props.publisherPrincipals ?? [new iam.AccountRootPrincipal()];
-    restrictPublishers(this.topic, publishers);
+    this.#admitPublisher = policies.restrictPublishers(this.topic, publishers);
 
     // --- idempotency store ------------------------------------------------
     const store = buildIdempotencyStore(this, {
@@ -258,12 +269,12 @@ export class EmailPipeline extends Construct {
     });
     this.role = send.role;
     this.sendFunction = send.sendFunction;
-    // Nobody publishes high priority until listed or granted (the send role, which may not publish, stands in).
-    this.#grantHighPriority = restrictPublishers(this.highPriorityTopic, props.highPriorityPublisherPrincipals ?? [], {
-      setting: 'highPriorityPublisherPrincipals',
-      required: false,
-      nobody: this.role.roleArn,
-    });
+    const highPublishers = props.highPriorityPublisherPrincipals ?? [];
+    this.#grantHighPriority = policies.restrictHighPriorityPublishers(
+      this.highPriorityTopic,
+      highPublishers,
+      this.role,
+    );
     this.#grantUpload = attachments.restrict(this.role);
 
     // --- send ledger (SES events, delivery status) ---------------------------
@@ -296,18 +307,15 @@ export class EmailPipeline extends Construct {
       ...(props.sesTemplateNames ? { sesTemplateNames: props.sesTemplateNames } : {}),
     });
     this.redriveRole = buildRedriveRole(this, {
-      assumedBy: props.redriveRoleAssumedBy ?? redriveTrust(props.redrivePrincipals ?? []),
+      assumedBy: props.redriveRoleAssumedBy,
+      redrivePrincipals: props.redrivePrincipals ?? [],
       queue: this.queue,
       deadLetterQueue: this.deadLetterQueue,
       subscriptionDeadLetterQueue: this.subscriptionDeadLetterQueue,
       queueKey: this.queueKey,
-      ledgerDeadLetters: {
-        queue: this.ledger.bufferDeadLetterQueue,
-        mappingArn: this.ledger.deadLetterMapping.arn,
-        functionArn: this.ledger.ledgerFunction.functionArn,
-      },
+      ledger: this.ledger,
     });
-    restrictQueueSenders({
+    policies.restrictQueueSenders({
       topic: this.topic,
       highPriorityTopic: this.highPriorityTopic,
       queue: this.queue,
@@ -324,14 +332,18 @@ export class EmailPipeline extends Construct {
 
     this.node.addValidation(new DeliveryContractValidation(this, this.queue));
     this.node.addValidation(new DeliveryContractValidation(this, this.highPriorityQueue));
-    // The ledger's buffer has the same contract: SNS envelope in, partial batch responses out.
-    this.node.addValidation(new DeliveryContractValidation(this, this.ledger.bufferQueue));
+    // The ledger's buffer: EventBridge's events in (no subscription), partial batch responses out.
+    this.node.addValidation(new DeliveryContractValidation(this, this.ledger.bufferQueue, { fedBy: 'rule' }));
+
+    // --- how the CLI finds this pipeline, in any stack, beside any other ------
+    this.pathInStack = pathInStack(this);
+    new CfnOutput(this, 'Endpoints', {
+      value: endpointsJson(this, PIPELINE_MARKER, this.pathInStack, pipelineEndpointValues(this)),
+      description: `Endpoints of the email pipeline ${this.pathInStack} (email-pipeline --stack STACK --pipeline ${this.pathInStack})`,
+    });
   }
 
-  /**
-   * Lets `principal` publish high-priority mail: sns:Publish on {@link highPriorityTopic} (and its
-   * key), and a place in that topic's publisher list. An account, a role or an `ArnPrincipal`.
-   */
+  /** Lets `principal` (an account, a role or an `ArnPrincipal`) publish to {@link highPriorityTopic}. */
   public grantPublishHighPriority(principal: iam.IPrincipal): iam.Grant {
     return this.#grantHighPriority(principal);
   }
@@ -342,6 +354,16 @@ export class EmailPipeline extends Construct {
    */
   public grantAttachmentUpload(grantee: iam.IGrantable): iam.Grant {
     return this.#grantUpload(grantee);
+  }
+
+  /**
+   * Lets `principal` publish to {@link topic} (and use its key to do so), beside
+   * `publisherPrincipals`: the topic policy's Deny exempts it too. An account
+   * (`AccountPrincipal`), a role or an `ArnPrincipal` (a role or user ARN); a role's
+   * sessions may publish.
+   */
+  public grantPublish(principal: iam.IPrincipal): iam.Grant {
+    return this.#admitPublisher(principal);
   }
 
   /**
@@ -373,17 +395,4 @@ export class EmailPipeline extends Construct {
       }),
     );
   }
-}
-
-/**
- * Who may assume the redrive role by default: the listed redrive principals (roles or users, by
- * ARN), and only they; with none listed, the deploying account (see redriveRoleAssumedBy).
- */
-function redriveTrust(redrivePrincipals: readonly iam.IPrincipal[]): iam.IPrincipal {
-  if (redrivePrincipals.length === 0) return new iam.AccountRootPrincipal();
-  const principals = redrivePrincipals.map((principal) => {
-    principalArn(principal, 'redrivePrincipals');
-    return principal;
-  });
-  return principals.length === 1 ? principals[0]! : new iam.CompositePrincipal(...principals);
 }

@@ -114,9 +114,7 @@ export function handlerEnvironment(settings: ResolvedSettings, refs: HandlerReso
 
 /** Where genuine SES events come from: the ledger function takes no event from elsewhere. */
 export interface LedgerEventOrigin {
-  /** The SES events topic (an envelope's `TopicArn`). */
-  readonly eventsTopicArn: string;
-  /** The pipeline's AWS account (an event's `mail.sendingAccountId`). */
+  /** The pipeline's AWS account (an event's `mail.sendingAccountId`, and the account of the bus it came on). */
   readonly accountId: string;
   /** The configuration set every send uses (an event's `ses:configuration-set` tag). */
   readonly configurationSetName: string;
@@ -153,7 +151,6 @@ export function ledgerEnvironment(
     [LEDGER_ENV.retentionSeconds]: String(settings.dedupeWindowSeconds),
   };
   if (refs.origin !== undefined) {
-    environment[LEDGER_ENV.eventsTopicArn] = refs.origin.eventsTopicArn;
     environment[LEDGER_ENV.accountId] = refs.origin.accountId;
     environment[LEDGER_ENV.configurationSetName] = refs.origin.configurationSetName;
     environment[LEDGER_ENV.senderRoleName] = refs.origin.senderRoleName;

@@ -42,7 +42,7 @@ function coerce(key: string, kind: SettingKind, raw: unknown): string | number |
 }
 
 /** Refuses every `emailPipeline:` key that is not declared, naming the closest known one. */
-function checkKnownKeys(context: Readonly<Record<string, unknown>>): void {
+export function checkContextKeys(context: Readonly<Record<string, unknown>>): void {
   const known = CONTEXT_SETTINGS.map(([name]) => name);
   for (const key of Object.keys(context)) {
     if (!key.startsWith(CONTEXT_PREFIX)) continue;
@@ -105,18 +105,27 @@ function checkAppSettings(settings: AppContextSettings): void {
 }
 
 /**
- * Reads settings from CDK context (`emailPipeline:senderAddress` and so on):
- * the whole context, as `app.node.getAllContext()` or cdk.json's `context`
- * give it. Unknown `emailPipeline:` keys are refused.
+ * The `emailPipeline:` values present in `context`, by setting name, each coerced by its declared
+ * kind (no required keys, no cross-checks): what a user typed.
  */
-export function settingsFromContext(context: Readonly<Record<string, unknown>>): ContextSettings {
-  checkKnownKeys(context);
+export function contextValues(context: Readonly<Record<string, unknown>>): Record<string, unknown> {
   const out: Record<string, unknown> = {};
   for (const [key, { kind }] of CONTEXT_SETTINGS) {
     const raw = context[CONTEXT_PREFIX + key];
     if (raw === undefined || raw === null || raw === '') continue;
     out[key] = coerce(CONTEXT_PREFIX + key, kind, raw);
   }
+  return out;
+}
+
+/**
+ * Reads settings from CDK context (`emailPipeline:senderAddress` and so on):
+ * the whole context, as `app.node.getAllContext()` or cdk.json's `context`
+ * give it. Unknown `emailPipeline:` keys are refused.
+ */
+export function settingsFromContext(context: Readonly<Record<string, unknown>>): ContextSettings {
+  checkContextKeys(context);
+  const out: Record<string, unknown> = { ...contextValues(context) };
   for (const required of ['senderAddress', 'sesIdentity'] as const) {
     if (out[required] === undefined) {
       throw new SettingsError(

@@ -194,6 +194,14 @@ export const SETTINGS = {
     env: ENV.maxConcurrency,
     bounds: { min: 2, max: 1000, unit: ' (the Lambda SQS event source limits)' },
   },
+  statusReservedConcurrency: {
+    kind: 'integer',
+    default: 5,
+    notes:
+      "concurrency reserved for (and the most allowed to) the status function, so a flood of status requests cannot take the send and ledger functions' concurrency; 0 reserves none (a new account whose quota is 10 needs 0: Lambda keeps 10 unreserved)",
+    contextKey: true,
+    bounds: { min: 0, max: 1000, unit: ' (0: none reserved)' },
+  },
   maxReceiveCount: {
     kind: 'integer',
     default: 5,

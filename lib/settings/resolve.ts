@@ -177,6 +177,7 @@ export function resolveSettings(input: PipelineSettings): ResolvedSettings {
   );
 
   const maxConcurrency = integer(input, 'maxConcurrency');
+  const statusReservedConcurrency = integer(input, 'statusReservedConcurrency');
 
   const idempotencyKeyPrefix = input.idempotencyKeyPrefix ?? DEFAULTS.idempotencyKeyPrefix;
   if (typeof idempotencyKeyPrefix !== 'string' || !PREFIX.test(idempotencyKeyPrefix)) {
@@ -245,6 +246,7 @@ export function resolveSettings(input: PipelineSettings): ResolvedSettings {
     batchSize,
     maxBatchingWindowSeconds,
     maxConcurrency,
+    statusReservedConcurrency,
     maxReceiveCount,
     idempotencyKeyPrefix,
     failOpen,

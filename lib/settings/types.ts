@@ -69,6 +69,13 @@ export interface PipelineSettings {
   readonly maxBatchingWindowSeconds?: number;
   /** Most concurrent invocations the event source starts (2 to 1000). @default 10 */
   readonly maxConcurrency?: number;
+  /**
+   * Concurrency reserved for (and the most allowed to) the status function. 0 reserves
+   * none: an account on Lambda's default quota of 10 concurrent executions must use 0, since
+   * Lambda keeps 10 unreserved.
+   * @default 5
+   */
+  readonly statusReservedConcurrency?: number;
   /** Receives before a message moves to the DLQ (at least 5). @default 5 */
   readonly maxReceiveCount?: number;
   /**

@@ -1,14 +1,15 @@
 /**
- * Scenario 9, planted evidence. Before the emails are published, a `Send` event is planted on
- * the SES events topic for each of their keys, from the pipeline's own account, configuration
+ * Scenario 9, planted evidence. Before the emails are published, a `Send` event is planted in
+ * the ledger's buffer for each of their keys (in EventBridge's envelope, with SES's source), from the pipeline's own account, configuration
  * set and caller identity (everything an insider can copy from a real event), but with an
  * attempt id of its own. Then every first SendEmail fails ambiguously (SES answers 500 without
  * having taken the email), so every retry reads the ledger before it sends again. The ledger
  * refused the planted events, the retries find no event of their own attempts, wait out the
  * grace and send: each email exactly once, none stopped by the planted evidence.
  */
-import { PublishCommand } from '@aws-sdk/client-sns';
+import { SendMessageCommand } from '@aws-sdk/client-sqs';
 import { randomBytes } from 'node:crypto';
+import { eventBridgeEnvelope } from '../../tools/dev/local/event-bus';
 import { pass, sesInternalFailure } from '../../tools/dev/local/fault-proxy';
 import { sesEventsFor } from '../../tools/dev/local/ses-front';
 import { metricTotals, until } from '../integration/support';
@@ -47,7 +48,14 @@ test('a Send planted before an ambiguous failure does not stop the real send', a
       Date.now(),
       senderRoleName,
     );
-    await pipeline.sns.send(new PublishCommand({ TopicArn: ledger.eventsTopicArn, Message: JSON.stringify(send) }));
+    // Straight into the buffer, in EventBridge's envelope with SES's source: more than any forger on AWS
+    // can do (the buffer admits only SES's events rule there).
+    await pipeline.sqs.send(
+      new SendMessageCommand({
+        QueueUrl: ledger.bufferQueueUrl,
+        MessageBody: JSON.stringify(eventBridgeEnvelope(send ?? {})),
+      }),
+    );
   }
   const refused = () =>
     pipeline.lines.filter(

@@ -1,4 +1,5 @@
 import { CfnResource } from 'aws-cdk-lib';
+import { Match } from 'aws-cdk-lib/assertions';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import type { IConstruct } from 'constructs';
 import { LEDGER_STATUS_INDEX, LEDGER_TABLE } from '../../lambdas/kernel/ledger/schema';
@@ -34,16 +35,22 @@ describe('configuration set and event destination', () => {
     expect(env[ENV.configurationSetName]).toEqual(ref(stack, ledger.configurationSet!));
   });
 
-  test('every delivery event type goes to the events topic, and nothing else (no opens, clicks)', () => {
+  test("every delivery event type goes to the account's default event bus, and nothing else (no opens, clicks)", () => {
     const { template, stack, ledger } = defaults();
     template.hasResourceProperties('AWS::SES::ConfigurationSetEventDestination', {
       ConfigurationSetName: ref(stack, ledger.configurationSet!),
       EventDestination: {
         Enabled: true,
         MatchingEventTypes: ['send', 'delivery', 'bounce', 'complaint', 'reject', 'deliveryDelay', 'renderingFailure'],
-        SnsDestination: { TopicARN: ref(stack, ledger.eventsTopic) },
+        EventBridgeDestination: { EventBusArn: Match.anyValue() },
       },
     });
+    const destinations = Object.values(template.findResources('AWS::SES::ConfigurationSetEventDestination'));
+    const bus = destinations.find((d) => d.Properties.EventDestination.EventBridgeDestination)?.Properties
+      .EventDestination.EventBridgeDestination.EventBusArn;
+    expect(rendered(bus)).toBe('arn:{AWS::Partition}:events:{AWS::Region}:{AWS::AccountId}:event-bus/default');
+    // No SNS destination feeds the ledger any more: a topic anyone allowed to publish can write to is not evidence.
+    expect(destinations.filter((d) => d.Properties.EventDestination.SnsDestination)).toEqual([]);
   });
 
   test('deliveries, bounces, complaints, rejects and rendering failures are also counted in CloudWatch by configuration set', () => {
@@ -69,102 +76,83 @@ describe('configuration set and event destination', () => {
     template.resourceCountIs('AWS::SES::ConfigurationSet', 0);
     template.hasResourceProperties('AWS::SES::ConfigurationSetEventDestination', {
       ConfigurationSetName: 'transactional',
-      EventDestination: { SnsDestination: { TopicARN: ref(stack, stack.pipeline.ledger.eventsTopic) } },
+      EventDestination: { EventBridgeDestination: { EventBusArn: Match.anyValue() } },
+    });
+    template.hasResourceProperties('AWS::Events::Rule', {
+      EventPattern: Match.objectLike({ detail: { mail: { tags: { 'ses:configuration-set': ['transactional'] } } } }),
     });
     const env = resource(template, idOf(stack, stack.pipeline.sendFunction)).Properties.Environment.Variables;
     expect(env[ENV.configurationSetName]).toBe('transactional');
   });
 });
 
-describe('events topic and buffer', () => {
-  test('SES may publish to the events topic only from this account and configuration set', () => {
+describe("SES's events rule and the buffer", () => {
+  test("a rule on the default bus takes SES's own events of this account and configuration set, of the types the ledger records", () => {
     const { template, stack, ledger } = defaults();
-    const policy = Object.values(template.findResources('AWS::SNS::TopicPolicy')).find((p) =>
-      asList(p.Properties.Topics).some((t) => JSON.stringify(t) === JSON.stringify(ref(stack, ledger.eventsTopic))),
-    );
-    const allow = (policy?.Properties.PolicyDocument.Statement as Array<Record<string, any>>).filter(
-      (s) => s.Effect === 'Allow',
-    );
-    expect(allow).toHaveLength(1);
-    expect(allow[0]).toMatchObject({
-      Action: 'sns:Publish',
-      Principal: { Service: 'ses.amazonaws.com' },
-      Condition: { StringEquals: { 'AWS:SourceAccount': { Ref: 'AWS::AccountId' } } },
+    const rule = resource(template, idOf(stack, ledger.eventsRule)).Properties;
+    expect(rule.EventBusName).toBeUndefined(); // the default bus
+    expect(rule.EventPattern).toEqual({
+      source: ['aws.ses'],
+      account: [{ Ref: 'AWS::AccountId' }],
+      'detail-type': [
+        'Email Sent',
+        'Email Delivered',
+        'Email Bounced',
+        'Email Complaint Received',
+        'Email Rejected',
+        'Email Delivery Delayed',
+        'Email Rendering Failed',
+      ],
+      detail: { mail: { tags: { 'ses:configuration-set': [ref(stack, ledger.configurationSet!)] } } },
     });
-    expect(JSON.stringify(allow[0].Condition.StringEquals['AWS:SourceArn'])).toContain(
-      JSON.stringify(ref(stack, ledger.configurationSet!)),
-    );
   });
 
-  test('both ledger topics are encrypted with the ledger topic key, which SES may use, and refuse plain HTTP', () => {
+  test('its one target is the buffer queue, with retries for a day and the buffer DLQ for what is not delivered', () => {
     const { template, stack, ledger } = defaults();
-    for (const topic of [ledger.eventsTopic, ledger.deliveryStatusTopic]) {
-      expect(resource(template, idOf(stack, topic)).Properties.KmsMasterKeyId).toEqual(arnOf(stack, ledger.topicKey));
-    }
-    const key = resource(template, idOf(stack, ledger.topicKey)).Properties;
-    expect(key.EnableKeyRotation).toBe(true);
-    const ses = (key.KeyPolicy.Statement as Array<Record<string, any>>).filter(
-      (s) => s.Principal?.Service === 'ses.amazonaws.com',
-    );
-    expect(ses).toHaveLength(1);
-    expect(new Set(asList(ses[0].Action))).toEqual(new Set(['kms:Decrypt', 'kms:GenerateDataKey*']));
+    const targets = resource(template, idOf(stack, ledger.eventsRule)).Properties.Targets as Array<Record<string, any>>;
+    expect(targets).toEqual([
+      expect.objectContaining({
+        Arn: arnOf(stack, ledger.bufferQueue),
+        DeadLetterConfig: { Arn: arnOf(stack, ledger.bufferDeadLetterQueue) },
+        RetryPolicy: { MaximumEventAgeInSeconds: 86_400, MaximumRetryAttempts: 185 },
+      }),
+    ]);
+    // The whole event as the body: the ledger reads EventBridge's envelope (no input transformer).
+    expect(targets[0]?.InputTransformer).toBeUndefined();
+    expect(targets[0]?.Input).toBeUndefined();
   });
 
-  test("SES may use the topic key only for this account's configuration set, as the topic policy lets it publish", () => {
-    const { template, stack, ledger } = defaults();
-    const key = resource(template, idOf(stack, ledger.topicKey)).Properties;
-    const grant = (key.KeyPolicy.Statement as Array<Record<string, any>>).find((s) => s.Sid === 'SesPublishesEvents');
-    const configurationSetArn = `arn:{AWS::Partition}:ses:{AWS::Region}:{AWS::AccountId}:configuration-set/{${idOf(stack, ledger.configurationSet!)}}`;
-    expect(grant?.Principal).toEqual({ Service: 'ses.amazonaws.com' });
-    expect(Object.keys(grant?.Condition ?? {})).toEqual(['StringEquals']);
-    expect(grant?.Condition.StringEquals['aws:SourceAccount']).toEqual({ Ref: 'AWS::AccountId' });
-    expect(rendered(grant?.Condition.StringEquals['aws:SourceArn'])).toBe(configurationSetArn);
-    // Another configuration set (of this or another account) is not the one named.
-    expect(rendered(grant?.Condition.StringEquals['aws:SourceArn'])).not.toBe(
-      'arn:aws:ses:eu-west-1:210987654321:configuration-set/{ConfigurationSet}',
-    );
-
-    // The events topic's own policy for SES has the same two conditions (the event destination adds it).
-    const topicPolicy = Object.values(template.findResources('AWS::SNS::TopicPolicy')).find((p) =>
-      asList(p.Properties.Topics).some((t) => JSON.stringify(t) === JSON.stringify(ref(stack, ledger.eventsTopic))),
-    );
-    const publish = (topicPolicy?.Properties.PolicyDocument.Statement as Array<Record<string, any>>).filter(
-      (s) => s.Principal?.Service === 'ses.amazonaws.com',
-    );
-    expect(publish).toHaveLength(1);
-    expect(publish[0].Condition.StringEquals['AWS:SourceAccount']).toEqual({ Ref: 'AWS::AccountId' });
-    expect(rendered(publish[0].Condition.StringEquals['AWS:SourceArn'])).toBe(configurationSetArn);
-  });
-
-  test('with a given configuration set, SES may use the topic key only for that one', () => {
-    const { template, stack } = synthesize({ configurationSetName: 'transactional' });
-    const key = resource(template, idOf(stack, stack.pipeline.ledger.topicKey)).Properties;
-    const grant = (key.KeyPolicy.Statement as Array<Record<string, any>>).find((s) => s.Sid === 'SesPublishesEvents');
-    expect(rendered(grant?.Condition.StringEquals['aws:SourceArn'])).toBe(
-      'arn:{AWS::Partition}:ses:{AWS::Region}:{AWS::AccountId}:configuration-set/transactional',
-    );
-  });
-
-  test('SNS may use the buffer key only when delivering from the events topic', () => {
+  test('EventBridge may use the buffer key, for this account only; SNS no longer may', () => {
     const { template, stack, ledger } = defaults();
     const key = resource(template, idOf(stack, ledger.queueKey)).Properties;
     const services = (key.KeyPolicy.Statement as Array<Record<string, any>>).filter((s) => s.Principal?.Service);
     expect(services).toEqual([
       expect.objectContaining({
-        Principal: { Service: 'sns.amazonaws.com' },
-        Condition: { ArnEquals: { 'aws:SourceArn': ref(stack, ledger.eventsTopic) } },
+        Principal: { Service: 'events.amazonaws.com' },
+        Condition: { StringEquals: { 'aws:SourceAccount': { Ref: 'AWS::AccountId' } } },
       }),
     ]);
   });
 
-  test('the buffer gets the SNS envelope (raw delivery off) from the events topic', () => {
+  test('the delivery-status topic is encrypted with the ledger topic key, which no service principal may use', () => {
     const { template, stack, ledger } = defaults();
-    template.hasResourceProperties('AWS::SNS::Subscription', {
-      TopicArn: ref(stack, ledger.eventsTopic),
-      Endpoint: arnOf(stack, ledger.bufferQueue),
-      Protocol: 'sqs',
-      RawMessageDelivery: false,
-    });
+    expect(resource(template, idOf(stack, ledger.deliveryStatusTopic)).Properties.KmsMasterKeyId).toEqual(
+      arnOf(stack, ledger.topicKey),
+    );
+    const key = resource(template, idOf(stack, ledger.topicKey)).Properties;
+    expect(key.EnableKeyRotation).toBe(true);
+    expect((key.KeyPolicy.Statement as Array<Record<string, any>>).filter((s) => s.Principal?.Service)).toEqual([]);
+  });
+
+  test('no SNS topic or subscription carries SES events any more', () => {
+    const { template, stack, ledger } = defaults();
+    const subscriptions = Object.values(template.findResources('AWS::SNS::Subscription'));
+    expect(
+      subscriptions.filter(
+        (s) => JSON.stringify(s.Properties.Endpoint) === JSON.stringify(arnOf(stack, ledger.bufferQueue)),
+      ),
+    ).toEqual([]);
+    expect(JSON.stringify(template.toJSON())).not.toContain('ses.amazonaws.com');
   });
 
   test('the buffer and its DLQ are encrypted with their own key, keep events 14 days and redrive after 5 receives', () => {
@@ -287,10 +275,10 @@ describe('ledger function', () => {
     });
   });
 
-  test("knows where genuine events come from: the events topic, the account, the configuration set and the send function's role", () => {
+  test("knows where genuine events come from: the account, the configuration set and the send function's role", () => {
     const { template, stack, ledger } = defaults();
     const env = resource(template, idOf(stack, ledger.ledgerFunction)).Properties.Environment.Variables;
-    expect(env[LEDGER_ENV.eventsTopicArn]).toEqual(ref(stack, ledger.eventsTopic));
+    expect(env.EVENTS_TOPIC_ARN).toBeUndefined();
     expect(env[LEDGER_ENV.accountId]).toEqual({ Ref: 'AWS::AccountId' });
     expect(env[LEDGER_ENV.configurationSetName]).toEqual(ref(stack, ledger.configurationSet!));
     // SES names the caller's role (not its ARN) in the ses:caller-identity tag.
@@ -401,13 +389,24 @@ describe('status function and endpoint', () => {
   test("has a small reserved concurrency, so a flood of lookups cannot take the send functions' concurrency", () => {
     const { template, stack, ledger } = defaults();
     const status = resource(template, idOf(stack, ledger.statusFunction)).Properties;
-    expect(status.ReservedConcurrentExecutions).toBe(LEDGER_FUNCTIONS.statusReservedConcurrency);
-    expect(LEDGER_FUNCTIONS.statusReservedConcurrency).toBeGreaterThanOrEqual(1);
-    expect(LEDGER_FUNCTIONS.statusReservedConcurrency).toBeLessThanOrEqual(10);
+    expect(status.ReservedConcurrentExecutions).toBe(stack.pipeline.settings.statusReservedConcurrency);
+    expect(stack.pipeline.settings.statusReservedConcurrency).toBeGreaterThanOrEqual(1);
+    expect(stack.pipeline.settings.statusReservedConcurrency).toBeLessThanOrEqual(10);
     // The send and ledger functions keep the account's unreserved pool (their event sources cap them).
     for (const fn of [stack.pipeline.sendFunction, ledger.ledgerFunction]) {
       expect(resource(template, idOf(stack, fn)).Properties.ReservedConcurrentExecutions).toBeUndefined();
     }
+  });
+
+  test('statusReservedConcurrency 0 reserves nothing, so an account on the default quota of 10 can deploy', () => {
+    const { template, stack } = synthesize({ statusReservedConcurrency: 0 });
+    const status = resource(template, idOf(stack, stack.pipeline.ledger.statusFunction)).Properties;
+    expect(status.ReservedConcurrentExecutions).toBeUndefined();
+    const other = synthesize({ statusReservedConcurrency: 2 });
+    expect(
+      resource(other.template, idOf(other.stack, other.stack.pipeline.ledger.statusFunction)).Properties
+        .ReservedConcurrentExecutions,
+    ).toBe(2);
   });
 
   test('is served on a function URL that requires SigV4 (AWS_IAM)', () => {

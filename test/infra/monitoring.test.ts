@@ -239,7 +239,8 @@ describe('alarms', () => {
       const metrics = a.Properties.Metrics as any[];
       const alarmed = metrics.filter((m) => m.ReturnData !== false);
       expect(alarmed).toHaveLength(1);
-      expect(alarmed[0].Expression).toMatch(/^MAX\(\[\w+, \w+\]\)$/);
+      // Each series FILLed, so a series with no point (a dimension SES does not publish) cannot silence MAX.
+      expect(alarmed[0].Expression).toMatch(/^MAX\(\[FILL\(\w+, 0\), FILL\(\w+, 0\)\]\)$/);
       const rate = EXPECTED[name].metric;
       const series = metrics.filter((m) => m.MetricStat);
       expect(series.map((m) => m.MetricStat.Metric)).toEqual(
@@ -264,8 +265,8 @@ describe('alarms', () => {
     const dashboards = Object.values(synthDefault().template.findResources('AWS::CloudWatch::Dashboard'));
     const [first] = JSON.parse(flattenJoin(dashboards[0].Properties.DashboardBody)).widgets;
     const body = JSON.stringify(first.properties.metrics);
-    expect(body).toContain('MAX([configurationSetBounceRate, accountBounceRate])');
-    expect(body).toContain('MAX([configurationSetComplaintRate, accountComplaintRate])');
+    expect(body).toContain('MAX([FILL(configurationSetBounceRate, 0), FILL(accountBounceRate, 0)])');
+    expect(body).toContain('MAX([FILL(configurationSetComplaintRate, 0), FILL(accountComplaintRate, 0)])');
   });
 
   test('reputation alarms fall back to the account with a configuration set given by name', () => {
@@ -776,23 +777,37 @@ describe('SES events counted in CloudWatch', () => {
   });
 });
 
-describe('README runbooks', () => {
-  const readme = fs.readFileSync(path.join(__dirname, '..', '..', 'README.md'), 'utf8');
+describe('runbooks in docs/operators.md', () => {
+  const guide = fs.readFileSync(path.join(__dirname, '..', '..', 'docs', 'operators.md'), 'utf8');
 
   test.each(ALARM_NAMES)('%s has a runbook section the alarm links to', (name) => {
     // GitHub's anchor of "#### Alarm: name" is "alarm-<name in lower case>".
-    expect(readme).toContain(`\n#### Alarm: ${name}\n`);
+    expect(guide).toContain(`\n#### Alarm: ${name}\n`);
     expect(runbookAnchor(name)).toBe(`alarm-${name.toLowerCase()}`);
   });
 
   test.each(ALARM_NAMES)('%s is in the alarm table with its default severity and datapoints', (name) => {
     const d = DEFAULT_ALARMS[name];
-    const row = readme.split('\n').find((l) => l.startsWith(`| [\`${name}\`](#${runbookAnchor(name)}) `));
+    const row = guide.split('\n').find((l) => l.startsWith(`| [\`${name}\`](#${runbookAnchor(name)}) `));
     expect(row).toBeDefined();
     const cells = row!.split('|').map((c) => c.trim());
     expect(cells[2]).toBe(d.severity);
     expect(cells[5]).toBe(`${d.datapointsToAlarm} of ${d.evaluationPeriods} × ${d.periodSeconds} s`);
   });
+});
+
+test('every metric-math alarm that combines series with MAX, MIN or SUM fills each series, so a missing one cannot silence it', () => {
+  const s = synthDefault();
+  const combining = alarms(s)
+    .flatMap((a) => (a.Properties.Metrics ?? []) as Array<{ Expression?: string }>)
+    .map((m) => m.Expression)
+    .filter((e): e is string => typeof e === 'string' && /\b(MAX|MIN|SUM)\(\[/.test(e));
+  expect(combining.length).toBeGreaterThan(0);
+  for (const expression of combining) {
+    const inside = /\[(.*)\]/.exec(expression)?.[1] ?? '';
+    for (const item of inside.split(/,\s*(?![^()]*\))/))
+      expect({ expression, item: item.trim() }).toEqual({ expression, item: expect.stringMatching(/^FILL\(/) });
+  }
 });
 
 test('failed SNS deliveries alarm on both topics: the high-priority one delivers to a queue of its own', () => {

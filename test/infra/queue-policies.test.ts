@@ -246,27 +246,32 @@ describe('DLQ policy: only the function and the queue redrive send', () => {
   });
 });
 
-describe('ledger buffer policy: only the SES events topic sends, so nobody can plant an event the ledger records', () => {
+describe("ledger buffer policy: only SES's events rule sends, so nobody can plant an event the ledger records", () => {
   const ledgerIds = (s: Synthesized) => {
     const { ledger } = s.stack.pipeline;
     const id = (c: { node: { defaultChild?: unknown } }) => s.stack.getLogicalId(c.node.defaultChild as CfnResource);
     return {
       buffer: id(ledger.bufferQueue),
       bufferDlq: id(ledger.bufferDeadLetterQueue),
-      eventsTopic: id(ledger.eventsTopic),
+      rule: id(ledger.eventsRule),
     };
   };
+  /** EventBridge delivering for a rule: the rule's ARN is the source. */
+  const fromRule = (rule: string) => ({ 'aws:SourceArn': arnOf(rule) });
 
-  test('SNS delivering from the events topic is not denied', () => {
+  test('EventBridge delivering for the SES events rule is not denied', () => {
     const s = synthDefault();
-    const { buffer, eventsTopic } = ledgerIds(s);
-    expect(sendIsDenied(queuePolicy(s, buffer), { 'aws:SourceArn': { Ref: eventsTopic } })).toBe(false);
+    const { buffer, rule } = ledgerIds(s);
+    expect(sendIsDenied(queuePolicy(s, buffer), fromRule(rule))).toBe(false);
   });
 
-  test("SNS delivering from any other topic (the pipeline's own included) is denied", () => {
+  test("the pipeline's topic, any other rule and any topic are denied", () => {
     const s = synthDefault();
     const { buffer } = ledgerIds(s);
     expect(sendIsDenied(queuePolicy(s, buffer), fromTopic(s))).toBe(true);
+    expect(
+      sendIsDenied(queuePolicy(s, buffer), { 'aws:SourceArn': 'arn:aws:events:eu-west-1:123456789012:rule/forged' }),
+    ).toBe(true);
     expect(sendIsDenied(queuePolicy(s, buffer), { 'aws:SourceArn': 'arn:aws:sns:eu-west-1:210987654321:forged' })).toBe(
       true,
     );
@@ -280,11 +285,11 @@ describe('ledger buffer policy: only the SES events topic sends, so nobody can p
     expect(sendIsDenied(statements, taggedOperator)).toBe(true);
   });
 
-  test("its DLQ takes only what the events topic could not deliver and the buffer's own redrive", () => {
+  test("its DLQ takes only what the rule could not deliver and the buffer's own redrive", () => {
     const s = synthDefault();
-    const { buffer, bufferDlq, eventsTopic } = ledgerIds(s);
+    const { buffer, bufferDlq, rule } = ledgerIds(s);
     const statements = queuePolicy(s, bufferDlq);
-    expect(sendIsDenied(statements, { 'aws:SourceArn': { Ref: eventsTopic } })).toBe(false);
+    expect(sendIsDenied(statements, fromRule(rule))).toBe(false);
     expect(sendIsDenied(statements, { 'aws:SourceArn': arnOf(buffer) })).toBe(false);
     expect(sendIsDenied(statements, someRole)).toBe(true);
     expect(sendIsDenied(statements, fromTopic(s))).toBe(true);
@@ -299,7 +304,9 @@ describe('ledger buffer policy: only the SES events topic sends, so nobody can p
     for (const queue of [buffer, bufferDlq]) {
       expect(sendIsDenied(queuePolicy(s, queue), redriveRole)).toBe(true);
       // One Deny each, exempting no principal.
-      expect(JSON.stringify(queuePolicy(s, queue))).not.toContain('aws:PrincipalArn');
+      expect(JSON.stringify(queuePolicy(s, queue).filter((st) => st.Effect === 'Deny'))).not.toContain(
+        'aws:PrincipalArn',
+      );
     }
   });
 });

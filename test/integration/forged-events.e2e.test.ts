@@ -1,14 +1,22 @@
 /**
  * The send ledger believes only evidence bound to the pipeline's own sends (lambdas/kernel/ledger/binding.ts),
- * end to end: the real send-email and ledger bundles, the local SES publishing SES's events with
- * their origin fields (account, configuration set, caller identity, tags) to the events topic.
- * A forger here is an insider who may publish to the events topic and read real events from it.
+ * end to end: the real send-email and ledger bundles, the local SES putting SES's events with their
+ * origin fields (account, configuration set, caller identity, tags) on the local default bus, in
+ * EventBridge's envelope, and the rule delivering them to the ledger's buffer.
+ *
+ * A forger here is stronger than any on AWS: one who can put any message in the buffer queue (on
+ * AWS the buffer's policy admits only SES's events rule, test/infra/queue-policies.test.ts, and no
+ * PutEvents caller may use the source aws.ses) and who reads real events off the bus (a rule of its
+ * own with the ledger's pattern).
  */
-import { PublishCommand, SubscribeCommand } from '@aws-sdk/client-sns';
-import { CreateQueueCommand, GetQueueAttributesCommand, ReceiveMessageCommand } from '@aws-sdk/client-sqs';
+import { CreateQueueCommand, ReceiveMessageCommand, SendMessageCommand } from '@aws-sdk/client-sqs';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { readLedgerItem } from '../../lambdas/runtime/ledger-store';
 import { lookupDelivery } from '../../lambdas/status/lookup';
+import { ledgerEventPattern } from '../../lambdas/kernel/ledger/event-pattern';
+import { LOCAL_ACCOUNT_ID } from '../../lib/cli/target';
+import { eventBridgeEnvelope } from '../../tools/dev/local/event-bus';
+import { putLocalRule } from '../../tools/dev/local/resources';
 import { sesEventsFor } from '../../tools/dev/local/ses-front';
 import { email, startTestPipeline, until, type TestPipeline } from './support';
 
@@ -19,25 +27,19 @@ type SesEvent = { eventType: string; mail: Record<string, unknown> & { tags: Rec
 
 let p: TestPipeline;
 let watchUrl: string;
-/** Real events seen on the events topic, by dedupe key. */
+/** Real events seen on the bus, by dedupe key. */
 const seen = new Map<string, SesEvent[]>();
 
 beforeAll(async () => {
   p = await startTestPipeline({ ledger: true });
-  const { sqs, sns, resources } = p.pipeline;
+  const { sqs, ses, resources } = p.pipeline;
   const watcher = await sqs.send(new CreateQueueCommand({ QueueName: `${p.name}-events-watch` }));
   watchUrl = watcher.QueueUrl ?? '';
-  const { Attributes } = await sqs.send(
-    new GetQueueAttributesCommand({ QueueUrl: watchUrl, AttributeNames: ['QueueArn'] }),
-  );
-  await sns.send(
-    new SubscribeCommand({
-      TopicArn: resources.ledger.eventsTopicArn,
-      Protocol: 'sqs',
-      Endpoint: Attributes?.QueueArn ?? '',
-      Attributes: { RawMessageDelivery: 'true' },
-    }),
-  );
+  await putLocalRule(ses, {
+    Name: `${p.name}-events-watch`,
+    EventPattern: ledgerEventPattern(LOCAL_ACCOUNT_ID, resources.ledger.configurationSetName),
+    QueueUrl: watchUrl,
+  });
 }, 60_000);
 afterAll(async () => p?.stop());
 
@@ -52,14 +54,14 @@ const status = (key: string) =>
     key,
   );
 
-/** A real event of `key` as the events topic carried it. */
+/** A real event of `key` (the detail of what the bus carried). */
 async function realEvent(key: string, type: string): Promise<SesEvent> {
-  await until(`a real ${type} event of ${key} on the events topic`, async () => {
+  await until(`a real ${type} event of ${key} on the bus`, async () => {
     const { Messages = [] } = await p.pipeline.sqs.send(
       new ReceiveMessageCommand({ QueueUrl: watchUrl, MaxNumberOfMessages: 10, WaitTimeSeconds: 1 }),
     );
     for (const m of Messages) {
-      const event = JSON.parse(m.Body ?? '{}') as SesEvent;
+      const event = (JSON.parse(m.Body ?? '{}') as { detail: SesEvent }).detail;
       const of = event.mail?.tags?.['dedupe-key']?.[0] ?? '';
       seen.set(of, [...(seen.get(of) ?? []), event]);
     }
@@ -68,12 +70,18 @@ async function realEvent(key: string, type: string): Promise<SesEvent> {
   return structuredClone((seen.get(key) ?? []).find((e) => e.eventType === type) as SesEvent);
 }
 
-/** Publishes a made-up event to the events topic and waits until the ledger has refused it. */
-async function plant(event: SesEvent, expectedReason: RegExp): Promise<void> {
+/**
+ * Puts a made-up event in the ledger's buffer, in EventBridge's envelope (`envelope` overrides its
+ * fields), and waits until the ledger has refused it.
+ */
+async function plant(event: SesEvent, expectedReason: RegExp, envelope: Record<string, unknown> = {}): Promise<void> {
   const key = event.mail.tags['dedupe-key']?.[0];
   const before = refusals(key).length;
-  await p.pipeline.sns.send(
-    new PublishCommand({ TopicArn: p.pipeline.resources.ledger.eventsTopicArn, Message: JSON.stringify(event) }),
+  await p.pipeline.sqs.send(
+    new SendMessageCommand({
+      QueueUrl: p.pipeline.resources.ledger.bufferQueueUrl,
+      MessageBody: JSON.stringify({ ...eventBridgeEnvelope(event), ...envelope }),
+    }),
   );
   await until(`the ledger to refuse the planted event for ${key}`, () => refusals(key).length > before);
   expect(refusals(key).at(-1)?.reason).toMatch(expectedReason);
@@ -156,6 +164,33 @@ test('an attempt id guessed for a real claim is not bound', async () => {
   await plant(
     { ...send, eventType: 'Complaint', complaint: { timestamp: new Date().toISOString() } },
     /never sent with/,
+  );
+  expect((await status(key)).status).toBe('delivered');
+}, 60_000);
+
+test("a real event put on the buffer under another source (a custom PutEvents) is not SES's word", async () => {
+  const key = `${p.name}-custom-source`;
+  await sendAndWaitDelivered(key);
+  const send = await realEvent(key, 'Send');
+  await plant(
+    { ...send, eventType: 'Bounce', bounce: { bounceType: 'Permanent', timestamp: new Date().toISOString() } },
+    /not an SES event/,
+    {
+      'detail-type': 'Email Bounced',
+      source: 'my.app',
+    },
+  );
+  expect((await status(key)).status).toBe('delivered');
+}, 60_000);
+
+test("a real event forwarded from another account's bus is refused, though its detail is the pipeline's", async () => {
+  const key = `${p.name}-other-bus`;
+  await sendAndWaitDelivered(key);
+  const send = await realEvent(key, 'Send');
+  await plant(
+    { ...send, eventType: 'Complaint', complaint: { timestamp: new Date().toISOString() } },
+    /another account's event bus/,
+    { 'detail-type': 'Email Complaint Received', account: '999999999999' },
   );
   expect((await status(key)).status).toBe('delivered');
 }, 60_000);

@@ -1,6 +1,6 @@
 /**
  * What `npm run <script>` runs, as [command, ...args] for spawn, read from package.json so a test
- * runs the very command the README gives (and fails if a script stops being a plain
+ * runs the very command the docs give (and fails if a script stops being a plain
  * `node ...` line it can reproduce).
  */
 import { readFileSync } from 'node:fs';

@@ -67,7 +67,9 @@ test('npm start serves the pipeline, dedupes a repeated key, refuses a second st
   await until('the ready banner', () => lines.some((l) => l.includes('Local email pipeline ready')), 90_000);
   expect(lines.join('\n')).toContain(`--endpoint-url http://127.0.0.1:${ports.SQS_PORT}`);
   // The commands it suggests reach this pipeline, not the one of the default state folder.
-  expect(lines.join('\n')).toContain(`or: LOCAL_STATE_DIR=${stateDir} npm run publish -- --to you@example.com`);
+  expect(lines.join('\n')).toContain(
+    `or: LOCAL_STATE_DIR=${stateDir} npm run -s publish-email -- --to you@example.com`,
+  );
 
   const outputs = JSON.parse(readFileSync(path.join(stateDir, 'outputs.json'), 'utf8')) as LocalOutputs;
   expect(Object.keys(outputs).sort()).toEqual(
@@ -139,6 +141,16 @@ test('npm start serves the pipeline, dedupes a repeated key, refuses a second st
     status: 200,
     outcome: 'cancelled',
   });
+
+  // npm run -s verify proves this pipeline as verify proves a deployed one: every check holds
+  // (CloudWatch's are skipped locally), the canary delivered with its Send and Delivery events trusted.
+  const VERIFY = npmScript('verify');
+  const verified = spawnSync(VERIFY.command, VERIFY.args, { cwd: REPO_ROOT, env, encoding: 'utf8', timeout: 120_000 });
+  expect({ status: verified.status, stderr: verified.stderr }).toMatchObject({ status: 0 });
+  expect(verified.stdout).toMatch(/^ok +sending is on/m);
+  expect(verified.stdout).toMatch(/^ok +dead-letter queues are empty/m);
+  expect(verified.stdout).toMatch(/^ok +a canary to SES’s mailbox simulator is delivered.*events: .*Send.*Delivery/m);
+  expect(verified.stdout).toMatch(/^skip +reputation metrics .*no CloudWatch/m);
 
   // A second start while this one runs says so and exits non-zero.
   const second = spawnSync(START.command, START.args, { cwd: REPO_ROOT, env, encoding: 'utf8', timeout: 30_000 });

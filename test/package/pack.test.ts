@@ -25,6 +25,10 @@ const TSX = path.join(ROOT, 'node_modules', '.bin', 'tsx');
 const manifest = JSON.parse(fs.readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as {
   name: string;
   version: string;
+  scripts: Record<string, string>;
+  repository?: { url?: string };
+  homepage?: string;
+  bugs?: { url?: string };
   engines: { node: string };
   devDependencies: Record<string, string>;
 };
@@ -131,6 +135,9 @@ test('the tarball ships JavaScript, declarations and the pre-built handler, and 
       'dist/lib/publisher.d.ts',
       'schema/email-message.schema.json',
       'CHANGELOG.md',
+      'LICENSE',
+      'publisher/package.json',
+      'dist/lib/publisher.js',
     ]),
   );
   // Development tools stay in the repository.
@@ -233,7 +240,7 @@ describe.each(NODES)('on Node $major (the registry’s node@$spec)', ({ major })
       const code = fs.readFileSync(path.join(outdir, assetPath ?? '', 'index.js'), 'utf8');
       // CommonJS with its SDK clients and Powertools inside (nothing left to resolve), not TypeScript;
       // without the SDK's default credential chain (its SSO step logs this line) and without the
-      // schemas of SES operations no handler calls (README, "As a construct in your own app").
+      // schemas of SES operations no handler calls (docs/design.md, "What the package ships").
       expect({
         commonJs: code.startsWith('"use strict";'),
         esmImports: /^\s*import .* from /m.test(code),
@@ -281,5 +288,170 @@ describe.each(NODES)('on Node $major (the registry’s node@$spec)', ({ major })
       status: 1,
       stderr: expect.stringContaining('No local pipeline found'),
     });
+  });
+});
+
+describe('package hygiene', () => {
+  /**
+   * Scripts npm runs by itself around publish, install, version or pack (npm's "Life Cycle Scripts");
+   * `prepack` builds the tarball on purpose, and `start`/`test` run only when asked.
+   */
+  const LIFECYCLE = [
+    'publish',
+    'prepublish',
+    'prepublishOnly',
+    'postpublish',
+    'preinstall',
+    'install',
+    'postinstall',
+    'preuninstall',
+    'uninstall',
+    'postuninstall',
+    'preversion',
+    'version',
+    'postversion',
+    'prepare',
+    'dependencies',
+    'postpack',
+  ];
+
+  test('no script is named like an npm life-cycle event it would then run unasked', () => {
+    expect(Object.keys(manifest.scripts).filter((name) => LIFECYCLE.includes(name))).toEqual([]);
+  });
+
+  test('the manifest names its repository, home page and issue tracker', () => {
+    expect(manifest.repository?.url).toMatch(/^git\+https:\/\/github\.com\/[\w.-]+\/[\w.-]+\.git$/);
+    expect(manifest.homepage).toMatch(/^https:\/\//);
+    expect(manifest.bugs?.url).toMatch(/^https:\/\/.*\/issues$/);
+  });
+
+  test('the tarball ships the Apache-2.0 licence its manifest claims', () => {
+    const text = fs.readFileSync(path.join(app, 'node_modules', manifest.name, 'LICENSE'), 'utf8');
+    expect(text).toContain('Apache License');
+    expect(text).toContain('Version 2.0, January 2004');
+  });
+});
+
+/** A platform team's own stack with two pipelines and the monitoring of one (TypeScript). */
+const USER_STACK_SOURCE = `
+import { App, Stack } from 'aws-cdk-lib';
+import * as iam from 'aws-cdk-lib/aws-iam';
+import { EmailPipeline, EmailPipelineMonitoring } from '${manifest.name}';
+
+const app = new App({ context: { 'aws:cdk:enable-asset-metadata': true } });
+const stack = new Stack(app, 'MailStack');
+const billing = new EmailPipeline(stack, 'Billing', {
+  senderAddress: 'billing@mail.example.org',
+  sesIdentity: 'mail.example.org',
+  statusReservedConcurrency: 0,
+});
+billing.grantPublish(new iam.ArnPrincipal('arn:aws:iam::111122223333:role/orders'));
+new EmailPipelineMonitoring(stack, 'BillingMonitoring', { pipeline: billing });
+new EmailPipeline(stack, 'Security', {
+  senderAddress: 'security@mail.example.org',
+  sesIdentity: 'mail.example.org',
+  idempotencyKeyPrefix: 'security',
+});
+app.synth();
+`;
+
+const PUBLISHER_ONLY = `
+const before = new Set(Object.keys(require.cache));
+const { EmailPublisher, checkEmail } = require('${manifest.name}/publisher');
+if (typeof EmailPublisher !== 'function' || typeof checkEmail !== 'function') throw new Error('exports missing');
+const loaded = Object.keys(require.cache).filter((m) => !before.has(m));
+process.stdout.write(JSON.stringify({
+  modules: loaded.length,
+  cdk: loaded.filter((m) => m.includes('aws-cdk-lib') || m.includes('/constructs/')).length,
+}));
+`;
+
+describe('in a user stack (on the repository’s Node)', () => {
+  const own = () => onNode(nodeBin(Number(OWN_NODE.split('.')[0])));
+  let outdir: string;
+
+  beforeAll(() => {
+    fs.writeFileSync(path.join(app, 'user-stack.ts'), USER_STACK_SOURCE);
+    run(
+      process.execPath,
+      [
+        TSC,
+        '--strict',
+        '--skipLibCheck',
+        '--module',
+        'commonjs',
+        '--moduleResolution',
+        'node',
+        '--target',
+        'es2022',
+        'user-stack.ts',
+      ],
+      app,
+    );
+    outdir = path.join(app, 'cdk.out.user');
+    run('node', [path.join(app, 'user-stack.js')], app, { ...own(), CDK_OUTDIR: outdir });
+  }, 120_000);
+
+  test('two pipelines in one user stack synthesize, each with its own endpoints output', () => {
+    const template = JSON.parse(fs.readFileSync(path.join(outdir, 'MailStack.template.json'), 'utf8')) as {
+      Outputs: Record<string, { Value: unknown; Description?: string }>;
+    };
+    const described = Object.values(template.Outputs).map((o) => o.Description ?? '');
+    expect(described.filter((d) => d.startsWith('Endpoints of the email pipeline')).sort()).toEqual([
+      expect.stringContaining('Billing'),
+      expect.stringContaining('Security'),
+    ]);
+    expect(
+      described.some((d) => d.startsWith('Alarm topics and alarm name prefix of the email pipeline Billing')),
+    ).toBe(true);
+  });
+
+  test('no alarm description links the npm page; each links its runbook in the operators’ guide', () => {
+    const template = fs.readFileSync(path.join(outdir, 'MailStack.template.json'), 'utf8');
+    expect(template).not.toContain('npmjs.com');
+    expect(template).toContain(`/blob/v${manifest.version}/docs/operators.md#alarm-`);
+  });
+
+  test('the ./publisher entry loads the client and no aws-cdk-lib module', () => {
+    const loaded = JSON.parse(run('node', ['-e', PUBLISHER_ONLY], app, own())) as { modules: number; cdk: number };
+    expect(loaded.cdk).toBe(0);
+    expect(loaded.modules).toBeGreaterThan(0);
+  });
+
+  test('./publisher type-checks with node10 and node16 module resolution', () => {
+    fs.writeFileSync(
+      path.join(app, 'publish-only.ts'),
+      `import { EmailPublisher, type EmailMessageInput } from '${manifest.name}/publisher';\n` +
+        `const m: EmailMessageInput = { to: 'a@example.com', subject: 's', text: 't' };\n` +
+        `export const p = new EmailPublisher({ topicArn: 'arn:aws:sns:us-east-1:111122223333:t' });\nvoid m;\n`,
+    );
+    for (const [module, resolution] of [
+      ['commonjs', 'node'],
+      ['node16', 'node16'],
+    ]) {
+      expect(() =>
+        run(
+          process.execPath,
+          [
+            TSC,
+            '--strict',
+            '--noEmit',
+            '--skipLibCheck',
+            '--module',
+            module ?? '',
+            '--moduleResolution',
+            resolution ?? '',
+            'publish-only.ts',
+          ],
+          app,
+        ),
+      ).not.toThrow();
+    }
+  });
+
+  test('email-pipeline --version prints the package’s version', () => {
+    const bin = path.join(app, 'node_modules', '.bin', 'email-pipeline');
+    const version = spawnSync(bin, ['--version'], { cwd: app, encoding: 'utf8', env: own() });
+    expect({ status: version.status, stdout: version.stdout.trim() }).toEqual({ status: 0, stdout: manifest.version });
   });
 });

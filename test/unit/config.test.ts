@@ -57,6 +57,7 @@ describe('resolveSettings: defaults', () => {
       highPriorityRateShare: 20,
       retryingTooLongSeconds: 900,
       sesTimeoutMs: 5000,
+      statusReservedConcurrency: 5,
       retryBaseSeconds: 2,
       systemicRetrySeconds: 300,
       retryCapSeconds: 300,

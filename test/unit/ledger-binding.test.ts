@@ -14,25 +14,26 @@ import {
 import { idempotencyRecordId } from '../../lambdas/status/lookup';
 
 const TRUSTED: TrustedOrigin = {
-  eventsTopicArn: 'arn:aws:sns:eu-west-1:111122223333:events',
   accountId: '111122223333',
   configurationSetName: 'email-pipeline',
   senderRoleName: 'SendFunctionRole-abc',
 };
 const FROM_PIPELINE = {
-  topicArn: TRUSTED.eventsTopicArn,
+  source: 'aws.ses',
+  busAccount: TRUSTED.accountId,
   accountId: TRUSTED.accountId,
   configurationSet: TRUSTED.configurationSetName,
   callerIdentity: TRUSTED.senderRoleName,
 };
 
 describe('origin', () => {
-  test("the pipeline's own topic, account, configuration set and caller pass", () => {
+  test("SES's source on the pipeline's own bus, account, configuration set and caller pass", () => {
     expect(originProblem(FROM_PIPELINE, TRUSTED)).toBeUndefined();
   });
 
   test.each([
-    ['topicArn', 'arn:aws:sns:eu-west-1:111122223333:other', /events topic/],
+    ['source', 'my.app', /not an SES event/],
+    ['busAccount', '999988887777', /another account's event bus/],
     ['accountId', '999988887777', /another account/],
     ['configurationSet', 'marketing', /another configuration set/],
     ['callerIdentity', 'someone-else', /another caller/],

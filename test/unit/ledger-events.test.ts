@@ -1,21 +1,22 @@
 /**
- * The ledger's pure part: reading SES events as SES publishes them to SNS, the status order,
+ * The ledger's pure part: reading SES events as EventBridge delivers them, the status order,
  * and the merge that makes the item the same for any arrival order and any copies.
  */
 import {
   InvalidSesEventError,
   merge,
   parseSesEvent,
+  readEventBridgeEnvelope,
+  SES_DETAIL_TYPES,
   statusOf,
   UntaggedSesEventError,
   type Derived,
 } from '../../lambdas/kernel/ledger/events';
-import { sesEventOf } from '../../lambdas/ledger/ledger';
 import type { LedgerEvent } from '../../lambdas/kernel/ledger/schema';
-import { snsEnvelope } from '../../tools/dev/local/records';
+import { eventBridgeEnvelope } from '../../tools/dev/local/event-bus';
 import { permutations } from './records';
 
-/** An SES event as SES publishes it to an SNS event destination (trimmed to the fields we read and a few more). */
+/** An SES event as SES publishes it to any event destination (EventBridge's detail) (trimmed to the fields we read and a few more). */
 function sesEvent(
   type: string,
   extra: Record<string, unknown> = {},
@@ -174,14 +175,46 @@ describe('parseSesEvent', () => {
     expect(() => parseSesEvent(untagged)).toThrow(UntaggedSesEventError);
   });
 
-  test('the SNS envelope is opened; anything else is refused', () => {
-    expect(sesEventOf({ body: JSON.stringify(snsEnvelope(SEND, { topicArn: 'arn:aws:sns:r:1:events' })) })).toEqual({
-      topicArn: 'arn:aws:sns:r:1:events',
+  test("EventBridge's envelope is opened: SES's event is its detail, its source and account say where it came from", () => {
+    const envelope = eventBridgeEnvelope(SEND, { account: '111122223333', region: 'eu-west-1' });
+    expect(envelope).toMatchObject({
+      version: '0',
+      'detail-type': 'Email Sent',
+      source: 'aws.ses',
+      region: 'eu-west-1',
+    });
+    expect(envelope.time).toMatch(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z$/);
+    expect(readEventBridgeEnvelope(JSON.stringify(envelope))).toEqual({
+      origin: { source: 'aws.ses', busAccount: '111122223333' },
       message: SEND,
     });
-    expect(() => sesEventOf({ body: 'nope' })).toThrow(/body is not JSON/);
-    expect(() => sesEventOf({ body: JSON.stringify(SEND) })).toThrow(/not an SNS notification envelope/);
-    expect(() => sesEventOf({ body: JSON.stringify(snsEnvelope('{')) })).toThrow(/Message is not JSON/);
+  });
+
+  test('anything but an EventBridge event is refused, naming why', () => {
+    expect(() => readEventBridgeEnvelope('nope')).toThrow(/body is not JSON/);
+    expect(() => readEventBridgeEnvelope(JSON.stringify(SEND))).toThrow(/not an EventBridge event/);
+    expect(() =>
+      readEventBridgeEnvelope(JSON.stringify({ Type: 'Notification', Message: JSON.stringify(SEND) })),
+    ).toThrow(/not an EventBridge event/);
+  });
+
+  test('a detail-type that is not the one of the detail’s eventType is refused: a Send cannot pass as a Delivery', () => {
+    const forged = { ...eventBridgeEnvelope(SEND), 'detail-type': 'Email Delivered' };
+    expect(() => readEventBridgeEnvelope(JSON.stringify(forged))).toThrow(
+      /detail-type is "Email Delivered", not the one of a Send event/,
+    );
+  });
+
+  test('each SES event type has its EventBridge detail-type', () => {
+    expect(SES_DETAIL_TYPES).toMatchObject({
+      Send: 'Email Sent',
+      Delivery: 'Email Delivered',
+      Bounce: 'Email Bounced',
+      Complaint: 'Email Complaint Received',
+      Reject: 'Email Rejected',
+      'Rendering Failure': 'Email Rendering Failed',
+      DeliveryDelay: 'Email Delivery Delayed',
+    });
   });
 });
 

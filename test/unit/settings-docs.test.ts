@@ -1,12 +1,12 @@
 import { readFileSync } from 'node:fs';
 import { SETTINGS, settingsTable } from '../../lib/settings';
-import { README_FILE, TABLE_END, TABLE_START, withSettingsTable } from '../../tools/build/settings-docs';
+import { SETTINGS_DOC_FILE, TABLE_END, TABLE_START, withSettingsTable } from '../../tools/build/settings-docs';
 
-describe('README settings table', () => {
+describe('the settings table of docs/settings.md', () => {
   test('the committed table is the one the declaration gives (run npm run docs:settings)', () => {
-    const readme = readFileSync(README_FILE, 'utf8');
+    const doc = readFileSync(SETTINGS_DOC_FILE, 'utf8');
 
-    expect(withSettingsTable(readme)).toBe(readme);
+    expect(withSettingsTable(doc)).toBe(doc);
   });
 
   test('has a row per declared setting, with its default', () => {
@@ -17,7 +17,9 @@ describe('README settings table', () => {
     expect(table).toMatch(/\| `failOpen` +\| `false` +\|/);
   });
 
-  test('a README without the markers is refused rather than left as it is', () => {
-    expect(() => withSettingsTable('# README\n')).toThrow(`README.md needs ${TABLE_START} and, after it, ${TABLE_END}`);
+  test('a page without the markers is refused rather than left as it is', () => {
+    expect(() => withSettingsTable('# Settings\n')).toThrow(
+      `docs/settings.md needs ${TABLE_START} and, after it, ${TABLE_END}`,
+    );
   });
 });

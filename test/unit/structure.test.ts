@@ -1,5 +1,5 @@
 /**
- * The layout holds (README, Layout): no import cycles; no product file (lib/, lambdas/) over 400
+ * The layout holds (docs/contributing.md, Layout): no import cycles; no product file (lib/, lambdas/) over 400
  * lines, and each opens with a comment saying what it is for; the kernel (lambdas/kernel/)
  * imports nothing but itself and Node, no SDK; and the send function's folder is its own: product
  * code elsewhere never imports it, the development tools only through its composition root.

@@ -4,7 +4,7 @@
  *   dist/assets/<name>/index.js   every Lambda handler, bundled as `cdk deploy` needs it
  *   dist/lib, dist/lambdas, ...   the library compiled to JavaScript with .d.ts (tsconfig.build.json)
  *   schema/email-message.schema.json   the message contract for publishers (tools/build/schema.ts)
- *   README.md's settings table          from the settings declaration (tools/build/settings-docs.ts)
+ *   docs/settings.md's settings table   from the settings declaration (tools/build/settings-docs.ts)
  *
  * `--assets` builds the handler bundles only (the infra tests and `cdk synth` need them);
  * `--no-check` skips the type check of the whole repository (prepack: the emit checks what ships).

@@ -2,7 +2,7 @@
  * Evidence bound to sends. The ledger decides whether an email is sent again, so it believes
  * only SES events that are the pipeline's own:
  *
- * - origin: from the pipeline's events topic, with the pipeline's account, configuration set
+ * - origin: SES's own event (source aws.ses) on the pipeline account's bus, with the pipeline's account, configuration set
  *   and caller identity (the send function's role). These fields can be copied from any real
  *   event, so they only keep out what never came through the pipeline;
  * - binding: every send carries, beside `dedupe-key`, an attempt id the send function draws at
@@ -47,11 +47,15 @@ export function claimRecordId(keyPrefix: string, ref: string): string | undefine
   return `${keyPrefix}#${bytes.toString('base64')}`;
 }
 
+/**
+ * The EventBridge source of SES's events: no `PutEvents` caller may use a source that begins with
+ * `aws.` (EventBridge's API reference, NotAuthorizedForSourceException), so only SES can put it.
+ */
+export const SES_EVENT_SOURCE = 'aws.ses';
+
 /** Where the pipeline's own events come from. */
 export interface TrustedOrigin {
-  /** The events topic (the envelope's TopicArn). */
-  readonly eventsTopicArn: string;
-  /** `mail.sendingAccountId`. */
+  /** The pipeline's account: the EventBridge envelope's `account` and the event's `mail.sendingAccountId`. */
   readonly accountId: string;
   /** The `ses:configuration-set` tag. */
   readonly configurationSetName: string;
@@ -59,17 +63,27 @@ export interface TrustedOrigin {
   readonly senderRoleName: string;
 }
 
-/** What an SES event says of where it came from (read by events.ts). */
+/** What an SES event says of where it came from (read by events.ts and the ledger's envelope reader). */
 export interface EventOrigin {
-  readonly topicArn?: string;
+  /** The EventBridge envelope's `source`. */
+  readonly source?: string;
+  /** The EventBridge envelope's `account`: the account whose bus the event was put on. */
+  readonly busAccount?: string;
+  /** `mail.sendingAccountId`. */
   readonly accountId?: string;
   readonly configurationSet?: string;
   readonly callerIdentity?: string;
 }
 
-/** Why an event is not from the pipeline, or undefined when it is. */
+/**
+ * Why an event is not from the pipeline, or undefined when it is. The source and the bus's account
+ * say SES put it on this account's bus (another account's events forwarded to it keep their source
+ * but carry that account); the rest say it is this pipeline's send. Origin fields alone can be
+ * copied from any real event: the binding (below) ties it to a send.
+ */
 export function originProblem(origin: EventOrigin, trusted: TrustedOrigin): string | undefined {
-  if (origin.topicArn !== trusted.eventsTopicArn) return 'not from the pipeline events topic';
+  if (origin.source !== SES_EVENT_SOURCE) return `not an SES event (source is not ${SES_EVENT_SOURCE})`;
+  if (origin.busAccount !== trusted.accountId) return "put on another account's event bus";
   if (origin.accountId !== trusted.accountId) return 'sent from another account';
   if (origin.configurationSet !== trusted.configurationSetName) return 'sent through another configuration set';
   if (origin.callerIdentity !== trusted.senderRoleName) return 'sent by another caller than the send function';

@@ -1,9 +1,11 @@
 /**
- * SES events, as SES publishes them to an SNS event destination, turned into ledger entries,
+ * SES events, as SES puts them on EventBridge's default bus (a configuration set's EventBridge
+ * destination) and a rule delivers them to the ledger's buffer queue, turned into ledger entries,
  * and the status order that makes the ledger independent of the order events arrive in.
  * Pure: no SDK, no clock.
  */
 import { DEDUPE_ATTEMPT_TAG, DEDUPE_CLAIM_TAG, type EventOrigin } from './binding';
+
 import {
   DEDUPE_KEY_TAG,
   LEDGER_STATUSES,
@@ -58,6 +60,70 @@ export function statusOfRecorded(type: string): LedgerStatus | undefined {
   return statusOfType(type) ?? (Object.hasOwn(PIPELINE_EVENT_STATUS, type) ? PIPELINE_EVENT_STATUS[type] : undefined);
 }
 
+/**
+ * EventBridge's detail-type of each SES event type (EventBridge events reference, "Amazon SES
+ * events"; the detail's `eventType` is the same as SES writes to any other destination).
+ */
+export const SES_DETAIL_TYPES: Readonly<Record<string, string>> = {
+  Send: 'Email Sent',
+  Delivery: 'Email Delivered',
+  DeliveryDelay: 'Email Delivery Delayed',
+  Bounce: 'Email Bounced',
+  Complaint: 'Email Complaint Received',
+  Reject: 'Email Rejected',
+  'Rendering Failure': 'Email Rendering Failed',
+  Open: 'Email Opened',
+  Click: 'Email Clicked',
+  Subscription: 'Email Subscribed',
+};
+
+/** What one buffer-queue record holds: SES's event and where the envelope says it came from. */
+export interface ReceivedSesEvent {
+  /** The envelope's `source` and `account` (originProblem checks them). */
+  readonly origin: Pick<EventOrigin, 'source' | 'busAccount'>;
+  /** SES's event: the envelope's `detail`. */
+  readonly message: unknown;
+}
+
+/**
+ * Reads an EventBridge event as a rule with an SQS target delivers it (the record's body is the
+ * event itself: `version`, `id`, `detail-type`, `source`, `account`, `time`, `region`,
+ * `resources`, `detail`). Throws {@link InvalidSesEventError} naming the field at fault, and when
+ * the detail-type and the detail's `eventType` disagree.
+ */
+export function readEventBridgeEnvelope(body: string): ReceivedSesEvent {
+  let envelope: unknown;
+  try {
+    envelope = JSON.parse(body);
+  } catch {
+    throw new InvalidSesEventError('body', 'is not JSON');
+  }
+  if (!isObject(envelope)) throw new InvalidSesEventError('body', 'is not an EventBridge event (a JSON object)');
+  const detailType = envelope['detail-type'];
+  const detail = envelope.detail;
+  if (typeof detailType !== 'string' || !isObject(detail)) {
+    throw new InvalidSesEventError('body', 'is not an EventBridge event with a detail-type and a detail object');
+  }
+  const eventType = typeof detail.eventType === 'string' ? detail.eventType : undefined;
+  if (
+    eventType !== undefined &&
+    Object.hasOwn(SES_DETAIL_TYPES, eventType) &&
+    SES_DETAIL_TYPES[eventType] !== detailType
+  ) {
+    throw new InvalidSesEventError(
+      'detail-type',
+      `is ${JSON.stringify(detailType.slice(0, 64))}, not the one of a ${eventType} event`,
+    );
+  }
+  return {
+    origin: {
+      ...(typeof envelope.source === 'string' ? { source: envelope.source } : {}),
+      ...(typeof envelope.account === 'string' ? { busAccount: envelope.account } : {}),
+    },
+    message: detail,
+  };
+}
+
 /** An SES event the ledger can record. */
 export interface ParsedSesEvent {
   /** The `dedupe-key` tag's value. */
@@ -70,7 +136,7 @@ export interface ParsedSesEvent {
   readonly attemptId?: string;
   /** The `dedupe-claim` tag: which claim the send was made under. */
   readonly claimRef?: string;
-  /** What the event says of where it came from (the envelope's TopicArn is added by the caller). */
+  /** What the event says of where it came from (the envelope's source and account are added by the caller). */
   readonly origin: EventOrigin;
 }
 

@@ -1,14 +1,12 @@
 /**
- * The ledger's buffer between the events topic and the ledger function: an
- * encrypted queue subscribed with the SNS envelope, and its dead-letter queue,
- * which also takes what SNS could not deliver. An event waits as long as SQS
+ * The ledger's buffer between SES's events rule (events.ts) and the ledger function:
+ * an encrypted queue that takes each event as EventBridge delivers it, and its
+ * dead-letter queue, which also takes what EventBridge could not deliver. An event waits as long as SQS
  * allows: a ledger outage loses nothing. The ledger function may read the DLQ
  * too, through a mapping an operator enables to redrive it (functions.ts).
  */
 import { Duration } from 'aws-cdk-lib';
 import type * as kms from 'aws-cdk-lib/aws-kms';
-import type * as sns from 'aws-cdk-lib/aws-sns';
-import { SqsSubscription } from 'aws-cdk-lib/aws-sns-subscriptions';
 import * as sqs from 'aws-cdk-lib/aws-sqs';
 import type { Construct } from 'constructs';
 import { DLQ_RETENTION_SECONDS } from '../../settings';
@@ -16,17 +14,14 @@ import { LEDGER_FUNCTIONS } from './functions';
 
 /** What {@link buildBuffer} made. */
 export interface LedgerBuffer {
-  /** Between the events topic and the ledger function (SNS envelope). */
+  /** Between SES's events rule and the ledger function (EventBridge events). */
   readonly bufferQueue: sqs.Queue;
-  /** Events the ledger function could not record, and what SNS could not deliver. */
+  /** Events the ledger function could not record, and what EventBridge could not deliver. */
   readonly bufferDeadLetterQueue: sqs.Queue;
 }
 
-/** The DLQ and the buffer, subscribed to `eventsTopic`; in `scope` (the ledger). */
-export function buildBuffer(
-  scope: Construct,
-  props: { readonly queueKey: kms.IKey; readonly eventsTopic: sns.ITopic },
-): LedgerBuffer {
+/** The DLQ and the buffer; in `scope` (the ledger). */
+export function buildBuffer(scope: Construct, props: { readonly queueKey: kms.IKey }): LedgerBuffer {
   const bufferDeadLetterQueue = new sqs.Queue(scope, 'BufferDeadLetterQueue', {
     // The ledger function reads it too, while an operator redrives it (its second, disabled mapping):
     // 6 x the function timeout, as for the buffer.
@@ -46,10 +41,5 @@ export function buildBuffer(
     encryptionMasterKey: props.queueKey,
     enforceSSL: true,
   });
-  // The SNS envelope, not raw: the ledger function reads SES's event from its Message. An event
-  // SNS cannot deliver (a policy or key refusal) lands in the buffer's DLQ instead of being lost.
-  props.eventsTopic.addSubscription(
-    new SqsSubscription(bufferQueue, { rawMessageDelivery: false, deadLetterQueue: bufferDeadLetterQueue }),
-  );
   return { bufferQueue, bufferDeadLetterQueue };
 }

@@ -1,15 +1,19 @@
 /**
  * Where the send ledger's evidence comes from: the configuration set every send
- * uses (owned, or a given one), the encrypted events topic SES publishes to (for
- * this configuration set of this account only), and the CloudWatch counts of
- * deliveries, bounces and complaints per configuration set for the dashboard.
+ * uses (owned, or a given one), its EventBridge destination and the rule that takes
+ * SES's events of this configuration set of this account to the ledger's buffer, and
+ * the CloudWatch counts of deliveries, bounces and complaints per configuration set
+ * for the dashboard.
  */
-import { RemovalPolicy, Stack } from 'aws-cdk-lib';
-import * as iam from 'aws-cdk-lib/aws-iam';
+import { Duration, RemovalPolicy, Stack } from 'aws-cdk-lib';
+import * as events from 'aws-cdk-lib/aws-events';
+import * as targets from 'aws-cdk-lib/aws-events-targets';
 import type * as kms from 'aws-cdk-lib/aws-kms';
 import * as ses from 'aws-cdk-lib/aws-ses';
-import * as sns from 'aws-cdk-lib/aws-sns';
+import type * as sqs from 'aws-cdk-lib/aws-sqs';
 import type { Construct } from 'constructs';
+import { CONFIGURATION_SET_DIMENSION } from '../../../lambdas/kernel/names';
+import { ledgerEventPattern } from '../../../lambdas/kernel/ledger/event-pattern';
 import type { ResolvedSettings } from '../../settings';
 import { rotatingKey } from '../shared';
 
@@ -47,8 +51,7 @@ export const SES_EVENT_METRIC = {
   renderingFailure: 'Rendering Failure',
 } as const;
 
-/** SES's auto-tag naming the configuration set of a send: the dimension of those counts. */
-export const CONFIGURATION_SET_DIMENSION = 'ses:configuration-set';
+export { CONFIGURATION_SET_DIMENSION } from '../../../lambdas/kernel/names';
 
 /** What {@link buildConfigurationSet} made (or found). */
 export interface LedgerConfigurationSet {
@@ -77,59 +80,48 @@ export function buildConfigurationSet(scope: Construct, settings: ResolvedSettin
   return { configurationSet: owned, configurationSetName: owned.configurationSetName, ownedConfigurationSet: owned };
 }
 
-/**
- * The key of both ledger topics (SES events, delivery status). SES may use it to publish events to
- * the encrypted topic, for this configuration set of this account only: the same conditions as the
- * topic policy the event destination adds for sns:Publish. Without them, SES sending for any
- * configuration set of any account could use the key.
- */
-export function buildLedgerTopicKey(
-  scope: Construct,
-  props: { readonly configurationSetName: string; readonly removalPolicy: RemovalPolicy },
-): kms.Key {
-  const stack = Stack.of(scope);
-  const topicKey = rotatingKey(
-    scope,
-    'TopicKey',
-    'Encrypts the send ledger topics (SES events, delivery status)',
-    props.removalPolicy,
-  );
-  topicKey.addToResourcePolicy(
-    new iam.PolicyStatement({
-      sid: 'SesPublishesEvents',
-      principals: [new iam.ServicePrincipal('ses.amazonaws.com')],
-      actions: ['kms:Decrypt', 'kms:GenerateDataKey*'],
-      resources: ['*'],
-      conditions: {
-        StringEquals: {
-          'aws:SourceAccount': stack.account,
-          'aws:SourceArn': stack.formatArn({
-            service: 'ses',
-            resource: 'configuration-set',
-            resourceName: props.configurationSetName,
-          }),
-        },
-      },
-    }),
-  );
-  return topicKey;
+/** The key of the delivery-status topic (publishers' subscriptions decrypt through SNS). */
+export function buildLedgerTopicKey(scope: Construct, props: { readonly removalPolicy: RemovalPolicy }): kms.Key {
+  return rotatingKey(scope, 'TopicKey', 'Encrypts the send ledger delivery-status topic', props.removalPolicy);
 }
 
 /**
- * The events topic, with the configuration set's event destination for {@link LEDGER_EVENT_TYPES},
- * and the CloudWatch destination for {@link DELIVERY_METRIC_EVENTS}; in `scope` (the ledger).
+ * SES's events to the ledger's buffer: the configuration set's event destination for
+ * {@link LEDGER_EVENT_TYPES} is EventBridge's default bus (the only bus SES accepts), and a rule on
+ * `source: aws.ses`, this account and the configuration set (ledgerEventPattern, shared with the
+ * local bus) targets the buffer queue, with the buffer's DLQ for what EventBridge cannot deliver
+ * within a day. `aws.ses` is a source no PutEvents caller may use, so only SES can feed the rule;
+ * the buffer's policy admits only the rule. Also the CloudWatch destination for
+ * {@link DELIVERY_METRIC_EVENTS}; in `scope` (the ledger).
  */
-export function buildEventsTopic(
+export function buildEventRule(
   scope: Construct,
-  props: { readonly topicKey: kms.IKey; readonly configurationSet: ses.IConfigurationSet },
-): sns.Topic {
+  props: {
+    readonly configurationSet: ses.IConfigurationSet;
+    readonly configurationSetName: string;
+    readonly bufferQueue: sqs.IQueue;
+    readonly bufferDeadLetterQueue: sqs.IQueue;
+  },
+): events.Rule {
   const { configurationSet } = props;
-  const eventsTopic = new sns.Topic(scope, 'EventsTopic', { masterKey: props.topicKey, enforceSSL: true });
+  const stack = Stack.of(scope);
+  const bus = events.EventBus.fromEventBusName(scope, 'DefaultBus', 'default');
   new ses.ConfigurationSetEventDestination(scope, 'EventDestination', {
     configurationSet,
-    destination: ses.EventDestination.snsTopic(eventsTopic),
+    destination: ses.EventDestination.eventBus(bus),
     events: [...LEDGER_EVENT_TYPES],
   });
+  const rule = new events.Rule(scope, 'SesEventsRule', {
+    description: "SES's events of the pipeline's configuration set, to the send ledger's buffer",
+    eventPattern: ledgerEventPattern(stack.account, props.configurationSetName),
+  });
+  rule.addTarget(
+    new targets.SqsQueue(props.bufferQueue, {
+      deadLetterQueue: props.bufferDeadLetterQueue,
+      retryAttempts: 185,
+      maxEventAge: Duration.hours(24),
+    }),
+  );
   // Counts for the dashboard and alarms, per configuration set (SES's own auto-tag as the dimension).
   new ses.ConfigurationSetEventDestination(scope, 'MetricsDestination', {
     configurationSet,
@@ -142,5 +134,5 @@ export function buildEventsTopic(
     ]),
     events: [...DELIVERY_METRIC_EVENTS],
   });
-  return eventsTopic;
+  return rule;
 }

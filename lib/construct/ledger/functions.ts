@@ -31,12 +31,10 @@ export const LEDGER_FUNCTIONS = {
   /** Status function: two GetItem at most. */
   statusTimeoutSeconds: 10,
   /**
-   * Concurrency reserved for (and the most allowed to) the status function: a flood of status
-   * requests, signed by any principal allowed to call the URL, cannot take the account's
-   * concurrency from the send and ledger functions. Two GetItem each: 5 serve hundreds per second.
+   * Concurrency reserved for (and the most allowed to) the cancel function, when the status
+   * function has some reserved (statusReservedConcurrency above 0): cancels are rare, and come from
+   * the cancel principals only.
    */
-  statusReservedConcurrency: 5,
-  /** The same for the cancel function: cancels are rare, and come from the cancel principals only. */
   cancelReservedConcurrency: 2,
   memorySizeMb: 256,
   batchSize: 10,
@@ -90,8 +88,8 @@ export interface LedgerFunction {
  * The ledger function, fed by the buffer: it reads a key's claim (whose attempt ids bind events to
  * sends), updates the ledger item and publishes status changes to the encrypted status topic; in
  * `scope` (the ledger). A second mapping, disabled, reads the buffer's DLQ: an operator redrives
- * that DLQ by enabling it, since nobody but the events topic may send to the buffer (its policy),
- * and the DLQ admits only the events topic and the buffer's own redrive, so reading it directly
+ * that DLQ by enabling it, since nobody but SES's events rule may send to the buffer (its policy),
+ * and the DLQ admits only the SES events rule and the buffer's own redrive, so reading it directly
  * opens no other way in.
  */
 export function buildLedgerFunction(
@@ -100,7 +98,6 @@ export function buildLedgerFunction(
     readonly logGroupName: string;
     readonly bufferQueue: sqs.IQueue;
     readonly bufferDeadLetterQueue: sqs.IQueue;
-    readonly eventsTopic: sns.ITopic;
     readonly deliveryStatusTopic: sns.ITopic;
     /** Encrypts the status topic. */
     readonly topicKey: kms.IKey;
@@ -121,7 +118,6 @@ export function buildLedgerFunction(
         tableName: props.table.tableName,
         deliveryStatusTopicArn: props.deliveryStatusTopic.topicArn,
         origin: {
-          eventsTopicArn: props.eventsTopic.topicArn,
           accountId: Stack.of(scope).account,
           configurationSetName: props.configurationSetName,
           senderRoleName: props.senderRole.roleName,
@@ -219,7 +215,12 @@ export function buildStatusFunction(
     asset: 'status',
     logGroup: { name: props.logGroupName },
     timeoutSeconds: LEDGER_FUNCTIONS.statusTimeoutSeconds,
-    reservedConcurrency: LEDGER_FUNCTIONS.statusReservedConcurrency,
+    // A flood of status requests, signed by any principal allowed to call the URL, cannot take the
+    // account's concurrency from the send and ledger functions (two GetItem each: 5 serve hundreds
+    // per second). 0: none reserved, for accounts whose quota leaves nothing to reserve.
+    ...(props.settings.statusReservedConcurrency > 0
+      ? { reservedConcurrency: props.settings.statusReservedConcurrency }
+      : {}),
     description: 'GET /deliveries/{key}: the delivery status of a dedupe key (read only)',
     environment: deliveriesEnvironment(props),
   });
@@ -249,7 +250,10 @@ export function buildCancelFunction(
     asset: 'cancel',
     logGroup: { shared: props.logGroup },
     timeoutSeconds: LEDGER_FUNCTIONS.statusTimeoutSeconds,
-    reservedConcurrency: LEDGER_FUNCTIONS.cancelReservedConcurrency,
+    // None reserved where the status function has none (an account whose quota leaves nothing to reserve).
+    ...(props.settings.statusReservedConcurrency > 0
+      ? { reservedConcurrency: LEDGER_FUNCTIONS.cancelReservedConcurrency }
+      : {}),
     description: 'DELETE /deliveries/{key}: cancels a dedupe key not yet sent (the cancel principals only)',
     environment: deliveriesEnvironment(props),
   });

@@ -1,17 +1,19 @@
 /**
- * The send ledger's infrastructure: SES configuration set and its event
- * destination -> encrypted events topic -> encrypted buffer queue (+ DLQ) ->
- * ledger function -> ledger table and delivery-status topic; the status
- * function behind an IAM-authenticated function URL (`GET /deliveries/{key}`), and the cancel
- * function behind one of its own (`DELETE /deliveries/{key}`, the cancel principals only).
+ * The send ledger's infrastructure: SES configuration set and its EventBridge
+ * destination (the default bus) -> a rule on SES's events of this set ->
+ * encrypted buffer queue (+ DLQ) -> ledger function -> ledger table and
+ * delivery-status topic; the status function behind an IAM-authenticated
+ * function URL (`GET /deliveries/{key}`), and the cancel function behind one
+ * of its own (`DELETE /deliveries/{key}`, the cancel principals only).
  *
  * {@link EmailPipeline} creates one of these; it is a construct of its own so
  * the pipeline's code stays about sending. It only composes: events.ts (the
- * configuration set, the topic key, the events topic), buffer.ts, functions.ts
+ * configuration set, the topic key, the events rule), buffer.ts, functions.ts
  * and resource-policies.ts build the parts.
  */
 import type { RemovalPolicy } from 'aws-cdk-lib';
 import * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
+import type * as events from 'aws-cdk-lib/aws-events';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import type * as kms from 'aws-cdk-lib/aws-kms';
 import type * as lambda from 'aws-cdk-lib/aws-lambda';
@@ -24,7 +26,7 @@ import { ENV, LEDGER_ENV } from '../../../lambdas/kernel/environment';
 import type { ResolvedSettings } from '../../settings';
 import { acknowledgeServerlessRules, protectedTableProps, rotatingKey } from '../shared';
 import { buildBuffer } from './buffer';
-import { buildConfigurationSet, buildEventsTopic, buildLedgerTopicKey } from './events';
+import { buildConfigurationSet, buildEventRule, buildLedgerTopicKey } from './events';
 import { LEDGER_FUNCTIONS, buildCancelFunction, buildLedgerFunction, buildStatusFunction } from './functions';
 import { principalArn } from '../pipeline/principals';
 import { restrictBufferSenders, restrictStatusPublishers } from './resource-policies';
@@ -72,9 +74,12 @@ export class SendLedger extends Construct {
   public readonly configurationSetName: string;
   /** The owned configuration set; undefined when a given one is used. */
   public readonly configurationSet?: ses.ConfigurationSet;
-  /** SES publishes the events here. */
-  public readonly eventsTopic: sns.Topic;
-  /** Between the events topic and the ledger function (SNS envelope). */
+  /**
+   * SES's events of the configuration set, on the default event bus, to {@link bufferQueue}: the
+   * only sender the buffer's policy admits.
+   */
+  public readonly eventsRule: events.Rule;
+  /** Between SES's events rule and the ledger function (EventBridge events). */
   public readonly bufferQueue: sqs.Queue;
   /** Events the ledger function could not record after {@link LEDGER_FUNCTIONS}.maxReceiveCount receives. */
   public readonly bufferDeadLetterQueue: sqs.Queue;
@@ -96,9 +101,9 @@ export class SendLedger extends Construct {
   public readonly cancelFunction: lambda.Function;
   /** `DELETE <url>deliveries/{key}`, SigV4-signed (AWS_IAM): invoked by the principals granted {@link grantCancel} only. */
   public readonly cancelUrl: lambda.FunctionUrl;
-  /** Encrypts both topics (SES may use it to publish events). */
+  /** Encrypts the delivery-status topic. */
   public readonly topicKey: kms.Key;
-  /** Encrypts the buffer queue and its DLQ (its policy names the events topic). */
+  /** Encrypts the buffer queue and its DLQ (EventBridge may use it for the rule's deliveries). */
   public readonly queueKey: kms.Key;
 
   constructor(scope: Construct, id: string, props: SendLedgerProps) {
@@ -111,18 +116,18 @@ export class SendLedger extends Construct {
     this.configurationSetName = configurationSetName;
 
     // --- keys, topics, buffer ----------------------------------------------
-    this.topicKey = buildLedgerTopicKey(this, { configurationSetName, removalPolicy });
+    this.topicKey = buildLedgerTopicKey(this, { removalPolicy });
     this.queueKey = rotatingKey(
       this,
       'QueueKey',
       'Encrypts the send ledger buffer queue and its dead-letter queue',
       removalPolicy,
     );
-    this.eventsTopic = buildEventsTopic(this, { topicKey: this.topicKey, configurationSet });
-    const buffer = buildBuffer(this, { queueKey: this.queueKey, eventsTopic: this.eventsTopic });
+    const buffer = buildBuffer(this, { queueKey: this.queueKey });
     this.bufferDeadLetterQueue = buffer.bufferDeadLetterQueue;
     this.bufferQueue = buffer.bufferQueue;
-    restrictBufferSenders({ eventsTopic: this.eventsTopic, ...buffer });
+    this.eventsRule = buildEventRule(this, { configurationSet, configurationSetName, ...buffer });
+    restrictBufferSenders({ rule: this.eventsRule, ...buffer });
 
     this.deliveryStatusTopic = new sns.Topic(this, 'DeliveryStatusTopic', {
       masterKey: this.topicKey,
@@ -157,7 +162,6 @@ export class SendLedger extends Construct {
       logGroupName: props.logGroupNames.ledger,
       bufferQueue: this.bufferQueue,
       bufferDeadLetterQueue: this.bufferDeadLetterQueue,
-      eventsTopic: this.eventsTopic,
       deliveryStatusTopic: this.deliveryStatusTopic,
       topicKey: this.topicKey,
       configurationSetName,

@@ -3,6 +3,7 @@
  * and where its runbook section is.
  */
 import * as cw from 'aws-cdk-lib/aws-cloudwatch';
+import { docsUrl } from '../../package-info';
 import { DEFAULTS, DLQ_RETENTION_SECONDS, type ResolvedSettings } from '../../settings';
 import type { AlarmDefaults, AlarmName, AlarmSeverity } from './alarm-props';
 
@@ -95,7 +96,9 @@ export function runbookAnchor(name: AlarmName): string {
 }
 
 /**
- * Where runbook links point by default: the package's page on npm, which shows this README. Set
- * `runbookUrl` to your own copy (a wiki, your repository's README) to follow your changes.
+ * Where runbook links point by default: the operators' guide (docs/operators.md, one section per
+ * alarm) at the installed version's tag in the package's repository, so each alarm links the
+ * runbook of the alarm it is. The same file ships in the package (`node_modules/exactly-once-email/
+ * docs/operators.md`): copy it to your wiki and set `runbookUrl` there to follow your own changes.
  */
-export const DEFAULT_RUNBOOK_URL = 'https://www.npmjs.com/package/exactly-once-email';
+export const DEFAULT_RUNBOOK_URL = docsUrl('docs/operators.md');

@@ -104,7 +104,7 @@ export interface PipelineAlarmsProps {
   readonly ledgerStalled?: AlarmTuning;
   /**
    * Emails were sent while the ledger recorded no SES event at all, for two 15-minute windows
-   * running: the event destination, events topic, buffer or ledger function is broken.
+   * running: the event destination, the events rule, the buffer or the ledger function is broken.
    * @default page, threshold 0 emails, 2 of 2 periods of 900 s
    */
   readonly ledgerSilent?: AlarmTuning;

@@ -187,7 +187,7 @@ export function createAlarms(
     'ledgerSilent',
     (period) => silentLedger(p, period),
     (t) =>
-      `Emails were sent but the ledger recorded no SES event in ${t.datapointsToAlarm} windows of ${t.periodSeconds} s: the event destination, events topic, buffer or ledger function is broken.`,
+      `Emails were sent but the ledger recorded no SES event in ${t.datapointsToAlarm} windows of ${t.periodSeconds} s: the event destination, the events rule, the buffer or the ledger function is broken.`,
   );
 
   // --- warnings ---
@@ -257,7 +257,7 @@ export function createAlarms(
     'ledgerUntrustedEvents',
     (period) => handlerMetric(p, LEDGER_METRICS.untrustedEvents, { period }),
     () =>
-      'The ledger refused SES events not bound to a send of the pipeline (not recorded). The ledger logs each with key and reason; find who publishes to the events topic.',
+      'The ledger refused SES events not bound to a send of the pipeline (not recorded). The ledger logs each with key and reason: an event whose caller identity or configuration set is not the pipeline’s (run email-pipeline verify), or one put in the buffer by someone its policy should have refused.',
   );
   make(
     'retryingTooLong',

@@ -134,8 +134,10 @@ export function reputationMetric(
     return accountReputationMetric(which, { period, ...(options.label ? { label: options.label } : {}) });
   }
   return new cw.MathExpression({
-    // No FILL: a period without either rate stays without data, so the alarms keep their state.
-    expression: `MAX([configurationSet${which}, account${which}])`,
+    // Each series FILLed with 0: how MAX treats a timestamp where one series has no point is not
+    // documented, and a configuration-set dimension SES does not publish must not hide the account's
+    // rate. A period with neither reads 0 (below every threshold), so a breach still needs a real point.
+    expression: `MAX([FILL(configurationSet${which}, 0), FILL(account${which}, 0)])`,
     usingMetrics: {
       [`configurationSet${which}`]: configurationSetReputationMetric(pipeline, which, { period }),
       [`account${which}`]: accountReputationMetric(which, { period }),
@@ -226,7 +228,7 @@ function operatorReasonMetrics(pipeline: EmailPipeline): Record<string, cw.IMetr
 
 /**
  * Emails the send function sent in a period in which the ledger recorded no SES event at all: the
- * event destination, the events topic, the buffer or the ledger function is broken, and every
+ * event destination, the events rule, the buffer or the ledger function is broken, and every
  * unknown-fate send of that time will be resent after the grace.
  */
 export function silentLedger(pipeline: EmailPipeline, period: Duration): cw.MathExpression {

@@ -7,7 +7,10 @@
 import type * as cw from 'aws-cdk-lib/aws-cloudwatch';
 import type * as lambda from 'aws-cdk-lib/aws-lambda';
 import type * as sns from 'aws-cdk-lib/aws-sns';
+import { CfnOutput } from 'aws-cdk-lib';
 import { Construct } from 'constructs';
+import { checkContextApplied } from '../pipeline/context-props';
+import { MONITORING_MARKER, endpointsJson } from '../pipeline/endpoints';
 import {
   DEFAULT_RUNBOOK_URL,
   createAlarms,
@@ -77,9 +80,11 @@ export interface EmailPipelineMonitoringProps {
    */
   readonly alarmNamePrefix?: string;
   /**
-   * The page whose anchors the alarm descriptions link (`<runbookUrl>#alarm-<name>`): this README
-   * or your copy of it.
-   * @default the package's page on npm, https://www.npmjs.com/package/exactly-once-email
+   * The page whose anchors the alarm descriptions link (`<runbookUrl>#alarm-<name>`): the
+   * operators' guide (docs/operators.md, shipped in the package) or your copy of it, which must keep
+   * its `Alarm: <name>` headings.
+   * @default the operators' guide of the installed version in the package's repository,
+   * `https://github.com/exactly-once-email/exactly-once-email/blob/v<version>/docs/operators.md`
    */
   readonly runbookUrl?: string;
   /**
@@ -115,6 +120,8 @@ export class EmailPipelineMonitoring extends Construct {
   public readonly queries: PipelineQueries;
   /** The function that pauses the configuration set, when `pauseSendingOnReputation` is on. */
   public readonly pauseFunction?: lambda.Function;
+  /** What every alarm's name starts with (`<prefix>-<page|warn>-<Alarm>`). */
+  public readonly alarmNamePrefix: string;
 
   private readonly pipeline: EmailPipeline;
 
@@ -124,6 +131,7 @@ export class EmailPipelineMonitoring extends Construct {
 
     this.alarmTopic = props.alarmTopic ?? createAlarmTopic(this, PAGING_TOPIC);
     if (props.alarmEmail !== undefined) subscribeAlarmEmail(this.alarmTopic, props.alarmEmail, 'alarmEmail');
+    checkContextApplied(this, { alarmEmail: props.alarmEmail }, (name) => name === 'alarmEmail');
     this.warningTopic = props.warningTopic ?? createAlarmTopic(this, WARNING_TOPIC);
     if (props.warningEmail !== undefined) subscribeAlarmEmail(this.warningTopic, props.warningEmail, 'warningEmail');
 
@@ -157,6 +165,17 @@ export class EmailPipelineMonitoring extends Construct {
       });
     }
     this.queries = createQueries(this, this.pipeline, props.queryFolder ?? namePrefix);
+    this.alarmNamePrefix = namePrefix;
+
+    // What `email-pipeline verify` and `status` read beside the pipeline's own endpoints.
+    new CfnOutput(this, 'Endpoints', {
+      value: endpointsJson(this, MONITORING_MARKER, this.pipeline.pathInStack, {
+        AlarmTopicArn: this.alarmTopic.topicArn,
+        WarningTopicArn: this.warningTopic.topicArn,
+        AlarmNamePrefix: namePrefix,
+      }),
+      description: `Alarm topics and alarm name prefix of the email pipeline ${this.pipeline.pathInStack}`,
+    });
   }
 
   /** A metric the handler publishes, with the `service` dimension Powertools adds. */

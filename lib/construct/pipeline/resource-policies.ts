@@ -17,6 +17,8 @@ import { isRole, principalArn } from './principals';
 export interface PublisherRestriction {
   /** The setting or prop the errors name (publisherPrincipals, highPriorityPublisherPrincipals). */
   readonly setting: string;
+  /** The method that admits one more later, which its errors name (grantPublish, grantPublishHighPriority). */
+  readonly grantedBy: string;
   /** Whether at least one publisher must be given at once. */
   readonly required: boolean;
   /**
@@ -28,21 +30,26 @@ export interface PublisherRestriction {
 
 /**
  * Topic policy: the listed publishers may publish (and use the key to do so); everyone else is
- * denied, whatever their IAM policies say. Returns what lists one more publisher (the policy is
- * rendered at synth, so later grants count).
+ * denied, whatever their IAM policies say. Returns a function that admits one more publisher later
+ * (`EmailPipeline.grantPublish`, `grantPublishHighPriority`): the Deny's exemptions are rendered at
+ * synth, so later grants count, and it grants the publish.
  */
 export function restrictPublishers(
   topic: sns.Topic,
   principals: readonly iam.IPrincipal[],
-  restriction: PublisherRestriction = { setting: 'publisherPrincipals', required: true, nobody: '' },
+  restriction: PublisherRestriction = {
+    setting: 'publisherPrincipals',
+    grantedBy: 'grantPublish',
+    required: true,
+    nobody: '',
+  },
 ): (principal: iam.IPrincipal) => iam.Grant {
-  const { setting } = restriction;
   if (restriction.required && principals.length === 0) {
-    throw new SettingsError(setting, [], 'must name at least one publisher');
+    throw new SettingsError(restriction.setting, [], 'must name at least one publisher');
   }
   const accounts: string[] = [];
   const arns: string[] = [];
-  const add = (principal: iam.IPrincipal): iam.Grant => {
+  const add = (principal: iam.IPrincipal, setting: string): iam.Grant => {
     if (principal instanceof iam.AccountPrincipal) accounts.push(principal.accountId);
     else if (principal instanceof iam.ArnPrincipal) arns.push(principal.arn);
     else if (isRole(principal)) arns.push(principal.roleArn);
@@ -55,7 +62,7 @@ export function restrictPublishers(
     }
     return topic.grantPublish(principal);
   };
-  for (const principal of principals) add(principal);
+  for (const principal of principals) add(principal, restriction.setting);
   const statement = new iam.PolicyStatement({
     sid: 'OnlyConfiguredPublishers',
     effect: iam.Effect.DENY,
@@ -78,7 +85,25 @@ export function restrictPublishers(
     }),
   );
   topic.addToResourcePolicy(statement);
-  return add;
+  return (principal) => add(principal, restriction.grantedBy);
+}
+
+/**
+ * The high-priority topic's policy: only `principals` (and those admitted later by the returned
+ * function, `grantPublishHighPriority`) may publish. None by default: while none is listed the
+ * Deny exempts only `sendRole`, which no statement lets publish, so nobody publishes high priority.
+ */
+export function restrictHighPriorityPublishers(
+  topic: sns.Topic,
+  principals: readonly iam.IPrincipal[],
+  sendRole: iam.IRole,
+): (principal: iam.IPrincipal) => iam.Grant {
+  return restrictPublishers(topic, principals, {
+    setting: 'highPriorityPublisherPrincipals',
+    grantedBy: 'grantPublishHighPriority',
+    required: false,
+    nobody: sendRole.roleArn,
+  });
 }
 
 /**

@@ -38,7 +38,8 @@ import { buildSendEmailInput, newAttemptId } from '../../../lambdas/send-email/h
 import { validateEmail } from '../../../lambdas/kernel/contract';
 import { emulatorConfig } from '../local/emulator-config';
 import { makeContext } from '../local/event-source';
-import { queueRecord, snsEnvelope } from '../local/records';
+import { eventBridgeEnvelope } from '../local/event-bus';
+import { queueRecord } from '../local/records';
 import { sesEventsFor } from '../local/ses-front';
 import type { LedgerCostInputs } from './cost';
 import { largestItemBytes, phaseCounts, type PhaseCounts } from './dynamodb-requests';
@@ -219,9 +220,7 @@ async function emails(stack: InProcessStack, first: number, n: number): Promise<
       claim,
       key,
       types: events.map((e) => String(e.eventType)),
-      records: events.map((event) =>
-        queueRecord(JSON.stringify(snsEnvelope(event, { topicArn: ledger.eventsTopicArn })), ledger.bufferQueueArn),
-      ),
+      records: events.map((event) => queueRecord(JSON.stringify(eventBridgeEnvelope(event)), ledger.bufferQueueArn)),
     };
   });
   const client = new DynamoDBClient(emulatorConfig(stack.endpoints.dynamodb));

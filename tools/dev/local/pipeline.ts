@@ -129,6 +129,8 @@ export class LocalPipeline {
   readonly dynamodb: DynamoDBClient;
   /** S3 on fauxqs: the attachments bucket (resources.attachmentsBucketName). */
   readonly s3: EmulatorClients['s3'];
+  /** SES v2 through the local SES layer (configuration sets; the local event bus's rules). */
+  readonly ses: NonNullable<EmulatorClients['ses']>;
   /** Every decision seen so far, in order. */
   readonly decisions: DecisionEvent[] = [];
   /** Every line consumers printed, when `keepLines` is on. */
@@ -148,6 +150,9 @@ export class LocalPipeline {
     this.sqs = clients.sqs;
     this.dynamodb = clients.dynamodb;
     this.s3 = clients.s3;
+    if (!clients.ses)
+      throw new Error('a local pipeline needs the SES endpoint (its ledger rule lives in the SES layer)');
+    this.ses = clients.ses;
   }
 
   /** Creates the resources (idempotent) and builds the bundles if not given. Starts no consumer. */

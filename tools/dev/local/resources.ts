@@ -23,6 +23,8 @@ import { CreateQueueCommand, GetQueueAttributesCommand, type SQSClient } from '@
 import { LEDGER_STATUS_INDEX, LEDGER_TABLE } from '../../../lambdas/kernel/ledger/schema';
 import { DLQ_RETENTION_SECONDS, type ResolvedSettings } from '../../../lib/settings';
 import { LOCAL_ACCOUNT_ID } from '../../../lib/cli/target';
+import { ledgerEventPattern } from '../../../lambdas/kernel/ledger/event-pattern';
+import { LOCAL_DEFAULT_BUS_ARN } from './event-bus';
 import { attachmentExpiryDays } from '../../../lib/construct/pipeline/attachments-bucket';
 import {
   IDEMPOTENCY_TABLE,
@@ -74,7 +76,6 @@ export interface LocalResources {
  */
 export interface LedgerResources {
   readonly configurationSetName: string;
-  readonly eventsTopicArn: string;
   readonly bufferQueueUrl: string;
   readonly bufferQueueArn: string;
   readonly bufferDeadLetterQueueUrl: string;
@@ -105,7 +106,6 @@ export function ledgerRefs(resources: LocalResources): LedgerResourceRefs {
     tableName: resources.ledger.tableName,
     deliveryStatusTopicArn: resources.ledger.deliveryStatusTopicArn,
     origin: {
-      eventsTopicArn: resources.ledger.eventsTopicArn,
       accountId: LOCAL_ACCOUNT_ID,
       configurationSetName: resources.ledger.configurationSetName,
       senderRoleName: resources.senderRoleName,
@@ -260,6 +260,27 @@ function existing(error: unknown): void {
   if (!(error instanceof AlreadyExistsException)) throw error;
 }
 
+/** The local SES layer's endpoint, from its client. */
+async function endpointOf(client: SESv2Client): Promise<string> {
+  const endpoint = await client.config.endpoint?.();
+  if (!endpoint) throw new Error('the SES client has no endpoint: the local event bus lives in the local SES layer');
+  const port = endpoint.port ? `:${endpoint.port}` : '';
+  return `${endpoint.protocol}//${endpoint.hostname}${port}`;
+}
+
+/** Adds a rule with an SQS target to the local default bus (tools/dev/local/event-bus.ts, in the SES layer). */
+export async function putLocalRule(
+  ses: SESv2Client,
+  rule: { readonly Name: string; readonly EventPattern: unknown; readonly QueueUrl: string },
+): Promise<void> {
+  const response = await fetch(`${await endpointOf(ses)}/local/eventbridge/rules`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify(rule),
+  });
+  if (!response.ok) throw new Error(`the local event bus refused rule ${rule.Name}: ${await response.text()}`);
+}
+
 /** Creates (or finds) the send ledger's resources named after `name`. Safe to call twice. */
 export async function createLedgerResources(
   clients: ResourceClients,
@@ -270,8 +291,7 @@ export async function createLedgerResources(
   if (!ses) throw new Error('createLedgerResources: an SES client is needed for the configuration set');
   const configurationSetName = settings.configurationSetName ?? name;
   const tableName = ledgerTableName(name);
-  const [eventsTopic, statusTopic, bufferDlq] = await Promise.all([
-    sns.send(new CreateTopicCommand({ Name: `${name}-ses-events` })),
+  const [statusTopic, bufferDlq] = await Promise.all([
     sns.send(new CreateTopicCommand({ Name: `${name}-delivery-status` })),
     sqs.send(
       new CreateQueueCommand({
@@ -285,10 +305,9 @@ export async function createLedgerResources(
     ),
     createTable(dynamodb, tableName, LEDGER_TABLE, LEDGER_STATUS_INDEX),
   ]);
-  const eventsTopicArn = eventsTopic.TopicArn;
   const deliveryStatusTopicArn = statusTopic.TopicArn;
   const bufferDeadLetterQueueUrl = bufferDlq.QueueUrl;
-  if (!eventsTopicArn || !deliveryStatusTopicArn || !bufferDeadLetterQueueUrl) {
+  if (!deliveryStatusTopicArn || !bufferDeadLetterQueueUrl) {
     throw new Error('the emulator did not return a topic ARN or queue URL for the ledger');
   }
   const bufferDeadLetterQueueArn = await queueArn(sqs, bufferDeadLetterQueueUrl);
@@ -307,7 +326,13 @@ export async function createLedgerResources(
   );
   const bufferQueueUrl = buffer.QueueUrl;
   if (!bufferQueueUrl) throw new Error('the emulator did not return the ledger buffer queue URL');
-  const bufferQueueArn = await subscribeQueue(clients, eventsTopicArn, bufferQueueUrl);
+  const bufferQueueArn = await queueArn(sqs, bufferQueueUrl);
+  // As the construct's rule: SES's own events of this configuration set, to the buffer queue.
+  await putLocalRule(ses, {
+    Name: `${name}-ses-events`,
+    EventPattern: ledgerEventPattern(LOCAL_ACCOUNT_ID, configurationSetName),
+    QueueUrl: bufferQueueUrl,
+  });
   await ses.send(new CreateConfigurationSetCommand({ ConfigurationSetName: configurationSetName })).catch(existing);
   await ses
     .send(
@@ -317,14 +342,13 @@ export async function createLedgerResources(
         EventDestination: {
           Enabled: true,
           MatchingEventTypes: [...LEDGER_EVENT_TYPES],
-          SnsDestination: { TopicArn: eventsTopicArn },
+          EventBridgeDestination: { EventBusArn: LOCAL_DEFAULT_BUS_ARN },
         },
       }),
     )
     .catch(existing);
   return {
     configurationSetName,
-    eventsTopicArn,
     bufferQueueUrl,
     bufferQueueArn,
     bufferDeadLetterQueueUrl,

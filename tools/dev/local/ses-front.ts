@@ -2,11 +2,14 @@
  * The local SES's event publishing: an HTTP layer in front of aws-ses-v2-local that adds what
  * SES does and the emulator does not.
  *
- * - Configuration sets and their SNS event destinations, through SES v2's own API
- *   (CreateConfigurationSet, CreateConfigurationSetEventDestination), so the local pipeline
- *   creates them as a deployment would. A SendEmail naming an unknown set is refused with
- *   SES's NotFoundException.
- * - For every email the emulator accepts under a configuration set with an SNS destination, the
+ * - Configuration sets and their event destinations (EventBridge, the default bus only, as SES
+ *   allows; or SNS), through SES v2's own API (CreateConfigurationSet,
+ *   CreateConfigurationSetEventDestination), so the local pipeline creates them as a deployment
+ *   would. A SendEmail naming an unknown set is refused with SES's NotFoundException.
+ * - The default event bus (event-bus.ts): rules with an SQS target, added with `POST
+ *   /local/eventbridge/rules` ({ Name, EventPattern, QueueUrl }: a local call, where a deployment
+ *   has CloudFormation create the rule), and SES's events put on it in EventBridge's envelope.
+ * - For every email the emulator accepts under a configuration set with a destination, the
  *   events SES publishes, in SES's format (`eventType`, `mail` with `messageId`, `timestamp`,
  *   `sendingAccountId` and the send's `tags` beside SES's own `ses:configuration-set` and
  *   `ses:caller-identity`, and the `delivery` / `bounce` / `complaint` object), also when the
@@ -27,6 +30,7 @@ import type { AddressInfo } from 'node:net';
 import { PublishCommand, SNSClient } from '@aws-sdk/client-sns';
 import { LOCAL_ACCOUNT_ID } from '../../../lib/cli/target';
 import { emulatorConfig } from './emulator-config';
+import { eventBridgeEnvelope, LOCAL_DEFAULT_BUS_ARN, LocalEventBus } from './event-bus';
 import { contentRefusal, withHeadersShown, type SendContent } from './ses-content';
 
 /** SES v2 event types (MatchingEventTypes) and the eventType SES writes for each. */
@@ -68,7 +72,8 @@ interface Destination {
   readonly name: string;
   readonly enabled: boolean;
   readonly types: ReadonlySet<MatchingType>;
-  readonly topicArn: string;
+  /** An SNS destination's topic, or the default bus for an EventBridge destination. */
+  readonly target: { readonly topicArn: string } | { readonly eventBus: 'default' };
 }
 
 interface SendEmailBody {
@@ -82,7 +87,7 @@ interface SendEmailBody {
 export interface SesFrontOptions {
   /** aws-ses-v2-local's base URL. */
   readonly upstream: string;
-  /** Where SNS event destinations are published (fauxqs). */
+  /** Where SNS event destinations are published, and where the event bus's rules send (fauxqs: SNS and SQS). */
   readonly snsEndpoint: string;
   /** @default 0 (a free port) */
   readonly port?: number;
@@ -283,6 +288,7 @@ export function sesEventsFor(
 export async function startSesFront(options: SesFrontOptions): Promise<SesFront> {
   const sets = new Map<string, Map<string, Destination>>();
   const sns = new SNSClient({ ...emulatorConfig(options.snsEndpoint), maxAttempts: 5 });
+  const bus = new LocalEventBus(options.snsEndpoint);
   const pending = new Set<Promise<void>>();
   const held: (() => Promise<void>)[] = [];
   let holding = options.holdEvents;
@@ -299,7 +305,13 @@ export async function startSesFront(options: SesFrontOptions): Promise<SesFront>
       for (const destination of destinations) {
         if (!destination.enabled || !destination.types.has(type)) continue;
         try {
-          await sns.send(new PublishCommand({ TopicArn: destination.topicArn, Message: JSON.stringify(event) }));
+          if ('topicArn' in destination.target) {
+            await sns.send(
+              new PublishCommand({ TopicArn: destination.target.topicArn, Message: JSON.stringify(event) }),
+            );
+          } else {
+            await bus.put(eventBridgeEnvelope(event));
+          }
           published += 1;
         } catch (error) {
           options.onPublishError?.(error);
@@ -370,16 +382,29 @@ export async function startSesFront(options: SesFrontOptions): Promise<SesFront>
       }
       const input = json<{
         EventDestinationName?: string;
-        EventDestination?: { Enabled?: boolean; MatchingEventTypes?: string[]; SnsDestination?: { TopicArn?: string } };
+        EventDestination?: {
+          Enabled?: boolean;
+          MatchingEventTypes?: string[];
+          SnsDestination?: { TopicArn?: string };
+          EventBridgeDestination?: { EventBusArn?: string };
+        };
       }>(body);
       const destinationName = input?.EventDestinationName;
       const topicArn = input?.EventDestination?.SnsDestination?.TopicArn;
+      const busArn = input?.EventDestination?.EventBridgeDestination?.EventBusArn;
       const types = (input?.EventDestination?.MatchingEventTypes ?? []).filter(
         (t): t is MatchingType => t in SES_EVENT_TYPES,
       );
       if (!destinationName) sesError(res, 400, 'BadRequestException', 'EventDestinationName is required.');
-      else if (!topicArn) {
-        sesError(res, 400, 'BadRequestException', 'Only SnsDestination is supported locally; TopicArn is required.');
+      else if (busArn !== undefined && busArn !== LOCAL_DEFAULT_BUS_ARN) {
+        sesError(
+          res,
+          400,
+          'BadRequestException',
+          `Only the default event bus is supported (${LOCAL_DEFAULT_BUS_ARN}).`,
+        );
+      } else if (!topicArn && !busArn) {
+        sesError(res, 400, 'BadRequestException', 'An EventBridgeDestination or an SnsDestination is required.');
       } else if (types.length === 0) {
         sesError(res, 400, 'BadRequestException', 'MatchingEventTypes must name at least one supported event type.');
       } else if (set.has(destinationName)) {
@@ -389,7 +414,7 @@ export async function startSesFront(options: SesFrontOptions): Promise<SesFront>
           name: destinationName,
           enabled: input?.EventDestination?.Enabled ?? false,
           types: new Set(types),
-          topicArn,
+          target: busArn ? { eventBus: 'default' } : { topicArn: topicArn ?? '' },
         });
         answer(res, 200, {});
       }
@@ -405,6 +430,16 @@ export async function startSesFront(options: SesFrontOptions): Promise<SesFront>
       const method = req.method ?? 'GET';
       if (method === 'POST' && url.pathname === '/v2/email/outbound-emails') {
         await sendEmail(req, res, body);
+        return;
+      }
+      if (method === 'POST' && url.pathname === '/local/eventbridge/rules') {
+        const rule = json<{ Name?: string; EventPattern?: Record<string, never>; QueueUrl?: string }>(body);
+        if (!rule?.Name || !rule.EventPattern || !rule.QueueUrl) {
+          answer(res, 400, { message: 'Name, EventPattern and QueueUrl are required' }, 'ValidationException');
+        } else {
+          bus.putRule({ name: rule.Name, pattern: rule.EventPattern, queueUrl: rule.QueueUrl });
+          answer(res, 200, { RuleArn: LOCAL_DEFAULT_BUS_ARN.replace('event-bus/default', `rule/${rule.Name}`) });
+        }
         return;
       }
       const prefix = '/v2/email/configuration-sets';
@@ -457,6 +492,7 @@ export async function startSesFront(options: SesFrontOptions): Promise<SesFront>
         server.closeAllConnections();
         await new Promise<void>((resolve) => server.close(() => resolve()));
         sns.destroy();
+        bus.destroy();
       })();
       return stopping;
     },

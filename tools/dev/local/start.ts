@@ -227,7 +227,7 @@ export async function main(argv: readonly string[] = process.argv.slice(2)): Pro
       `    --message '{"to":"you@example.com","subject":"Hello","text":"Sent exactly once."}' \\`,
       `    --message-attributes '{"idempotency-key":{"DataType":"String","StringValue":"order-42"}}'`,
       '',
-      `or: ${stateEnv}npm run publish -- --to you@example.com --subject Hello --text "Sent exactly once." --idempotency-key order-42`,
+      `or: ${stateEnv}npm run -s publish-email -- --to you@example.com --subject Hello --text "Sent exactly once." --idempotency-key order-42`,
       '',
       'One line per decision follows. Ctrl-C stops everything.',
       '',

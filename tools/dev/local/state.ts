@@ -1,6 +1,6 @@
 /**
  * Where a running `npm start` leaves its state: the PID file that refuses a
- * second start, and outputs.json with the endpoints (read by `npm run publish`
+ * second start, and outputs.json with the endpoints (read by `npm run publish-email`
  * and `npm run dlq`). LOCAL_STATE_DIR moves it (tests run a pipeline of their
  * own beside a developer's); the default is `.local/`.
  */
