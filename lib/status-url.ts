@@ -1,10 +1,12 @@
 /**
- * Requests to the pipeline's status URL (the stack's `StatusUrl` output, `<function URL>deliveries/`),
- * an IAM-authenticated Lambda function URL: each request is signed with AWS Signature Version 4
- * (service `lambda`), here with node:crypto only, so that the publisher client and the packaged CLI
- * need no SDK beyond the SNS client they already have (whose credential chain and region they pass
- * in). The local pipeline's status server (npm start) takes the same requests and ignores the
- * signature. `cancel` is `DELETE <StatusUrl><key>` (lambdas/status/http.ts).
+ * Requests to the pipeline's IAM-authenticated Lambda function URLs: the status URL (the stack's
+ * `StatusUrl` output, `<function URL>deliveries/`, GET only) and the cancel URL (`CancelUrl`, a
+ * function URL of its own that only the cancel principals may invoke, DELETE only). Each request is
+ * signed with AWS Signature Version 4 (service `lambda`), here with node:crypto only, so that the
+ * publisher client and the packaged CLI need no SDK beyond the SNS client they already have (whose
+ * credential chain and region they pass in). The local pipeline's status server (npm start) takes
+ * the same requests and ignores the signature. A cancel is `DELETE <CancelUrl><key>`
+ * (lambdas/status/http.ts); the status URL answers it 405.
  */
 import { createHash, createHmac } from 'node:crypto';
 import type { CancelResult } from '../lambdas/status/cancel';
@@ -104,7 +106,10 @@ export function signedHeaders(method: string, url: URL, context: SigningContext)
   };
 }
 
-/** The status URL answered something else than a cancel's 200 or 409 (403: the caller may not invoke it). */
+/**
+ * The status or cancel URL answered something else than a cancel's 200 or 409 (403: the caller may
+ * not invoke it, so is no cancel principal; 405: a DELETE sent to the status URL, not the cancel URL).
+ */
 export class StatusUrlError extends Error {
   override readonly name = 'StatusUrlError';
   constructor(
@@ -115,19 +120,22 @@ export class StatusUrlError extends Error {
   }
 }
 
-/** `<statusUrl><key>`: the key percent-encoded (a `/` in it too), under the output's `deliveries/`. */
-export function deliveryUrl(statusUrl: string, key: string): URL {
-  return new URL(`${statusUrl.endsWith('/') ? statusUrl : `${statusUrl}/`}${encodeURIComponent(key)}`);
+/** `<baseUrl><key>`: the key percent-encoded (a `/` in it too), under the output's `deliveries/`. */
+export function deliveryUrl(baseUrl: string, key: string): URL {
+  return new URL(`${baseUrl.endsWith('/') ? baseUrl : `${baseUrl}/`}${encodeURIComponent(key)}`);
 }
 
-/** `DELETE <statusUrl><key>`, signed: 200 and 409 resolve with the result, anything else throws {@link StatusUrlError}. */
-export async function cancelAtStatusUrl(
-  statusUrl: string,
+/**
+ * `DELETE <cancelUrl><key>`, signed: 200 and 409 resolve with the result, anything else throws
+ * {@link StatusUrlError}. `cancelUrl` is the stack's `CancelUrl` output (or the local outputs.json's).
+ */
+export async function cancelAtCancelUrl(
+  cancelUrl: string,
   key: string,
   context: SigningContext,
   timeoutMs = 10_000,
 ): Promise<CancelResult> {
-  const url = deliveryUrl(statusUrl, key);
+  const url = deliveryUrl(cancelUrl, key);
   const response = await fetch(url, {
     method: 'DELETE',
     headers: signedHeaders('DELETE', url, context),
@@ -145,3 +153,10 @@ export async function cancelAtStatusUrl(
   }
   return JSON.parse(text) as CancelResult;
 }
+
+/**
+ * @deprecated The status URL no longer cancels (it answers a DELETE 405): give the stack's
+ * `CancelUrl` to {@link cancelAtCancelUrl}. Kept so that callers compile while they move; it sends
+ * the same signed DELETE to whatever URL it is given.
+ */
+export const cancelAtStatusUrl = cancelAtCancelUrl;

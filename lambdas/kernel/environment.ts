@@ -36,6 +36,8 @@ export const ENV = {
   attachmentsBucketName: 'ATTACHMENTS_BUCKET_NAME',
   /** The high-priority lane's queue: its records' retries go back there. */
   highPriorityQueueUrl: 'HIGH_PRIORITY_QUEUE_URL',
+  /** The high-priority topic, the only source of that queue: its envelopes are the pipeline's too. */
+  highPriorityTopicArn: 'HIGH_PRIORITY_TOPIC_ARN',
   /** Percent of maxSendRate reserved for the high-priority lane. */
   highPriorityRateShare: 'HIGH_PRIORITY_RATE_SHARE',
 } as const;
@@ -56,16 +58,16 @@ export const LEDGER_ENV = {
   configurationSetName: 'CONFIGURATION_SET_NAME',
   /** The send function's role name: the `ses:caller-identity` tag of its events (ledger). */
   senderRoleName: 'SENDER_ROLE_NAME',
-  /** IAM role and user ARNs that may cancel through the status URL, comma-separated; may be empty (status). */
-  cancelPrincipalArns: 'CANCEL_PRINCIPAL_ARNS',
 } as const;
 
 export interface HandlerSettings {
   readonly senderAddress: string;
   /** Display name of the From address, as written (the handler encodes it). */
   readonly senderName?: string;
-  /** The pipeline's topic: only its envelopes are sent. */
+  /** The pipeline's topic: only its envelopes (and the high-priority topic's) are sent. */
   readonly topicArn: string;
+  /** The high-priority topic, whose envelopes are sent too; none: one topic. */
+  readonly highPriorityTopicArn?: string;
   readonly configurationSetName?: string;
   readonly tableName: string;
   readonly keyPrefix: string;
@@ -164,10 +166,12 @@ export function readSettings(env: Env = process.env): HandlerSettings {
   const configurationSetName = read.optional(ENV.configurationSetName);
   const senderName = read.optional(ENV.senderName);
   const highPriorityQueueUrl = read.optional(ENV.highPriorityQueueUrl);
+  const highPriorityTopicArn = read.optional(ENV.highPriorityTopicArn);
   return {
     senderAddress: read.required(ENV.senderAddress),
     ...(senderName ? { senderName } : {}),
     topicArn: read.required(ENV.topicArn),
+    ...(highPriorityTopicArn ? { highPriorityTopicArn } : {}),
     ...(configurationSetName ? { configurationSetName } : {}),
     tableName: read.required(ENV.tableName),
     keyPrefix: read.required(ENV.keyPrefix),
@@ -242,18 +246,16 @@ export function readLedgerSettings(env: Env = process.env): LedgerSettings {
   return { tableName, retentionSeconds, ...(topic ? { deliveryStatusTopicArn: topic } : {}), trust };
 }
 
-/** The tables the status function reads, and the send function's key prefix. */
+/** The tables the status and cancel functions use, and the send function's key prefix. */
 export interface StatusSettings {
   readonly ledgerTableName: string;
   readonly idempotencyTableName: string;
   readonly keyPrefix: string;
   /** How long a cancel mark keeps a key cancelled: the send function's dedupe window. */
   readonly dedupeWindowSeconds: number;
-  /** Who may cancel (DELETE): IAM role and user ARNs; none when empty. */
-  readonly cancelPrincipalArns: readonly string[];
 }
 
-/** Reads the status function's settings; throws naming the variable at fault. */
+/** Reads the status (and cancel) function's settings; throws naming the variable at fault. */
 export function readStatusSettings(env: Env = process.env): StatusSettings {
   const read = new EnvReader(env);
   return {
@@ -261,9 +263,5 @@ export function readStatusSettings(env: Env = process.env): StatusSettings {
     idempotencyTableName: read.required(ENV.tableName),
     keyPrefix: read.required(ENV.keyPrefix),
     dedupeWindowSeconds: read.positiveInt(ENV.dedupeWindowSeconds),
-    cancelPrincipalArns: (read.optional(LEDGER_ENV.cancelPrincipalArns) ?? '')
-      .split(',')
-      .map((arn) => arn.trim())
-      .filter((arn) => arn !== ''),
   };
 }

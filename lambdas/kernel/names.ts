@@ -31,6 +31,11 @@ export const METRIC = {
   rateLeaseWrites: 'RateLeaseWrites',
   /** Times a container fell back to its static share because the shared lease could not be reached. */
   rateLeaseFallbacks: 'RateLeaseFallbacks',
+  /**
+   * Times a lease found its lane's item holding a value no lease writes (far ahead, below zero, not
+   * a number) and repaired it, or paced to the static share until it was.
+   */
+  rateLeaseRepairs: 'RateLeaseRepairs',
 } as const;
 
 /** The send function's counts by lane: dimensions `service` and `lane` (normal, high). */
@@ -39,11 +44,15 @@ export const LANE_METRIC = {
   recipientsPaced: 'RecipientsPaced',
 } as const;
 
-/** The lanes of the pipeline: the `priority` message attribute, and the queue a record came from. */
+/** The lanes of the pipeline: the queue a record came from (the high-priority topic feeds the high lane). */
 export const LANES = ['normal', 'high'] as const;
 export type Lane = (typeof LANES)[number];
 
-/** The SNS message attribute that chooses the lane (`high`; absent or anything else: `normal`). */
+/**
+ * The SNS message attribute that once chose the lane. The pipeline ignores it: high priority is a
+ * permission, publishing to the high-priority topic (HighPriorityTopicArn). Kept for the clients
+ * that still set it.
+ */
 export const PRIORITY_ATTRIBUTE = 'priority';
 
 /**

@@ -78,7 +78,7 @@ export class RecordFlow {
     // 1. parse: a record that cannot be read goes to its outcome (the DLQ) at once.
     let parsed: ParsedRecord;
     try {
-      parsed = parseRecord(record, settings.topicArn);
+      parsed = parseRecord(record, settings);
     } catch (error) {
       await outcome.settle(record, unexpectedError(error), undefined);
       return;

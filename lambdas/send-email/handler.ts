@@ -93,6 +93,15 @@ export function createHandler(deps: HandlerDeps, options: { readonly processInPa
           metrics.addMetric(METRIC.rateLeaseFallbacks, MetricUnit.Count, 1);
           logger.warn('rate lease unavailable: pacing to the static share', { error: String(error) });
         },
+        onImplausible: (lane, found, repaired) => {
+          metrics.addMetric(METRIC.rateLeaseRepairs, MetricUnit.Count, 1);
+          logger.warn(
+            repaired
+              ? 'rate lease item implausible: replaced'
+              : 'rate lease item implausible: not replaced yet, pacing to the static share',
+            { lane, found },
+          );
+        },
       })
     : undefined;
   const breaker = CircuitBreaker.forSettings(settings, clock.now);

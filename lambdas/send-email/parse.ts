@@ -66,15 +66,20 @@ function looksLikeEnvelope(body: Json): boolean {
 /** SNS message attribute types a key may have. */
 const KEY_TYPES: ReadonlySet<unknown> = new Set(CONTRACT.idempotencyKey.types);
 
-function readEnvelope(body: Json, topicArn: string): Envelope {
+/** The pipeline's topics: its topic, and the high-priority topic when it has one. */
+export type PipelineTopics = string | { readonly topicArn: string; readonly highPriorityTopicArn?: string };
+
+function readEnvelope(body: Json, topics: PipelineTopics): Envelope {
   if (body.Type !== 'Notification') {
     fail('InvalidEnvelope', 'envelope.Type', `must be "Notification", got ${JSON.stringify(body.Type)}`);
   }
-  if (body.TopicArn !== topicArn) {
+  const { topicArn, highPriorityTopicArn } = typeof topics === 'string' ? { topicArn: topics } : topics;
+  if (body.TopicArn !== topicArn && (highPriorityTopicArn === undefined || body.TopicArn !== highPriorityTopicArn)) {
+    const also = highPriorityTopicArn !== undefined ? ` or its high-priority topic ${highPriorityTopicArn}` : '';
     fail(
       'ForeignTopic',
       'envelope.TopicArn',
-      `must be the pipeline's topic ${topicArn}, got ${JSON.stringify(body.TopicArn ?? null)}: only its messages are sent`,
+      `must be the pipeline's topic ${topicArn}${also}, got ${JSON.stringify(body.TopicArn ?? null)}: only their messages are sent`,
     );
   }
   if (typeof body.MessageId !== 'string' || body.MessageId.trim() === '') {
@@ -129,14 +134,16 @@ function parseMessage(text: string): unknown {
 }
 
 /**
- * Parses one queue record. Only an SNS envelope from `topicArn` (the pipeline's
- * own topic) is trusted: a raw body or another topic's envelope put straight on
- * the queue is refused, never sent. The dedupe key is the `idempotency-key`
- * attribute (String or Number), else the SNS MessageId.
+ * Parses one queue record. Only an SNS envelope from `topics` (the pipeline's
+ * own topic, or its high-priority topic) is trusted: a raw body or another
+ * topic's envelope put straight on the queue is refused, never sent. Which lane
+ * a record takes is its queue's, not its topic's: each queue's policy admits
+ * only its own topic. The dedupe key is the `idempotency-key` attribute
+ * (String or Number), else the SNS MessageId.
  */
-export function parseRecord(record: QueueRecordLike, topicArn: string): ParsedRecord {
+export function parseRecord(record: QueueRecordLike, topics: PipelineTopics): ParsedRecord {
   try {
-    return readRecord(record, topicArn);
+    return readRecord(record, topics);
   } catch (error) {
     if (error instanceof InvalidMessageError) throw error;
     // No rule foresaw it, yet it comes from the body alone (this is pure): a retry reads the same body.
@@ -148,7 +155,7 @@ export function parseRecord(record: QueueRecordLike, topicArn: string): ParsedRe
   }
 }
 
-function readRecord(record: QueueRecordLike, topicArn: string): ParsedRecord {
+function readRecord(record: QueueRecordLike, topics: PipelineTopics): ParsedRecord {
   const body = parseBody(record.body);
   if (!isObject(body)) {
     fail('InvalidJson', 'body', `must be a JSON object, got ${describe(body)}`);
@@ -161,7 +168,7 @@ function readRecord(record: QueueRecordLike, topicArn: string): ParsedRecord {
       "must be an SNS notification from the pipeline's topic: publish to the topic, not to the queue",
     );
   }
-  const envelope = readEnvelope(body, topicArn);
+  const envelope = readEnvelope(body, topics);
   const { attributeKey } = envelope;
   // The MessageId is written into DLQ attributes and logs whether or not it is the key: the key's rules hold for it.
   const snsMessageId = checkIdempotencyKey(envelope.messageId, 'String', 'envelope.MessageId');

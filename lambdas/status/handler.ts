@@ -1,28 +1,21 @@
 /**
- * The status function behind the IAM-authenticated function URL:
- * `GET /deliveries/{key}` returns the key's DeliveryReport, `DELETE /deliveries/{key}` cancels a
- * key not yet sent (see http.ts, cancel.ts) when the caller is one of the cancel principals
- * (authorize.ts); who cancelled is the caller's IAM ARN, as the function URL authenticated it.
+ * The status function behind its IAM-authenticated function URL (the stack's StatusUrl):
+ * `GET /deliveries/{key}` returns the key's DeliveryReport (see http.ts, lookup.ts). It reads
+ * only: its role may not write a cancel mark, and a DELETE is answered 405, so neither a reader
+ * nor anyone who may invoke this function directly can cancel through it. Cancels have a function
+ * and a URL of their own (cancel-handler.ts).
  */
 import { Logger } from '@aws-lambda-powertools/logger';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { LambdaFunctionURLEvent, LambdaFunctionURLResult } from 'aws-lambda';
 import { createDynamoDbClient } from '../runtime/clients';
 import { readStatusSettings } from '../kernel/environment';
-import { CancelNotAllowedError, mayCancel } from './authorize';
 import { handleStatusRequest } from './http';
-import { cancelDelivery } from './cancel';
 import { lookupDelivery } from './lookup';
 
 const target = readStatusSettings();
-const dynamodb = createDynamoDbClient();
-const db = DynamoDBDocumentClient.from(dynamodb);
+const db = DynamoDBDocumentClient.from(createDynamoDbClient());
 const logger = new Logger();
-
-/** The caller as the function URL's AWS_IAM auth saw it (its ARN); never a value the caller wrote itself. */
-function caller(event: LambdaFunctionURLEvent): string | undefined {
-  return (event.requestContext as { authorizer?: { iam?: { userArn?: string } } }).authorizer?.iam?.userArn;
-}
 
 export async function handler(event: LambdaFunctionURLEvent): Promise<LambdaFunctionURLResult> {
   return handleStatusRequest(
@@ -30,21 +23,5 @@ export async function handler(event: LambdaFunctionURLEvent): Promise<LambdaFunc
     event.rawPath,
     (key) => lookupDelivery({ ...target, db }, key),
     (error) => logger.error('delivery status request failed', { error: error as Error }),
-    async (key) => {
-      const arn = caller(event);
-      const by = arn ?? 'an unidentified caller';
-      if (!mayCancel(arn, target.cancelPrincipalArns)) {
-        logger.warn('cancel refused: not a cancel principal', { by });
-        throw new CancelNotAllowedError(by);
-      }
-      const result = await cancelDelivery({ ...target, db, dynamodb }, key, by);
-      logger.info('cancel', {
-        dedupeKey: result.report.key,
-        outcome: result.outcome,
-        status: result.report.status,
-        by,
-      });
-      return result;
-    },
   );
 }

@@ -1,19 +1,18 @@
 /**
- * `GET /deliveries/{key}` and `DELETE /deliveries/{key}` (cancel, see cancel.ts) as plain
- * request and response values, shared by the status function (Lambda function URL) and the
- * local status server.
+ * The two IAM-authenticated URLs of the send ledger as plain request and response values, shared
+ * by the status and cancel functions (Lambda function URLs) and the local status server:
  *
- * - 200 and a DeliveryReport for every valid key, `unknown` included: the
- *   answer is the same shape whatever the key's fate, and a key nobody has
- *   sent yet is a fact about the key, not a missing resource.
- * - 400 for a key that cannot be a dedupe key (the body names the rule).
- * - DELETE: 200 and `{ outcome, report }` when the key is cancelled (now, or already: twice is
- *   harmless); 409 and the same shape when it is too late (claimed, in progress or sent).
- * - 403 for a DELETE by a caller who may read but not cancel (authorize.ts).
- * - 404 for any other path, 405 for any other method.
- * - 503 when the tables cannot be read (the caller may retry).
+ * - The status URL, `GET /deliveries/{key}`: 200 and a DeliveryReport for every valid key,
+ *   `unknown` included (the answer is the same shape whatever the key's fate, and a key nobody has
+ *   sent yet is a fact about the key, not a missing resource). Nothing else: a DELETE there is
+ *   405, whoever asks, as reading never allows a cancel.
+ * - The cancel URL, `DELETE /deliveries/{key}` (cancel.ts): 200 and `{ outcome, report }` when the
+ *   key is cancelled (now, or already: twice is harmless); 409 and the same shape when it is too
+ *   late (claimed, in progress or sent). Only the cancel principals may call it: IAM decides that
+ *   on the URL, never this code.
+ * - Either: 400 for a key that cannot be a dedupe key (the body names the rule), 404 for any other
+ *   path, 405 for another method, 503 when the tables cannot be read (the caller may retry).
  */
-import { CancelNotAllowedError } from './authorize';
 import type { CancelResult } from './cancel';
 import { DELIVERIES_PATH, InvalidKeyError } from './lookup';
 import type { DeliveryReport } from '../kernel/ledger/schema';
@@ -33,23 +32,27 @@ function json(statusCode: number, value: unknown, extra: Record<string, string> 
 }
 
 /**
- * Answers one request. `rawPath` is the path as sent (percent-encoded); the
- * key is everything after `/deliveries/`, so a key with a `/` works encoded or not.
+ * Answers one request of `method` (the only one this URL takes) with `answer(key)`. `rawPath` is
+ * the path as sent (percent-encoded); the key is everything after `/deliveries/`, so a key with a
+ * `/` works encoded or not.
  */
-export async function handleStatusRequest(
+async function handleKeyRequest(
   method: string,
   rawPath: string,
-  lookup: (key: string) => Promise<DeliveryReport>,
-  onError: (error: unknown) => void = () => undefined,
-  /** DELETE: cancels the key. @default none: DELETE is not allowed */
-  cancel?: (key: string) => Promise<CancelResult>,
+  only: { readonly method: 'GET' | 'DELETE'; readonly elsewhere?: string },
+  answer: (key: string) => Promise<StatusResponse>,
+  onError: (error: unknown) => void,
 ): Promise<StatusResponse> {
   if (!rawPath.startsWith(DELIVERIES_PATH)) {
-    return json(404, { message: `Not found: use GET ${DELIVERIES_PATH}{key}` });
+    return json(404, { message: `Not found: use ${only.method} ${DELIVERIES_PATH}{key}` });
   }
-  const allowed = cancel ? 'GET, DELETE' : 'GET';
-  if (method !== 'GET' && !(method === 'DELETE' && cancel)) {
-    return json(405, { message: `Method ${method} not allowed: use ${allowed}` }, { allow: allowed });
+  if (method !== only.method) {
+    const hint = only.elsewhere !== undefined ? ` (${only.elsewhere})` : '';
+    return json(
+      405,
+      { message: `Method ${method} not allowed here: use ${only.method}${hint}` },
+      { allow: only.method },
+    );
   }
   let key: string;
   try {
@@ -58,15 +61,45 @@ export async function handleStatusRequest(
     return json(400, { message: 'Invalid key: the path is not valid percent-encoding' });
   }
   try {
-    if (method === 'DELETE' && cancel) {
-      const result = await cancel(key);
-      return json(result.outcome === 'too-late' ? 409 : 200, result);
-    }
-    return json(200, await lookup(key));
+    return await answer(key);
   } catch (error) {
     if (error instanceof InvalidKeyError) return json(400, { message: error.message });
-    if (error instanceof CancelNotAllowedError) return json(403, { message: error.message });
     onError(error);
     return json(503, { message: 'The delivery status could not be read; try again' });
   }
+}
+
+/** The status URL: `GET /deliveries/{key}` only. */
+export function handleStatusRequest(
+  method: string,
+  rawPath: string,
+  lookup: (key: string) => Promise<DeliveryReport>,
+  onError: (error: unknown) => void = () => undefined,
+): Promise<StatusResponse> {
+  return handleKeyRequest(
+    method,
+    rawPath,
+    { method: 'GET', elsewhere: "a cancel is a DELETE at the pipeline's CancelUrl, granted by grantCancel" },
+    async (key) => json(200, await lookup(key)),
+    onError,
+  );
+}
+
+/** The cancel URL: `DELETE /deliveries/{key}` only. */
+export function handleCancelRequest(
+  method: string,
+  rawPath: string,
+  cancel: (key: string) => Promise<CancelResult>,
+  onError: (error: unknown) => void = () => undefined,
+): Promise<StatusResponse> {
+  return handleKeyRequest(
+    method,
+    rawPath,
+    { method: 'DELETE', elsewhere: "a status is a GET at the pipeline's StatusUrl" },
+    async (key) => {
+      const result = await cancel(key);
+      return json(result.outcome === 'too-late' ? 409 : 200, result);
+    },
+    onError,
+  );
 }

@@ -9,6 +9,7 @@ import * as path from 'node:path';
 export const HANDLER_ENTRY = path.join(__dirname, '..', '..', 'lambdas', 'send-email', 'main.ts');
 export const LEDGER_ENTRY = path.join(__dirname, '..', '..', 'lambdas', 'ledger', 'handler.ts');
 export const STATUS_ENTRY = path.join(__dirname, '..', '..', 'lambdas', 'status', 'handler.ts');
+export const CANCEL_ENTRY = path.join(__dirname, '..', '..', 'lambdas', 'status', 'cancel-handler.ts');
 /** The functions' credential chain: environment, then a container endpoint (see the module). */
 export const LAMBDA_CREDENTIALS_ENTRY = path.join(__dirname, '..', '..', 'lambdas', 'runtime', 'lambda-credentials.ts');
 
@@ -17,6 +18,7 @@ export const LAMBDA_ENTRIES = {
   'send-email': HANDLER_ENTRY,
   ledger: LEDGER_ENTRY,
   status: STATUS_ENTRY,
+  cancel: CANCEL_ENTRY,
 } as const;
 export type LambdaName = keyof typeof LAMBDA_ENTRIES;
 

@@ -27,9 +27,9 @@ import { checkContextApplied, propsFromContext, type ContextProps } from './pipe
 import { checkConstructOptions } from './pipeline/options';
 import { buildQueues } from './pipeline/queues';
 import { buildRedriveRole } from './pipeline/redrive-role';
-import { restrictPublishers, restrictQueueSenders } from './pipeline/resource-policies';
+import * as policies from './pipeline/resource-policies';
 import { buildSendFunction } from './pipeline/send-function';
-import { buildTopic } from './pipeline/topic';
+import { buildTopics } from './pipeline/topic';
 import { DEFAULT_SERVICE_NAME, RUNTIME, acknowledgeServerlessRules, rotatingKey, tableKeyStatement } from './shared';
 
 export { DEFAULT_SERVICE_NAME, DLQ_RETENTION, RUNTIME } from './shared';
@@ -70,6 +70,13 @@ export interface EmailPipelineProps extends PipelineSettings {
    */
   readonly publisherPrincipals?: readonly iam.IPrincipal[];
   /**
+   * Who may publish to {@link EmailPipeline.highPriorityTopic}, the high-priority queue's only
+   * source; its topic policy denies everyone else. As `publisherPrincipals`; more with
+   * {@link EmailPipeline.grantPublishHighPriority}.
+   * @default none: nobody publishes high priority until granted
+   */
+  readonly highPriorityPublisherPrincipals?: readonly iam.IPrincipal[];
+  /**
    * Who else, besides the redrive role the construct creates
    * ({@link EmailPipeline.redriveRole}), may redrive: the queue policies deny
    * sqs:SendMessage to everyone but the topic (work queue) and the function
@@ -82,20 +89,16 @@ export interface EmailPipelineProps extends PipelineSettings {
    */
   readonly redrivePrincipals?: readonly iam.IPrincipal[];
   /**
-   * Who may assume the redrive role ({@link EmailPipeline.redriveRole}): its
-   * trust policy. With the default, the account decides through IAM: any of
-   * its principals whose IAM policies allow `sts:AssumeRole` on the role
-   * (administrators, and `PowerUserAccess`, which allows every STS action);
-   * name the operators' roles to narrow it.
-   * @default the deploying account (`new iam.AccountRootPrincipal()`)
+   * Who may assume the redrive role ({@link EmailPipeline.redriveRole}): its trust policy. Why
+   * the default is what it is: lib/construct/pipeline/redrive-role.ts (redriveTrust).
+   * @default the `redrivePrincipals` only; with none, the deploying account, whose IAM decides
    */
   readonly redriveRoleAssumedBy?: iam.IPrincipal;
   /**
-   * Who may cancel keys not yet sent (`DELETE <StatusUrl><key>`: `email-pipeline cancel`,
-   * `EmailPublisher.cancel`): roles (`IRole`, or `ArnPrincipal` with a role ARN: its sessions
-   * may cancel) and users (`ArnPrincipal`). IAM cannot tell the URL's methods apart, so the
-   * status function checks the caller against this list; a principal granted only
-   * `ledger.grantStatusRead` may read, not cancel. More with {@link EmailPipeline.grantCancel}.
+   * Who may cancel keys not yet sent (`DELETE <CancelUrl><key>`: `email-pipeline cancel`,
+   * `EmailPublisher.cancel`): roles (`IRole`, or `ArnPrincipal` with a role ARN) and users
+   * (`ArnPrincipal`), the only principals granted the cancel function's own URL (AWS_IAM): IAM
+   * decides. More with {@link EmailPipeline.grantCancel}.
    * @default none: nobody can cancel on AWS
    */
   readonly cancelPrincipals?: readonly iam.IPrincipal[];
@@ -127,9 +130,11 @@ export interface EmailPipelineProps extends PipelineSettings {
 export class EmailPipeline extends Construct {
   /** Publishers send here. */
   public readonly topic: sns.Topic;
+  /** High-priority publishers send here ({@link grantPublishHighPriority}): the high-priority queue's only source. */
+  public readonly highPriorityTopic: sns.Topic;
   /** The work queue, subscribed to {@link topic} with the SNS envelope. */
   public readonly queue: sqs.Queue;
-  /** The high-priority queue: {@link topic}'s messages with `priority = high`, its own event source mapping. */
+  /** The high-priority queue: {@link highPriorityTopic}'s messages, its own event source mapping. */
   public readonly highPriorityQueue: sqs.Queue;
   /** Permanent failures (sent by the handler) and messages past maxReceiveCount. */
   public readonly deadLetterQueue: sqs.Queue;
@@ -189,6 +194,8 @@ export class EmailPipeline extends Construct {
    */
   public readonly pathInStack: string;
   readonly #grantUpload: (grantee: iam.IGrantable) => iam.Grant;
+  /** Lists one more high-priority publisher (the high-priority topic's policy). */
+  readonly #grantHighPriority: (principal: iam.IPrincipal) => iam.Grant;
   readonly #admitPublisher: (principal: iam.IPrincipal) => iam.Grant;
 
   /**
@@ -221,14 +228,16 @@ export class EmailPipeline extends Construct {
     this.queue = queues.queue;
     this.highPriorityQueue = queues.highPriorityQueue;
     this.subscriptionDeadLetterQueue = queues.subscriptionDeadLetterQueue;
-    this.topic = buildTopic(this, {
+    const topics = buildTopics(this, {
       topicKey: this.topicKey,
       queue: this.queue,
       highPriorityQueue: this.highPriorityQueue,
       subscriptionDeadLetterQueue: this.subscriptionDeadLetterQueue,
     });
+    this.topic = topics.topic;
+    this.highPriorityTopic = topics.highPriorityTopic;
     const publishers = props.publisherPrincipals ?? [new iam.AccountRootPrincipal()];
-    this.#admitPublisher = restrictPublishers(this.topic, publishers);
+    this.#admitPublisher = policies.restrictPublishers(this.topic, publishers);
 
     // --- idempotency store ------------------------------------------------
     const store = buildIdempotencyStore(this, {
@@ -252,6 +261,7 @@ export class EmailPipeline extends Construct {
       serviceName: this.serviceName,
       logGroup: this.logGroup,
       topic: this.topic,
+      highPriorityTopic: this.highPriorityTopic,
       table: this.table,
       queue: this.queue,
       highPriorityQueue: this.highPriorityQueue,
@@ -259,6 +269,12 @@ export class EmailPipeline extends Construct {
     });
     this.role = send.role;
     this.sendFunction = send.sendFunction;
+    const highPublishers = props.highPriorityPublisherPrincipals ?? [];
+    this.#grantHighPriority = policies.restrictHighPriorityPublishers(
+      this.highPriorityTopic,
+      highPublishers,
+      this.role,
+    );
     this.#grantUpload = attachments.restrict(this.role);
 
     // --- send ledger (SES events, delivery status) ---------------------------
@@ -291,15 +307,17 @@ export class EmailPipeline extends Construct {
       ...(props.sesTemplateNames ? { sesTemplateNames: props.sesTemplateNames } : {}),
     });
     this.redriveRole = buildRedriveRole(this, {
-      assumedBy: props.redriveRoleAssumedBy ?? new iam.AccountRootPrincipal(),
+      assumedBy: props.redriveRoleAssumedBy,
+      redrivePrincipals: props.redrivePrincipals ?? [],
       queue: this.queue,
       deadLetterQueue: this.deadLetterQueue,
       subscriptionDeadLetterQueue: this.subscriptionDeadLetterQueue,
       queueKey: this.queueKey,
-      ledgerDeadLetters: { queue: this.ledger.bufferDeadLetterQueue, mappingArn: this.ledger.deadLetterMapping.arn },
+      ledger: this.ledger,
     });
-    restrictQueueSenders({
+    policies.restrictQueueSenders({
       topic: this.topic,
+      highPriorityTopic: this.highPriorityTopic,
       queue: this.queue,
       highPriorityQueue: this.highPriorityQueue,
       deadLetterQueue: this.deadLetterQueue,
@@ -325,6 +343,11 @@ export class EmailPipeline extends Construct {
     });
   }
 
+  /** Lets `principal` (an account, a role or an `ArnPrincipal`) publish to {@link highPriorityTopic}. */
+  public grantPublishHighPriority(principal: iam.IPrincipal): iam.Grant {
+    return this.#grantHighPriority(principal);
+  }
+
   /**
    * Lets `grantee` (a role or a user: the bucket policy names it by ARN) put objects in
    * {@link attachmentsBucket} for messages to name by `s3Key`: s3:PutObject and the key's encrypt.
@@ -344,7 +367,7 @@ export class EmailPipeline extends Construct {
   }
 
   /**
-   * Lets `principal` cancel keys not yet sent through the status URL (and read their status): see
+   * Lets `principal` cancel keys not yet sent at the cancel URL (and read their status): see
    * {@link EmailPipelineProps.cancelPrincipals}.
    */
   public grantCancel(principal: iam.IPrincipal): iam.Grant {

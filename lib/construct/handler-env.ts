@@ -18,8 +18,10 @@ export const IDEMPOTENCY_TABLE = { partitionKey: 'id', ttlAttribute: 'expiration
 
 /** Names of the resources the handler talks to (CDK tokens in a stack, real values locally). */
 export interface HandlerResourceRefs {
-  /** The pipeline's topic: the handler sends only envelopes from it. */
+  /** The pipeline's topic: the handler sends only envelopes from it (and from the high-priority topic). */
   readonly topicArn: string;
+  /** The high-priority topic (HIGH_PRIORITY_TOPIC_ARN), the high-priority queue's only source. @default none: one topic */
+  readonly highPriorityTopicArn?: string;
   readonly tableName: string;
   readonly sourceQueueUrl: string;
   readonly deadLetterQueueUrl: string;
@@ -39,6 +41,7 @@ type HandlerSettingName = {
 /** The variables of the resources, by {@link HandlerResourceRefs} field. */
 const RESOURCE_ENV: Readonly<Record<keyof HandlerResourceRefs, string>> = {
   topicArn: ENV.topicArn,
+  highPriorityTopicArn: ENV.highPriorityTopicArn,
   tableName: ENV.tableName,
   sourceQueueUrl: ENV.sourceQueueUrl,
   deadLetterQueueUrl: ENV.deadLetterQueueUrl,
@@ -78,6 +81,7 @@ const LAYOUT = [
   'retryCapSeconds',
   'attachmentsBucketName',
   'highPriorityQueueUrl',
+  'highPriorityTopicArn',
   'highPriorityRateShare',
 ] as const satisfies readonly (HandlerSettingName | keyof HandlerResourceRefs | 'serviceName')[];
 

@@ -3,9 +3,13 @@
  * access, objects expiring after the dedupe window; the send function reads only; uploaders are
  * granted by name; and the trust boundary: anyone else can neither read nor write.
  */
-import { Stack } from 'aws-cdk-lib';
+import { RemovalPolicy, Stack } from 'aws-cdk-lib';
 import * as iam from 'aws-cdk-lib/aws-iam';
-import { attachmentExpiryDays } from '../../lib/construct/pipeline/attachments-bucket';
+import {
+  ATTACHMENTS_DELETE_ACTIONS,
+  ATTACHMENTS_LIST_ACTIONS,
+  attachmentExpiryDays,
+} from '../../lib/construct/pipeline/attachments-bucket';
 import { functionPolicyStatements, synthesize, synthDefault, type Synthesized } from './helpers';
 
 type Statement = Record<string, any>;
@@ -31,19 +35,53 @@ const rendered = (value: unknown): string => (typeof value === 'string' ? value 
 
 const asList = (value: unknown): unknown[] => (Array.isArray(value) ? value : [value]);
 
+/** The conditions on what a request carries (not on who sends it) that the bucket policy uses. */
+const REQUEST_CONDITIONS = ['s3:if-none-match', 's3:if-match', 's3:ObjectCreationOperation'];
+
 /**
- * Whether the bucket policy denies `action` on an object to the principal of ARN `principalArn` (as
- * rendered). Only Deny statements for everyone with an `ArnNotEquals aws:PrincipalArn` exemption,
- * or none, are in this policy; anything else fails the test.
+ * Whether the bucket policy denies `action` to the principal of ARN `principalArn` (as rendered)
+ * whatever the request carries (a conditional write's header aside). Only Deny statements for
+ * everyone, with an `ArnNotEquals aws:PrincipalArn` exemption, a condition on the request's
+ * conditional headers, or none, are in this policy.
  */
 function denied(statements: Statement[], action: string, principalArn: string, secure = true): boolean {
   return statements.some((st) => {
     if (st.Effect !== 'Deny' || !asList(st.Action).some((a) => a === action || a === 's3:*')) return false;
     if (st.Condition?.Bool?.['aws:SecureTransport'] === 'false') return !secure;
     if (st.Condition?.NumericLessThan?.['s3:TlsVersion'] !== undefined) return false;
+    const keys = Object.values(st.Condition ?? {}).flatMap((c) => Object.keys(c as object));
+    if (keys.some((k) => REQUEST_CONDITIONS.includes(k))) return false;
+    expect(keys.every((k) => k === 'aws:PrincipalArn')).toBe(true);
     const exempt = asList(st.Condition?.ArnNotEquals?.['aws:PrincipalArn']).map(rendered);
     return !exempt.includes(principalArn);
   });
+}
+
+/** The statements that deny `action` to everyone, with no exemption at all. */
+function deniedToAll(statements: Statement[], action: string): Statement[] {
+  return statements.filter(
+    (st) =>
+      st.Effect === 'Deny' &&
+      st.Principal?.AWS === '*' &&
+      st.Condition === undefined &&
+      asList(st.Action).includes(action),
+  );
+}
+
+/** Whether a statement's resources are the bucket itself (not its objects). */
+function onTheBucket(s: Synthesized, st: Statement): boolean {
+  return rendered(st.Resource) === rendered({ 'Fn::GetAtt': [bucketId(s), 'Arn'] });
+}
+
+/** A role that uploads, and its ARN as the template renders it. */
+function withUploader(): { s: Synthesized; uploaderArn: string } {
+  let uploaderArn = '';
+  const s = synthesize({}, (stack) => {
+    const uploader = new iam.Role(stack, 'Uploader', { assumedBy: new iam.AccountRootPrincipal() });
+    stack.pipeline.grantAttachmentUpload(uploader);
+    uploaderArn = rendered(Stack.of(stack).resolve(uploader.roleArn));
+  });
+  return { s, uploaderArn };
 }
 
 describe('the attachments bucket', () => {
@@ -190,6 +228,84 @@ describe('the trust boundary', () => {
         .flatMap((st) => asList(st.Action))
         .filter((a) => String(a).startsWith('s3:Put')),
     ).toEqual([]);
+  });
+
+  test.each(Object.entries(outsiders))('%s can neither list the bucket nor delete an object', (_, arn) => {
+    const s = synthDefault();
+    const statements = bucketPolicy(s);
+    for (const action of ATTACHMENTS_LIST_ACTIONS.bucket) {
+      expect(denied(statements, action, arn)).toBe(true);
+      expect(deniedToAll(statements, action).every((st) => onTheBucket(s, st))).toBe(true);
+    }
+    for (const action of [...ATTACHMENTS_LIST_ACTIONS.object, ...ATTACHMENTS_DELETE_ACTIONS]) {
+      expect(denied(statements, action, arn)).toBe(true);
+    }
+  });
+
+  test('listing and deleting are denied to every principal, with no exemption (expiry is S3 lifecycle)', () => {
+    const statements = bucketPolicy(synthDefault());
+    for (const action of ['s3:ListBucket', 's3:ListBucketVersions', 's3:ListBucketMultipartUploads']) {
+      expect(deniedToAll(statements, action)).toHaveLength(1);
+    }
+    for (const action of ['s3:DeleteObject', 's3:DeleteObjectVersion', 's3:ListMultipartUploadParts']) {
+      expect(deniedToAll(statements, action)).toHaveLength(1);
+    }
+  });
+
+  test('no custom resource empties the bucket, under any removal policy (nothing to exempt)', () => {
+    for (const removalPolicy of [RemovalPolicy.RETAIN, RemovalPolicy.DESTROY]) {
+      const template = synthesize({ removalPolicy }).template;
+      expect(Object.keys(template.findResources('Custom::S3AutoDeleteObjects'))).toEqual([]);
+    }
+  });
+
+  test('the send function can neither delete nor list: no IAM statement, and the bucket policy denies it', () => {
+    const s = synthDefault();
+    const role = rendered({ 'Fn::GetAtt': [s.ids.role, 'Arn'] });
+    const statements = bucketPolicy(s);
+    for (const action of ['s3:DeleteObject', 's3:DeleteObjectVersion', 's3:ListBucket']) {
+      expect(denied(statements, action, role)).toBe(true);
+    }
+    const sendActions = functionPolicyStatements(s.template).flatMap((st) => asList(st.Action).map(String));
+    expect(sendActions.filter((a) => /^s3:(Delete|List)/.test(a) || a === 's3:*')).toEqual([]);
+  });
+
+  test('an uploader can neither delete nor list what is there', () => {
+    const { s, uploaderArn } = withUploader();
+    const statements = bucketPolicy(s);
+    for (const action of ['s3:DeleteObject', 's3:ListBucket', 's3:ListBucketMultipartUploads']) {
+      expect(denied(statements, action, uploaderArn)).toBe(true);
+    }
+  });
+
+  test('every write must create (If-None-Match: *): a PutObject or completion without it is denied to all', () => {
+    const { s } = withUploader();
+    const statements = bucketPolicy(s);
+    expect(statements).toEqual(
+      expect.arrayContaining([
+        expect.objectContaining({
+          Effect: 'Deny',
+          Principal: { AWS: '*' },
+          Action: 's3:PutObject',
+          Resource: { 'Fn::Join': ['', [{ 'Fn::GetAtt': [bucketId(s), 'Arn'] }, '/*']] },
+          // Multipart parts carry no conditional header (ObjectCreationOperation false): not denied.
+          Condition: { Null: { 's3:if-none-match': 'true' }, Bool: { 's3:ObjectCreationOperation': 'true' } },
+        }),
+        expect.objectContaining({
+          Effect: 'Deny',
+          Principal: { AWS: '*' },
+          Action: 's3:PutObject',
+          Condition: { Null: { 's3:if-match': 'false' } },
+        }),
+      ]),
+    );
+  });
+
+  test("an outsider cannot abort an uploader's multipart upload", () => {
+    const { s, uploaderArn } = withUploader();
+    const statements = bucketPolicy(s);
+    expect(denied(statements, 's3:AbortMultipartUpload', 'arn:aws:iam::123456789012:role/admin')).toBe(true);
+    expect(denied(statements, 's3:AbortMultipartUpload', uploaderArn)).toBe(false);
   });
 
   test('an uploader cannot read what it uploaded', () => {

@@ -112,6 +112,7 @@ describe('function', () => {
     expect(vars).toEqual({
       [ENV.senderAddress]: 'noreply@example.com',
       [ENV.topicArn]: { Ref: ids.topic },
+      [ENV.highPriorityTopicArn]: { Ref: ids.highPriorityTopic },
       [ENV.tableName]: { Ref: ids.table },
       [ENV.keyPrefix]: 'email-pipeline',
       [ENV.dedupeWindowSeconds]: '2000000',
@@ -190,6 +191,7 @@ describe('stack outputs', () => {
   /** Every output but the alarm topic's. */
   const PIPELINE_OUTPUTS = [
     'AttachmentsBucketName',
+    'CancelUrl',
     'DeadLetterQueueUrl',
     'FunctionName',
     'LedgerBufferQueueUrl',
@@ -202,6 +204,7 @@ describe('stack outputs', () => {
     'TableName',
     'TopicArn',
     'HighPriorityQueueUrl',
+    'HighPriorityTopicArn',
     'LedgerFunctionName',
     'ConfigurationSetName',
     'MaxScheduleAheadSeconds',

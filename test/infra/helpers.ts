@@ -68,6 +68,7 @@ export function build(
 /** Logical ids of the pipeline's main resources. */
 export interface PipelineIds {
   readonly topic: string;
+  readonly highPriorityTopic: string;
   readonly queue: string;
   readonly highPriorityQueue: string;
   readonly deadLetterQueue: string;
@@ -101,6 +102,7 @@ export function synthesize(
     stack,
     ids: {
       topic: id(p.topic),
+      highPriorityTopic: id(p.highPriorityTopic),
       queue: id(p.queue),
       highPriorityQueue: id(p.highPriorityQueue),
       deadLetterQueue: id(p.deadLetterQueue),

@@ -156,7 +156,7 @@ describe('redrive role', () => {
   const resourcesOf = (statements: Array<Record<string, any>>, action: string) =>
     asSet(statementsFor(statements, action).flatMap((s) => asList(s.Resource)));
 
-  test('by default the deploying account may assume it (through IAM policies that allow sts:AssumeRole on it)', () => {
+  test('with no redrive principals listed, the deploying account may assume it (through IAM policies that allow sts:AssumeRole on it)', () => {
     const s = synthDefault();
     const role = s.template.toJSON().Resources[redriveRole(s).id].Properties;
     expect(role.AssumeRolePolicyDocument.Statement).toEqual([
@@ -170,6 +170,30 @@ describe('redrive role', () => {
     ]);
     expect(role.ManagedPolicyArns).toBeUndefined();
     expect(role.MaxSessionDuration).toBe(3600);
+  });
+
+  test('with redrivePrincipals, only they may assume it: not the account, not an outsider', () => {
+    const s = synthesize({
+      redrivePrincipals: [
+        new iam.ArnPrincipal('arn:aws:iam::123456789012:role/oncall'),
+        new iam.ArnPrincipal('arn:aws:iam::123456789012:user/ada'),
+      ],
+    });
+    const role = s.template.toJSON().Resources[redriveRole(s).id].Properties;
+    expect(role.AssumeRolePolicyDocument.Statement).toEqual([
+      {
+        Effect: 'Allow',
+        Action: 'sts:AssumeRole',
+        Principal: { AWS: ['arn:aws:iam::123456789012:role/oncall', 'arn:aws:iam::123456789012:user/ada'] },
+      },
+    ]);
+    expect(JSON.stringify(role.AssumeRolePolicyDocument)).not.toContain(':root');
+  });
+
+  test('an account is refused as a redrive principal, so the trust cannot widen to it', () => {
+    expect(() => synthesize({ redrivePrincipals: [new iam.AccountPrincipal('123456789012')] })).toThrow(
+      /redrivePrincipals.*role or a user/,
+    );
   });
 
   test('redriveRoleAssumedBy names who may assume it instead', () => {
@@ -251,8 +275,16 @@ describe('redrive role', () => {
       const allowed = statementsFor(statements, action);
       expect(allowed).toHaveLength(1);
       expect(allowed[0].Resource).toEqual(mappingArn);
-      expect(allowed[0].Condition).toBeUndefined();
     }
+    // Reading is as it was; the switch keeps the mapping on the ledger function (no other target).
+    expect(statementsFor(statements, 'lambda:GetEventSourceMapping')[0].Condition).toBeUndefined();
+    const ledgerFunctionId = s.stack.getLogicalId(ledger.ledgerFunction.node.defaultChild as CfnResource);
+    expect(statementsFor(statements, 'lambda:UpdateEventSourceMapping')[0].Condition).toEqual({
+      StringEquals: { 'lambda:FunctionArn': { 'Fn::GetAtt': [ledgerFunctionId, 'Arn'] } },
+    });
+    expect(asList(statementsFor(statements, 'lambda:UpdateEventSourceMapping')[0].Action)).toEqual([
+      'lambda:UpdateEventSourceMapping',
+    ]);
     expect(statements.flatMap((st) => asList<string>(st.Action)).filter((a) => a.startsWith('lambda:'))).toEqual([
       'lambda:GetEventSourceMapping',
       'lambda:UpdateEventSourceMapping',

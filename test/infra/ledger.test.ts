@@ -427,18 +427,14 @@ describe('status function and endpoint', () => {
     });
   });
 
-  test('may GetItem on both tables, and write only what a cancel writes (and its logs)', () => {
+  test('may GetItem on both tables and nothing else (and its logs): it cannot cancel, whatever event it is given', () => {
     const { template, stack, ledger } = defaults();
     const statements = functionPolicyStatements(template, idOf(stack, ledger.statusFunction));
     const actions = statements.flatMap((s) => asList<string>(s.Action)).sort();
     expect(actions).toEqual([
       'dynamodb:GetItem',
-      'dynamodb:PutItem',
-      'dynamodb:UpdateItem',
       'kms:Decrypt',
       'kms:DescribeKey',
-      'kms:Encrypt',
-      'kms:GenerateDataKey',
       'logs:CreateLogStream',
       'logs:PutLogEvents',
     ]);
@@ -451,9 +447,20 @@ describe('status function and endpoint', () => {
     );
   });
 
-  test('DELETE (cancel) is least privilege: PutItem of the cancel mark on the idempotency table, UpdateItem of the Cancelled event on the ledger, each limited to the attributes it writes, nothing returned', async () => {
+  test('the cancel function is least privilege: PutItem of the cancel mark on the idempotency table, UpdateItem of the Cancelled event on the ledger, each limited to the attributes it writes, nothing returned', async () => {
     const { template, stack, ledger } = defaults();
-    const statements = functionPolicyStatements(template, idOf(stack, ledger.statusFunction));
+    const statements = functionPolicyStatements(template, idOf(stack, ledger.cancelFunction));
+    expect(statements.flatMap((st) => asList<string>(st.Action)).sort()).toEqual([
+      'dynamodb:GetItem',
+      'dynamodb:PutItem',
+      'dynamodb:UpdateItem',
+      'kms:Decrypt',
+      'kms:DescribeKey',
+      'kms:Encrypt',
+      'kms:GenerateDataKey',
+      'logs:CreateLogStream',
+      'logs:PutLogEvents',
+    ]);
     const [put, ...morePuts] = statementsFor(statements, 'dynamodb:PutItem');
     const [update, ...moreUpdates] = statementsFor(statements, 'dynamodb:UpdateItem');
     expect([morePuts, moreUpdates]).toEqual([[], []]);
@@ -498,30 +505,55 @@ describe('status function and endpoint', () => {
     }
   });
 
-  test('knows the dedupe window, which a cancel mark lasts', () => {
+  test('the cancel function knows the dedupe window, which a cancel mark lasts, and the tables', () => {
     const { template, stack, ledger } = defaults();
-    const env = resource(template, idOf(stack, ledger.statusFunction)).Properties.Environment.Variables;
-    expect(env[ENV.dedupeWindowSeconds]).toBe(String(stack.pipeline.settings.dedupeWindowSeconds));
+    const env = resource(template, idOf(stack, ledger.cancelFunction)).Properties.Environment.Variables;
+    expect(env).toMatchObject({
+      [ENV.dedupeWindowSeconds]: String(stack.pipeline.settings.dedupeWindowSeconds),
+      [LEDGER_ENV.tableName]: ref(stack, ledger.table),
+      [ENV.tableName]: ref(stack, stack.pipeline.table),
+    });
   });
 
-  test('an outsider cannot cancel: the URL stays AWS_IAM and no resource policy lets anyone else invoke it', () => {
+  test('cancel has a function URL of its own (AWS_IAM) on a function of its own, with a small reserved concurrency', () => {
+    const { template, stack, ledger } = defaults();
+    template.hasResourceProperties('AWS::Lambda::Url', {
+      AuthType: 'AWS_IAM',
+      TargetFunctionArn: arnOf(stack, ledger.cancelFunction),
+    });
+    expect(idOf(stack, ledger.cancelFunction)).not.toBe(idOf(stack, ledger.statusFunction));
+    const fn = resource(template, idOf(stack, ledger.cancelFunction)).Properties;
+    expect(fn.ReservedConcurrentExecutions).toBe(LEDGER_FUNCTIONS.cancelReservedConcurrency);
+    expect(fn.Handler).toBe('index.handler');
+  });
+
+  test('an outsider cannot cancel: both URLs stay AWS_IAM and no resource policy lets anyone invoke either function', () => {
     const { template, stack, ledger } = defaults();
     const urls = Object.values(template.findResources('AWS::Lambda::Url'));
-    expect(urls.map((u) => u.Properties.AuthType)).toEqual(urls.map(() => 'AWS_IAM'));
+    expect(urls).toHaveLength(2);
+    expect(urls.map((u) => u.Properties.AuthType)).toEqual(['AWS_IAM', 'AWS_IAM']);
     const permissions = Object.values(template.findResources('AWS::Lambda::Permission')).filter((p) =>
-      JSON.stringify(p.Properties.FunctionName).includes(idOf(stack, ledger.statusFunction)),
+      [ledger.statusFunction, ledger.cancelFunction].some((fn) =>
+        JSON.stringify(p.Properties.FunctionName).includes(idOf(stack, fn)),
+      ),
     );
-    // The function URL is only reached through IAM: no public (or cross-account) permission on the status function.
     expect(permissions).toEqual([]);
   });
 
-  test('nobody may cancel by default: the status function lists no cancel principal', () => {
+  test('nobody may cancel by default: no policy grants the cancel function or its URL', () => {
     const { template, stack, ledger } = defaults();
-    const fn = resource(template, idOf(stack, ledger.statusFunction));
-    expect(fn.Properties.Environment.Variables[LEDGER_ENV.cancelPrincipalArns]).toBe('');
+    const cancelId = idOf(stack, ledger.cancelFunction);
+    const granting = Object.values(template.findResources('AWS::IAM::Policy')).filter((p) =>
+      (p.Properties.PolicyDocument.Statement as Array<Record<string, any>>).some(
+        (st) =>
+          asList<string>(st.Action).some((a) => a.startsWith('lambda:')) &&
+          JSON.stringify(st.Resource).includes(cancelId),
+      ),
+    );
+    expect(granting).toEqual([]);
   });
 
-  test('cancelPrincipals and grantCancel list who the status function lets cancel, and grant them the URL; a reader is not listed', () => {
+  test('cancelPrincipals and grantCancel grant the cancel URL to them alone (via the URL only); a reader gets the status URL only', () => {
     const alice = 'arn:aws:iam::123456789012:user/alice';
     const { template, stack } = synthesize({ cancelPrincipals: [new iam.ArnPrincipal(alice)] }, (stack) => {
       const canceller = new iam.Role(stack, 'Canceller', { assumedBy: new iam.AccountRootPrincipal() });
@@ -529,25 +561,55 @@ describe('status function and endpoint', () => {
       stack.pipeline.grantCancel(canceller);
       stack.pipeline.ledger.grantStatusRead(reader);
     });
-    const fn = resource(template, idOf(stack, stack.pipeline.ledger.statusFunction));
-    const listed = JSON.stringify(fn.Properties.Environment.Variables[LEDGER_ENV.cancelPrincipalArns]);
-    expect(listed).toContain(alice);
-    expect(listed).toContain('Canceller');
-    expect(listed).not.toContain('Reader');
-    // Both reach the URL through IAM: the role by its policy, the user (named by ARN) by the function's.
-    const invokers = Object.values(template.findResources('AWS::IAM::Policy')).filter((p) =>
-      JSON.stringify(p.Properties.PolicyDocument).includes('lambda:InvokeFunctionUrl'),
+    const { ledger } = stack.pipeline;
+    const cancelId = idOf(stack, ledger.cancelFunction);
+    const statusId = idOf(stack, ledger.statusFunction);
+    /** The roles whose policies grant a lambda: action on `functionId`, and those statements. */
+    const grantsOn = (functionId: string) =>
+      Object.values(template.findResources('AWS::IAM::Policy')).flatMap((p) =>
+        (p.Properties.PolicyDocument.Statement as Array<Record<string, any>>)
+          .filter(
+            (st) =>
+              asList<string>(st.Action).some((a) => a.startsWith('lambda:')) &&
+              JSON.stringify(st.Resource).includes(functionId),
+          )
+          .map((st) => ({ roles: JSON.stringify(p.Properties.Roles), statement: st })),
+      );
+    const onCancel = grantsOn(cancelId);
+    expect(onCancel.map((g) => g.roles)).toEqual(onCancel.map(() => expect.stringContaining('Canceller')));
+    expect(onCancel.map((g) => g.statement)).toEqual(
+      expect.arrayContaining([
+        expect.objectContaining({
+          Action: 'lambda:InvokeFunctionUrl',
+          Condition: { StringEquals: { 'lambda:FunctionUrlAuthType': 'AWS_IAM' } },
+        }),
+        // A direct Invoke is granted only as the URL makes it, never with a hand-written event.
+        expect.objectContaining({
+          Action: 'lambda:InvokeFunction',
+          Condition: { Bool: { 'lambda:InvokedViaFunctionUrl': true } },
+        }),
+      ]),
     );
-    expect(invokers.map((p) => JSON.stringify(p.Properties.Roles)).sort()).toEqual([
-      expect.stringContaining('Canceller'),
-      expect.stringContaining('Reader'),
-    ]);
-    const permissions = Object.values(template.findResources('AWS::Lambda::Permission')).filter(
-      (p) => p.Properties.Action === 'lambda:InvokeFunctionUrl',
+    expect(onCancel.every((g) => g.statement.Action !== 'lambda:InvokeFunction' || g.statement.Condition)).toBe(true);
+    // The reader reads, as the canceller does.
+    const readers = grantsOn(statusId).map((g) => g.roles);
+    expect(readers.some((roles) => roles.includes('Reader'))).toBe(true);
+    expect(readers.some((roles) => roles.includes('Canceller'))).toBe(true);
+    // The user, named by ARN, reaches the cancel URL by the function's own policy, through the URL only.
+    const permissions = Object.values(template.findResources('AWS::Lambda::Permission')).filter((p) =>
+      JSON.stringify(p.Properties.FunctionName).includes(cancelId),
     );
-    expect(permissions.map((p) => [p.Properties.Principal, p.Properties.FunctionUrlAuthType])).toEqual([
-      [alice, 'AWS_IAM'],
-    ]);
+    expect(permissions.map((p) => [p.Properties.Action, p.Properties.Principal])).toEqual(
+      expect.arrayContaining([['lambda:InvokeFunctionUrl', alice]]),
+    );
+    for (const permission of permissions) {
+      expect(permission.Properties.Principal).toBe(alice);
+      if (permission.Properties.Action === 'lambda:InvokeFunctionUrl') {
+        expect(permission.Properties.FunctionUrlAuthType).toBe('AWS_IAM');
+      } else {
+        expect(permission.Properties.InvokedViaFunctionUrl).toBe(true);
+      }
+    }
   });
 
   test('a cancel principal must be a role or a user: an account is refused at synth', () => {
@@ -556,7 +618,7 @@ describe('status function and endpoint', () => {
     );
   });
 
-  test("only principals granted the status URL may invoke it: grantStatusRead names them (DELETE is the function's to refuse)", () => {
+  test('only principals granted the status URL may invoke it: grantStatusRead names them (and never the cancel URL)', () => {
     const { template } = synthesize({}, (stack) => {
       const caller = new iam.Role(stack, 'Caller', { assumedBy: new iam.AccountRootPrincipal() });
       stack.pipeline.ledger.grantStatusRead(caller);
@@ -596,6 +658,8 @@ describe('stack outputs of the ledger', () => {
     const outputs = template.toJSON().Outputs;
     expect(JSON.stringify(outputs.StatusUrl.Value)).toContain(idOf(stack, ledger.statusUrl));
     expect(JSON.stringify(outputs.StatusUrl.Value)).toContain('deliveries/');
+    expect(JSON.stringify(outputs.CancelUrl.Value)).toContain(idOf(stack, ledger.cancelUrl));
+    expect(JSON.stringify(outputs.CancelUrl.Value)).toContain('deliveries/');
     expect(outputs.DeliveryStatusTopicArn.Value).toEqual(ref(stack, ledger.deliveryStatusTopic));
     expect(outputs.LedgerTableName.Value).toEqual(ref(stack, ledger.table));
     expect(outputs.IdempotencyKeyPrefix.Value).toBe('email-pipeline');

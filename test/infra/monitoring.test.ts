@@ -809,3 +809,15 @@ test('every metric-math alarm that combines series with MAX, MIN or SUM fills ea
       expect({ expression, item: item.trim() }).toEqual({ expression, item: expect.stringMatching(/^FILL\(/) });
   }
 });
+
+test('failed SNS deliveries alarm on both topics: the high-priority one delivers to a queue of its own', () => {
+  const s = synthDefault();
+  const topics = watchedMetrics(alarmNamed(s, 'snsDeliveryFailures'))
+    .filter((m) => m.MetricName === 'NumberOfNotificationsFailed')
+    .map((m) => JSON.stringify(m.Dimensions));
+  expect(topics.sort()).toEqual(
+    [s.ids.topic, s.ids.highPriorityTopic]
+      .map((id) => JSON.stringify([{ Name: 'TopicName', Value: { 'Fn::GetAtt': [id, 'TopicName'] } }]))
+      .sort(),
+  );
+});

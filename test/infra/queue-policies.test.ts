@@ -436,7 +436,9 @@ describe('publisherPrincipals from context strings', () => {
     const s = synthesize({
       publisherPrincipals: principalsFromStrings(['210987654321', 'arn:aws:iam::123456789012:role/orders']),
     });
-    const policy = Object.values(s.template.findResources('AWS::SNS::TopicPolicy'))[0];
+    const policy = Object.values(s.template.findResources('AWS::SNS::TopicPolicy')).find((p) =>
+      JSON.stringify(p.Properties.Topics).includes(`"${s.ids.topic}"`),
+    );
     const deny = (policy?.Properties.PolicyDocument.Statement as Statement[]).find(
       (st) => st.Sid === 'OnlyConfiguredPublishers',
     );
@@ -447,10 +449,22 @@ describe('publisherPrincipals from context strings', () => {
   });
 });
 
-describe('high-priority queue policy: only the topic sends, as on the work queue', () => {
-  test('SNS delivering from the pipeline topic is not denied', () => {
+describe('high-priority queue policy: only the high-priority topic sends', () => {
+  test('SNS delivering from the high-priority topic is not denied', () => {
     const s = synthDefault();
-    expect(sendIsDenied(queuePolicy(s, s.ids.highPriorityQueue), fromTopic(s))).toBe(false);
+    expect(
+      sendIsDenied(queuePolicy(s, s.ids.highPriorityQueue), { 'aws:SourceArn': { Ref: s.ids.highPriorityTopic } }),
+    ).toBe(false);
+  });
+
+  test("SNS delivering from the pipeline's (normal) topic is denied: priority is the high-priority topic's to give", () => {
+    const s = synthDefault();
+    expect(sendIsDenied(queuePolicy(s, s.ids.highPriorityQueue), fromTopic(s))).toBe(true);
+  });
+
+  test('the work queue takes nothing from the high-priority topic: no message is queued twice', () => {
+    const s = synthDefault();
+    expect(sendIsDenied(queuePolicy(s, s.ids.queue), { 'aws:SourceArn': { Ref: s.ids.highPriorityTopic } })).toBe(true);
   });
 
   test('SNS delivering from another topic is denied', () => {

@@ -46,16 +46,21 @@ describe('encryption at rest', () => {
     for (const key of keys) expect(key.Properties.EnableKeyRotation).toBe(true);
   });
 
-  test('SNS may use the queue key only when delivering from the pipeline topic', () => {
+  test("SNS may use the queue key only when delivering from one of the pipeline's topics", () => {
     const s = synthDefault();
     const statements: Statement[] = resource(s.template, s.ids.queueKey).Properties.KeyPolicy.Statement;
     const forSns = statements.filter((st) => st.Principal?.Service === 'sns.amazonaws.com');
-    expect(forSns).toHaveLength(1);
-    expect(forSns[0]).toMatchObject({
-      Effect: 'Allow',
-      Action: ['kms:Decrypt', 'kms:GenerateDataKey'],
-      Condition: { ArnEquals: { 'aws:SourceArn': { Ref: s.ids.topic } } },
-    });
+    expect(forSns).toHaveLength(2);
+    for (const [statement, topic] of [
+      [forSns[0], s.ids.topic],
+      [forSns[1], s.ids.highPriorityTopic],
+    ] as const) {
+      expect(statement).toMatchObject({
+        Effect: 'Allow',
+        Action: ['kms:Decrypt', 'kms:GenerateDataKey'],
+        Condition: { ArnEquals: { 'aws:SourceArn': { Ref: topic } } },
+      });
+    }
   });
 
   test('both tables are encrypted with one customer-managed key, with rotation', () => {

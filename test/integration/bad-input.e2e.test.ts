@@ -104,6 +104,40 @@ function cases(p: TestPipeline): Case[] {
       reason: /invisible or text-direction characters/,
     },
     {
+      name: 'a header asking for read receipts to an address of its choosing',
+      message: { to, subject: 'S', text: 'T', headers: { 'Disposition-Notification-To': 'eve@example.com' } },
+      code: 'InvalidMessage',
+      reason: /^headers\.Disposition-Notification-To: is refused: .*read receipt/,
+    },
+    {
+      name: 'a Resent- header',
+      message: { to, subject: 'S', text: 'T', headers: { 'Resent-From': 'ceo@example.com' } },
+      code: 'InvalidMessage',
+      reason: /^headers\.Resent-From: is refused: Resent- fields/,
+    },
+    {
+      name: 'a file name ending in an ideographic space (U+3000)',
+      message: {
+        to,
+        subject: 'S',
+        text: 'T',
+        attachments: [{ filename: 'invoice.exe\u3000', contentType: 'application/pdf', content: 'JVBERi0=' }],
+      },
+      code: 'InvalidMessage',
+      reason: /^attachments\[0\]\.filename: must not end with a dot or a space/,
+    },
+    {
+      name: 'an s3Key that climbs out of its place (../other/x.txt)',
+      message: {
+        to,
+        subject: 'S',
+        text: 'T',
+        attachments: [{ filename: 'x.txt', contentType: 'text/plain', s3Key: '../other/x.txt' }],
+      },
+      code: 'InvalidMessage',
+      reason: /^attachments\[0\]\.s3Key: must not have a \. or \.\. segment/,
+    },
+    {
       name: 'unknown template',
       message: { to, template: { name: 'no-such-template', data: {} } },
       code: 'NotFoundException',

@@ -88,8 +88,10 @@ test('npm start serves the pipeline, dedupes a repeated key, refuses a second st
       'SqsEndpoint',
       'TableName',
       'TopicArn',
+      'HighPriorityTopicArn',
       'IdempotencyKeyPrefix',
       'StatusUrl',
+      'CancelUrl',
       'PauseFile',
       'LedgerBufferQueueUrl',
       'LedgerDeadLetterQueueUrl',
@@ -131,6 +133,14 @@ test('npm start serves the pipeline, dedupes a repeated key, refuses a second st
   const status = async (key: string) => (await (await fetch(`${outputs.StatusUrl}${key}`)).json()) as DeliveryReport;
   expect(['sent', 'delivered']).toContain((await status('order-42')).status);
   expect(await status('never-published')).toEqual({ key: 'never-published', status: 'unknown', events: [] });
+  // Cancels have a URL of their own: the status URL refuses a DELETE, the cancel URL takes it.
+  expect(outputs.CancelUrl).toBe(`http://127.0.0.1:${ports.STATUS_PORT}/cancel/deliveries/`);
+  expect((await fetch(`${outputs.StatusUrl}never-published`, { method: 'DELETE' })).status).toBe(405);
+  const cancelled = await fetch(`${outputs.CancelUrl}never-published`, { method: 'DELETE' });
+  expect({ status: cancelled.status, outcome: ((await cancelled.json()) as { outcome: string }).outcome }).toEqual({
+    status: 200,
+    outcome: 'cancelled',
+  });
 
   // npm run -s verify proves this pipeline as verify proves a deployed one: every check holds
   // (CloudWatch's are skipped locally), the canary delivered with its Send and Delivery events trusted.

@@ -1,8 +1,9 @@
 /**
  * sendAt and cancel end to end on the emulators: the real send-email and ledger bundles in
- * consumer processes, the local status server with the deployed status code (GET and DELETE),
- * and the operator CLI's `cancel` as an operator runs it (npm run cancel), against a local
- * pipeline found through its outputs.json. Scheduled copies hop through fauxqs with real delays.
+ * consumer processes, the local status server with the deployed status and cancel code (GET at the
+ * status URL, DELETE at the cancel URL), and the operator CLI's `cancel` as an operator runs it
+ * (npm run cancel), against a local pipeline found through its outputs.json. Scheduled copies hop
+ * through fauxqs with real delays.
  */
 import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -51,6 +52,7 @@ beforeAll(async () => {
       DynamoDbEndpoint: p.endpoints.dynamodb,
       LedgerTableName: resources.ledger.tableName,
       StatusUrl: `${status.url}/deliveries/`,
+      CancelUrl: `${status.cancelUrl}/deliveries/`,
     }),
   );
 }, 60_000);
@@ -68,7 +70,7 @@ async function report(key: string): Promise<DeliveryReport> {
 async function cancelOverHttp(
   key: string,
 ): Promise<{ statusCode: number; body: { outcome: string; report: DeliveryReport } }> {
-  const response = await fetch(`${status.url}/deliveries/${encodeURIComponent(key)}`, { method: 'DELETE' });
+  const response = await fetch(`${status.cancelUrl}/deliveries/${encodeURIComponent(key)}`, { method: 'DELETE' });
   return { statusCode: response.status, body: (await response.json()) as { outcome: string; report: DeliveryReport } };
 }
 

@@ -40,7 +40,10 @@ beforeAll(async () => {
     idempotencyTableName: resources.tableName,
     keyPrefix: settings.idempotencyKeyPrefix,
   };
-  outputs = localOutputs(resources, endpoints, settings.idempotencyKeyPrefix, 'unused');
+  outputs = localOutputs(resources, endpoints, settings.idempotencyKeyPrefix, {
+    statusUrl: 'unused',
+    cancelUrl: 'unused',
+  });
   // The send function's persistence settings (lambdas/send-email/claim/claim.ts).
   persistence = new DynamoDBPersistenceLayer({ tableName: resources.tableName, awsSdkV3Client: clients.dynamodb });
   persistence.configure({
@@ -157,104 +160,87 @@ describe('lookupDelivery', () => {
   });
 });
 
-describe('the status function (its handler, as the function URL calls it)', () => {
-  /** The parts of a function URL event the handler reads. */
-  const urlEvent = (method: string, rawPath: string) =>
-    ({ rawPath, requestContext: { http: { method } } }) as unknown as LambdaFunctionURLEvent;
+describe('the status and cancel functions (their handlers, as their function URLs call them)', () => {
+  /** The parts of a function URL event the handlers read. */
+  const urlEvent = (method: string, rawPath: string, userArn?: string) =>
+    ({
+      rawPath,
+      requestContext: { http: { method }, ...(userArn !== undefined ? { authorizer: { iam: { userArn } } } : {}) },
+    }) as unknown as LambdaFunctionURLEvent;
+  type Answer = { statusCode: number; body: string };
 
-  let handler: (event: LambdaFunctionURLEvent) => Promise<LambdaFunctionURLResult>;
+  let status: (event: LambdaFunctionURLEvent) => Promise<LambdaFunctionURLResult>;
+  let cancel: (event: LambdaFunctionURLEvent) => Promise<LambdaFunctionURLResult>;
   let added: string[] = [];
   beforeAll(async () => {
-    // The environment the construct gives the status function, pointed at DynamoDB Local.
+    // The environment the construct gives both functions, pointed at DynamoDB Local.
     const env = {
       [LEDGER_ENV.tableName]: target.ledgerTableName,
       [ENV.tableName]: target.idempotencyTableName,
       [ENV.keyPrefix]: target.keyPrefix,
       [ENV.dedupeWindowSeconds]: String(settings.dedupeWindowSeconds),
-      // As `cancelPrincipals: [role ops, user alice]` writes it.
-      [LEDGER_ENV.cancelPrincipalArns]: 'arn:aws:iam::123456789012:role/ops,arn:aws:iam::123456789012:user/alice',
       AWS_ENDPOINT_URL_DYNAMODB: endpoints.dynamodb,
       POWERTOOLS_LOG_LEVEL: 'SILENT',
     };
     added = Object.keys(env).filter((name) => process.env[name] === undefined);
     Object.assign(process.env, env);
-    ({ handler } = await import('../../lambdas/status/handler'));
+    ({ handler: status } = await import('../../lambdas/status/handler'));
+    ({ handler: cancel } = await import('../../lambdas/status/cancel-handler'));
   });
   afterAll(() => {
     for (const name of added) delete process.env[name];
   });
 
-  test('answers GET /deliveries/{key} with the report', async () => {
+  test('the status function answers GET /deliveries/{key} with the report', async () => {
     const key = uniqueName('fn');
     await ledgerItem(key, { status: 'rejected', sesMessageId: 'ses-8', events: [{ type: 'Reject', at: 'x' }] });
-    const result = (await handler(urlEvent('GET', `/deliveries/${encodeURIComponent(key)}`))) as {
-      statusCode: number;
-      body: string;
-    };
+    const result = (await status(urlEvent('GET', `/deliveries/${encodeURIComponent(key)}`))) as Answer;
     expect(result.statusCode).toBe(200);
     expect(JSON.parse(result.body)).toEqual(await lookup(key));
   });
 
-  test('answers 400 for a bad key, 405 for another method, 403 for a cancel by no cancel principal', async () => {
-    expect(await handler(urlEvent('GET', '/deliveries/%20x'))).toMatchObject({ statusCode: 400 });
-    expect(await handler(urlEvent('POST', '/deliveries/x'))).toMatchObject({ statusCode: 405 });
-    // A cancel is authorized before its key is read: without a cancel principal's identity, 403.
-    expect(await handler(urlEvent('DELETE', '/deliveries/%20x'))).toMatchObject({ statusCode: 403 });
-    const ops = {
-      ...urlEvent('DELETE', '/deliveries/%20x'),
-      requestContext: {
-        http: { method: 'DELETE' },
-        authorizer: { iam: { userArn: 'arn:aws:sts::123456789012:assumed-role/ops/ada' } },
-      },
-    } as unknown as LambdaFunctionURLEvent;
-    expect(await handler(ops)).toMatchObject({ statusCode: 400 });
+  test('the status function answers 400 for a bad key and 405 for any other method', async () => {
+    expect(await status(urlEvent('GET', '/deliveries/%20x'))).toMatchObject({ statusCode: 400 });
+    expect(await status(urlEvent('POST', '/deliveries/x'))).toMatchObject({ statusCode: 405 });
   });
 
-  test('DELETE cancels a key not yet sent, recording the caller the function URL authenticated; again is harmless', async () => {
+  test('a DELETE at the status function cancels nothing, whoever the event names (a forged cancel principal too)', async () => {
+    const key = uniqueName('fn-forged');
+    for (const caller of ['arn:aws:sts::123456789012:assumed-role/ops/ada', 'arn:aws:iam::123456789012:user/alice']) {
+      const refused = (await status(urlEvent('DELETE', `/deliveries/${encodeURIComponent(key)}`, caller))) as Answer;
+      expect(refused.statusCode).toBe(405);
+      expect(JSON.parse(refused.body).message).toContain('CancelUrl');
+    }
+    expect(await lookup(key)).toMatchObject({ status: 'unknown' });
+  });
+
+  test('the cancel function cancels a key not yet sent, recording the caller its URL authenticated; again is harmless', async () => {
     const key = uniqueName('fn-cancel');
     const caller = 'arn:aws:sts::123456789012:assumed-role/ops/ada';
-    const event = {
-      ...urlEvent('DELETE', `/deliveries/${encodeURIComponent(key)}`),
-      requestContext: { http: { method: 'DELETE' }, authorizer: { iam: { userArn: caller } } },
-    } as unknown as LambdaFunctionURLEvent;
-    const first = (await handler(event)) as { statusCode: number; body: string };
+    const event = urlEvent('DELETE', `/deliveries/${encodeURIComponent(key)}`, caller);
+    const first = (await cancel(event)) as Answer;
     expect(first.statusCode).toBe(200);
     expect(JSON.parse(first.body)).toMatchObject({
       outcome: 'cancelled',
       report: { status: 'cancelled', events: [{ type: 'Cancelled', detail: `by ${caller}` }] },
     });
     expect(await lookup(key)).toMatchObject({ status: 'cancelled' });
-    const second = (await handler(event)) as { statusCode: number; body: string };
+    const second = (await cancel(event)) as Answer;
     expect(second.statusCode).toBe(200);
     expect(JSON.parse(second.body).outcome).toBe('already-cancelled');
   });
 
-  test('a caller allowed to read but not a cancel principal gets 403 for DELETE, and nothing is written', async () => {
-    const key = uniqueName('fn-reader');
-    const as = (userArn: string | undefined, method = 'DELETE') =>
-      ({
-        ...urlEvent(method, `/deliveries/${encodeURIComponent(key)}`),
-        requestContext: { http: { method }, ...(userArn ? { authorizer: { iam: { userArn } } } : {}) },
-      }) as unknown as LambdaFunctionURLEvent;
-    for (const reader of [
-      'arn:aws:sts::123456789012:assumed-role/reader/bob',
-      // The cancel role's name in another account, a user named like the role, no identity at all.
-      'arn:aws:sts::210987654321:assumed-role/ops/eve',
-      'arn:aws:iam::123456789012:user/ops',
-      undefined,
-    ]) {
-      const refused = (await handler(as(reader))) as { statusCode: number; body: string };
-      expect(refused.statusCode).toBe(403);
-      expect(JSON.parse(refused.body).message).toContain('may not cancel');
-    }
-    expect(await lookup(key)).toMatchObject({ status: 'unknown' });
-    // Reading is still open to it, and the listed user may cancel.
-    expect(await handler(as('arn:aws:sts::123456789012:assumed-role/reader/bob', 'GET'))).toMatchObject({
-      statusCode: 200,
+  test('the cancel function checks no identity (IAM on its URL decides): without one it records an unidentified caller', async () => {
+    const key = uniqueName('fn-anonymous');
+    const answer = (await cancel(urlEvent('DELETE', `/deliveries/${encodeURIComponent(key)}`))) as Answer;
+    expect(answer.statusCode).toBe(200);
+    expect(JSON.parse(answer.body)).toMatchObject({
+      report: { status: 'cancelled', events: [{ type: 'Cancelled', detail: 'by an unidentified caller' }] },
     });
-    const byUser = (await handler(as('arn:aws:iam::123456789012:user/alice'))) as { statusCode: number; body: string };
-    expect(byUser.statusCode).toBe(200);
-    expect(JSON.parse(byUser.body).outcome).toBe('cancelled');
+  });
+
+  test('the cancel function takes DELETE only: a GET reads nothing there', async () => {
+    expect(await cancel(urlEvent('GET', '/deliveries/x'))).toMatchObject({ statusCode: 405 });
   });
 });
 

@@ -4,6 +4,7 @@
  */
 import {
   ATTACHMENT_LIMITS,
+  ATTACHMENT_PATTERNS,
   HEADER_LIMITS,
   InvalidMessageError,
   LIMITS,
@@ -96,6 +97,36 @@ describe('attachments', () => {
     expect(issuesOf(withAttachment({ filename: 'x.exe.' }))).toEqual([issue('attachments[0].filename', 'end with')]);
   });
 
+  test.each([
+    ['an ideographic space (U+3000)', 'x.exe\u3000'],
+    ['a no-break space (U+00A0)', 'x.pdf\u00a0'],
+    ['a narrow no-break space (U+202F)', 'invoice.pdf\u202f'],
+    ['an em space (U+2003)', 'x.exe\u2003'],
+    ['a line separator (U+2028)', 'x.exe\u2028'],
+  ])('a file name ending in %s is refused', (_, filename) => {
+    expect(issuesOf(withAttachment({ filename }))).toEqual([issue('attachments[0].filename', 'end with')]);
+  });
+
+  test('the trailing-space rule covers exactly the characters of Unicode White_Space (and a dot)', () => {
+    const inRule: number[] = [];
+    const whiteSpace: number[] = [];
+    for (let code = 0; code <= 0xffff; code += 1) {
+      if (code >= 0xd800 && code <= 0xdfff) continue;
+      const char = String.fromCharCode(code);
+      if (ATTACHMENT_PATTERNS.trailingDotOrSpace.test(`a${char}`)) inRule.push(code);
+      if (/\p{White_Space}/u.test(char) || char === '.') whiteSpace.push(code);
+    }
+    expect(inRule).toEqual(whiteSpace);
+  });
+
+  test('a space inside a file name is taken', () => {
+    expect(validateEmail(withAttachment({ filename: 'report\u3000 2026.pdf' })).attachments).toHaveLength(1);
+  });
+
+  test.each(['x.exe::$DATA', 'C:evil.pdf', 'a:b.pdf'])('a file name with a colon is refused: %j', (filename) => {
+    expect(issuesOf(withAttachment({ filename }))).toEqual([issue('attachments[0].filename', 'must not contain :')]);
+  });
+
   test(`a file name over ${ATTACHMENT_LIMITS.maxFileNameLength} characters is refused`, () => {
     expect(issuesOf(withAttachment({ filename: `${'a'.repeat(252)}.pdf` }))).toEqual([
       issue('attachments[0].filename', 'at most 255'),
@@ -131,6 +162,32 @@ describe('attachments', () => {
     const byKey = (s3Key: string) => withAttachment({ content: undefined, s3Key });
     expect(issuesOf(byKey('k'.repeat(1025)))).toEqual([issue('attachments[0].s3Key', '1 to 1024 bytes')]);
     expect(issuesOf(byKey('a\nb'))).toEqual([issue('attachments[0].s3Key', 'control characters')]);
+  });
+
+  test.each(['invoice.pdf', 'reports/2026/q1.pdf', 'team-a/x..y.txt', '.hidden', 'a/..b/c', 'a b/c d.pdf'])(
+    'a clean relative s3Key is taken: %j',
+    (s3Key) => {
+      expect(validateEmail(withAttachment({ content: undefined, s3Key })).attachments).toEqual([
+        expect.objectContaining({ s3Key }),
+      ]);
+    },
+  );
+
+  test.each([
+    ['../other/x.txt', '. or .. segment'],
+    ['a/../../other/x', '. or .. segment'],
+    ['team/..', '. or .. segment'],
+    ['./x.txt', '. or .. segment'],
+    ['a/./b', '. or .. segment'],
+    ['..', '. or .. segment'],
+    ['/abs/x.txt', 'no leading /'],
+    ['a//b', 'empty segment'],
+    ['a/', 'empty segment'],
+    ['a\\..\\b', 'backslash'],
+    ['a\tb', 'control characters'],
+    ['a\u0085b', 'control characters'],
+  ])('an s3Key that is no clean relative key is refused: %j', (s3Key, reason) => {
+    expect(issuesOf(withAttachment({ content: undefined, s3Key }))).toEqual([issue('attachments[0].s3Key', reason)]);
   });
 
   test('disposition is attachment or inline', () => {
@@ -226,6 +283,24 @@ describe('headers', () => {
     'Received',
   ])('a name SES or the pipeline sets is refused: %s', (name) => {
     expect(issuesOf(withHeaders({ [name]: 'v' }))).toEqual([issue(`headers.${name}`, 'set by SES or the pipeline')]);
+  });
+
+  test.each([
+    ['Disposition-Notification-To', 'read receipt'],
+    ['return-receipt-to', 'read receipt'],
+    ['Errors-To', 'bounces'],
+    ['RECEIVED-SPF', 'trace field'],
+    ['Resent-From', 'Resent- fields'],
+    ['resent-to', 'Resent- fields'],
+    ['RESENT-MESSAGE-ID', 'Resent- fields'],
+    ['Resent-X', 'Resent- fields'],
+  ])('a name that would direct mail or claim a history is refused: %s', (name, reason) => {
+    expect(issuesOf(withHeaders({ [name]: 'eve@example.com' }))).toEqual([issue(`headers.${name}`, reason)]);
+  });
+
+  test('a name that only contains a refused one is taken', () => {
+    const headers = { 'X-Errors-To': 'v', 'X-Resent-From': 'v', 'Presented-By': 'v' };
+    expect(validateEmail(withHeaders(headers)).headers).toEqual(headers);
   });
 
   test('a name given twice in other cases is refused', () => {

@@ -6,7 +6,7 @@ import { IdempotencyRecord } from '@aws-lambda-powertools/idempotency/persistenc
 import { cancelMarkOf } from '../../lambdas/kernel/ledger/cancel-mark';
 import { LedgerAwarePersistenceLayer } from '../../lambdas/send-email/claim/persistence';
 import { cancelDelivery, type CancelDeps } from '../../lambdas/status/cancel';
-import { handleStatusRequest } from '../../lambdas/status/http';
+import { handleCancelRequest, handleStatusRequest } from '../../lambdas/status/http';
 import { idempotencyRecordId, lookupDelivery } from '../../lambdas/status/lookup';
 
 const NOW = Date.UTC(2026, 11, 24, 8, 0, 0);
@@ -185,7 +185,7 @@ describe('cancel: the send side meets the mark', () => {
   });
 });
 
-describe('DELETE /deliveries/{key}', () => {
+describe('DELETE /deliveries/{key} at the cancel URL', () => {
   const lookup = async (key: string) => ({ key, status: 'sent' as const, events: [] });
   const cancel = (outcome: 'cancelled' | 'already-cancelled' | 'too-late') => async (key: string) => ({
     outcome,
@@ -194,35 +194,41 @@ describe('DELETE /deliveries/{key}', () => {
 
   test('answers 200 with the outcome and the report when cancelled, now or already', async () => {
     for (const outcome of ['cancelled', 'already-cancelled'] as const) {
-      const answer = await handleStatusRequest('DELETE', '/deliveries/order-42', lookup, undefined, cancel(outcome));
+      const answer = await handleCancelRequest('DELETE', '/deliveries/order-42', cancel(outcome));
       expect(answer.statusCode).toBe(200);
       expect(JSON.parse(answer.body)).toMatchObject({ outcome, report: { key: 'order-42', status: 'cancelled' } });
     }
   });
 
   test('answers 409 with the status when it is too late (sent or in progress)', async () => {
-    const answer = await handleStatusRequest('DELETE', '/deliveries/order-42', lookup, undefined, cancel('too-late'));
+    const answer = await handleCancelRequest('DELETE', '/deliveries/order-42', cancel('too-late'));
     expect(answer.statusCode).toBe(409);
     expect(JSON.parse(answer.body)).toMatchObject({ outcome: 'too-late', report: { status: 'sent' } });
   });
 
   test('the key is percent-decoded as for GET', async () => {
-    const answer = await handleStatusRequest(
-      'DELETE',
-      '/deliveries/order%2F42',
-      lookup,
-      undefined,
-      cancel('cancelled'),
-    );
+    const answer = await handleCancelRequest('DELETE', '/deliveries/order%2F42', cancel('cancelled'));
     expect(JSON.parse(answer.body).report.key).toBe('order/42');
   });
 
-  test('without a cancel (a read-only server) DELETE is 405 and GET only is allowed', async () => {
+  test('the cancel URL takes DELETE only: a GET or PUT is 405 and cancels nothing', async () => {
+    let cancelled = 0;
+    const counting = async (key: string) => {
+      cancelled += 1;
+      return cancel('cancelled')(key);
+    };
+    for (const method of ['GET', 'PUT', 'POST']) {
+      const answer = await handleCancelRequest(method, '/deliveries/order-42', counting);
+      expect(answer.statusCode).toBe(405);
+      expect(answer.headers.allow).toBe('DELETE');
+    }
+    expect(cancelled).toBe(0);
+  });
+
+  test('the status URL refuses a DELETE (405), whoever sends it, and says where cancels go', async () => {
     const answer = await handleStatusRequest('DELETE', '/deliveries/order-42', lookup);
     expect(answer.statusCode).toBe(405);
     expect(answer.headers.allow).toBe('GET');
-    const put = await handleStatusRequest('PUT', '/deliveries/order-42', lookup, undefined, cancel('cancelled'));
-    expect(put.statusCode).toBe(405);
-    expect(put.headers.allow).toBe('GET, DELETE');
+    expect(JSON.parse(answer.body).message).toContain('CancelUrl');
   });
 });

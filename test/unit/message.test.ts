@@ -89,6 +89,29 @@ describe('parseRecord: the dedupe key', () => {
     ]);
   });
 
+  test("an envelope from the pipeline's high-priority topic is the pipeline's too", () => {
+    const high = 'arn:aws:sns:eu-west-1:123456789012:emails-high';
+    const record = envelope(validMessage, { topicArn: high, key: 'k-high' });
+    expect(parseRecord(record, { topicArn: TOPIC_ARN, highPriorityTopicArn: high }).key).toBe('k-high');
+    // Without it configured, it is a foreign topic like any other.
+    expect(rejection(() => parse(record)).code).toBe('ForeignTopic');
+  });
+
+  test("with a high-priority topic, another topic is refused naming both of the pipeline's", () => {
+    const high = 'arn:aws:sns:eu-west-1:123456789012:emails-high';
+    const foreign = 'arn:aws:sns:eu-west-1:123456789012:someone-elses';
+    const error = rejection(() =>
+      parseRecord(envelope(validMessage, { topicArn: foreign, key: 'k-1' }), {
+        topicArn: TOPIC_ARN,
+        highPriorityTopicArn: high,
+      }),
+    );
+    expect(error.code).toBe('ForeignTopic');
+    expect(error.issues).toEqual([
+      issue('envelope.TopicArn', `must be the pipeline's topic ${TOPIC_ARN} or its high-priority topic ${high}`),
+    ]);
+  });
+
   test('an envelope without a TopicArn is refused as ForeignTopic', () => {
     const error = rejection(() => parse(envelope(validMessage, { fields: { TopicArn: undefined } })));
 

@@ -7,7 +7,15 @@
 import type { Lane } from '../../lambdas/kernel/names';
 import { SendPacer } from '../../lambdas/send-email/send/pacing';
 import { leaseSlots, laneItemId, type SlotStore, type SlotWrite } from '../../lambdas/send-email/send/rate-lease';
-import { BORROW_PERIOD_MS, laneRates, SharedPacer, slotLagMs } from '../../lambdas/send-email/send/shared-pacer';
+import {
+  BORROW_PERIOD_MS,
+  IMPLAUSIBLE_FALLBACK_MS,
+  LEASE_HORIZON_MS,
+  laneRates,
+  maxLeaseAheadMs,
+  SharedPacer,
+  slotLagMs,
+} from '../../lambdas/send-email/send/shared-pacer';
 
 /** A virtual clock: sleepers wake in time order; time moves only when nothing else can run. */
 class VirtualClock {
@@ -35,17 +43,26 @@ class VirtualClock {
   }
 }
 
-/** The store's semantics in memory, with its writes counted. */
+/**
+ * The store's semantics in memory, with its writes counted. A stored value may be anything (a
+ * string, an object), as an item written by hand may be; comparisons with one of another type
+ * fail, as DynamoDB's do.
+ */
 class FakeStore implements SlotStore {
-  readonly next = new Map<Lane, number>();
+  readonly next = new Map<Lane, unknown>();
   writes = 0;
+  repairs = 0;
   failing = false;
+  /** What a failed write answers about a stored value: `next` only when it is a number. */
+  private failed(current: unknown): SlotWrite {
+    if (current === undefined) return { ok: false };
+    return typeof current === 'number' ? { ok: false, next: current, found: current } : { ok: false, found: current };
+  }
   async advance(lane: Lane, span: number, lower: number, upper: number): Promise<SlotWrite> {
     this.writes += 1;
     if (this.failing) throw new Error('DynamoDB unavailable');
     const current = this.next.get(lane);
-    if (current === undefined || current < lower || current > upper)
-      return current === undefined ? { ok: false } : { ok: false, next: current };
+    if (typeof current !== 'number' || !(current >= lower && current <= upper)) return this.failed(current);
     this.next.set(lane, current + span);
     return { ok: true, next: current + span };
   }
@@ -53,7 +70,16 @@ class FakeStore implements SlotStore {
     this.writes += 1;
     if (this.failing) throw new Error('DynamoDB unavailable');
     const current = this.next.get(lane);
-    if (current !== undefined && current >= before) return { ok: false, next: current };
+    if (current !== undefined && !(typeof current === 'number' && current < before)) return this.failed(current);
+    this.next.set(lane, value);
+    return { ok: true, next: value };
+  }
+  async repair(lane: Lane, found: unknown, value: number): Promise<SlotWrite> {
+    this.writes += 1;
+    if (this.failing) throw new Error('DynamoDB unavailable');
+    const current = this.next.get(lane);
+    if (JSON.stringify(current) !== JSON.stringify(found)) return this.failed(current);
+    this.repairs += 1;
     this.next.set(lane, value);
     return { ok: true, next: value };
   }
@@ -108,6 +134,7 @@ test('the first lease of an idle lane starts at now; the next continues where it
     now: 1000,
     lagMs: 500,
     latestStart: 9000,
+    maxAheadMs: 60_000,
   });
   expect(first.slots).toEqual([1000, 1100, 1200, 1300]);
   expect(first.next).toBe(1400);
@@ -119,6 +146,7 @@ test('the first lease of an idle lane starts at now; the next continues where it
     now: 1010,
     lagMs: 500,
     latestStart: 9000,
+    maxAheadMs: 60_000,
   });
   expect(second).toEqual({ slots: [1400, 1500], next: 1600, writes: 1 });
 });
@@ -133,6 +161,7 @@ test('a lane idle for longer than the lag starts again from now: stale slots are
     now: 5000,
     lagMs: 500,
     latestStart: 9000,
+    maxAheadMs: 60_000,
   });
   expect(lease.slots).toEqual([5000]);
 });
@@ -147,6 +176,7 @@ test('a lane leased beyond what the sends could use answers how far it is taken,
     now: 1000,
     lagMs: 500,
     latestStart: 20_000,
+    maxAheadMs: 60_000,
   });
   expect(lease).toEqual({ slots: [], busyUntil: 30_000, writes: 1 });
 });
@@ -295,8 +325,9 @@ test('a send whose deadline has passed still goes if its slot comes at once, as 
 test('a send that cannot get a slot before its deadline gives up, with nothing sent', async () => {
   const clock = new VirtualClock();
   const store = new FakeStore();
-  store.next.set('normal', clock.now() + 30_000); // the lane is leased 30 s ahead
-  store.next.set('high', clock.now() + 30_000);
+  // Both lanes leased 12 s ahead: busy, yet within what leases reach (maxLeaseAheadMs), so not repaired.
+  store.next.set('normal', clock.now() + 12_000);
+  store.next.set('high', clock.now() + 12_000);
   const p = pacer(store, clock, 14);
   let admitted: boolean | undefined;
   await clock.run(
@@ -305,4 +336,131 @@ test('a send that cannot get a slot before its deadline gives up, with nothing s
     }),
   );
   expect(admitted).toBe(false);
+});
+
+describe('a lease that heals', () => {
+  /** A slot in the year 33658: what a corrupted item held in the probe. */
+  const YEAR_33658 = Date.UTC(33658, 0, 1);
+  const request = {
+    lane: 'normal' as const,
+    count: 2,
+    intervalMs: 100,
+    now: 1_000_000,
+    lagMs: 500,
+    latestStart: 1_000_500,
+    maxAheadMs: maxLeaseAheadMs(100),
+  };
+
+  test('what leases write stays within maxLeaseAheadMs: the horizon, the longest lease and clock skew', () => {
+    expect(maxLeaseAheadMs(100)).toBe(LEASE_HORIZON_MS + 100 * 100 + 5000);
+  });
+
+  test.each([
+    ['a slot in the year 33658', YEAR_33658, /ms ahead/],
+    ['a slot just beyond what a lease reaches', 1_000_000 + maxLeaseAheadMs(100) + 1, /ms ahead/],
+    ['a value below zero', -5, /below zero/],
+    ['a string', 'soon', /not a number: "soon"/],
+    ['an object (a wrong type)', { S: '1000000' }, /not a number/],
+    ['infinity', Infinity, /not a finite number/],
+    ['NaN', NaN, /not a finite number/],
+  ])('an item holding %s is replaced at once and the lease gets its slots from now', async (_, value, reason) => {
+    const store = new FakeStore();
+    store.next.set('normal', value);
+    const lease = await leaseSlots(store, request);
+    expect(lease).toEqual({
+      slots: [1_000_000, 1_000_100],
+      next: 1_000_200,
+      writes: 2,
+      implausible: expect.stringMatching(reason) as unknown as string,
+      repaired: true,
+    });
+    expect(store.next.get('normal')).toBe(1_000_200);
+  });
+
+  test('a lane busy within what leases reach is not touched: the lease waits for it', async () => {
+    const store = new FakeStore();
+    const busy = 1_000_000 + maxLeaseAheadMs(100) - 1;
+    store.next.set('normal', busy);
+    expect(await leaseSlots(store, request)).toEqual({ slots: [], busyUntil: busy, writes: 1 });
+    expect(store.repairs).toBe(0);
+  });
+
+  test('the repair replaces only the value read: one another container repaired first is leased from', async () => {
+    const store = new FakeStore();
+    store.next.set('normal', YEAR_33658);
+    // Between this lease's read and its repair, another container repairs the item and leases.
+    const original = store.repair.bind(store);
+    store.repair = async (lane, found, value) => {
+      store.next.set('normal', 1_000_050);
+      store.repair = original;
+      return original(lane, found, value);
+    };
+    const lease = await leaseSlots(store, request);
+    expect(lease.repaired).toBe(false);
+    expect(lease.slots).toEqual([1_000_050, 1_000_150]); // after the other container's, not over them
+    expect(store.next.get('normal')).toBe(1_000_250);
+  });
+
+  test('both lanes at a slot in the year 33658: the real pacer repairs them and every send proceeds', async () => {
+    const clock = new VirtualClock();
+    const store = new FakeStore();
+    store.next.set('normal', YEAR_33658);
+    store.next.set('high', YEAR_33658);
+    const found: { lane: Lane; repaired: boolean }[] = [];
+    const p = new SharedPacer({
+      store,
+      maxSendRate: 14,
+      highShare: 20,
+      fallback: SendPacer.forSettings({ maxSendRate: 14, maxConcurrency: 10 }, clock),
+      now: clock.now,
+      sleep: clock.sleep,
+      onImplausible: (lane, _found, repaired) => found.push({ lane, repaired }),
+    });
+    const sentAt: number[] = [];
+    const start = clock.now();
+    await clock.run(Promise.all([container(clock, p, 'normal', 10, sentAt), container(clock, p, 'high', 10, sentAt)]));
+    expect(sentAt).toHaveLength(20);
+    expect(Math.max(...sentAt) - start).toBeLessThan(5000);
+    expect(
+      found
+        .filter((f) => f.repaired)
+        .map((f) => f.lane)
+        .sort(),
+    ).toEqual(['high', 'normal']);
+    for (const lane of ['normal', 'high'] as const) {
+      expect(store.next.get(lane)).toBeLessThanOrEqual(clock.now() + maxLeaseAheadMs(1000 / laneRates(14, 20)[lane]));
+    }
+  });
+
+  test('an item that cannot be repaired (written again and again): the container paces to its static share', async () => {
+    const clock = new VirtualClock();
+    const store = new FakeStore();
+    store.next.set('normal', YEAR_33658);
+    store.next.set('high', YEAR_33658);
+    // Whatever repairs it, the item is far ahead again before the next write.
+    store.repair = async (lane) => {
+      store.writes += 1;
+      store.next.set(lane, YEAR_33658 + store.writes);
+      return { ok: false, next: YEAR_33658 + store.writes, found: YEAR_33658 + store.writes };
+    };
+    const found: boolean[] = [];
+    const p = new SharedPacer({
+      store,
+      maxSendRate: 20,
+      highShare: 20,
+      fallback: new SendPacer({ ratePerSecond: 2, now: clock.now, sleep: clock.sleep }),
+      now: clock.now,
+      sleep: clock.sleep,
+      onImplausible: (_lane, _found, repaired) => found.push(repaired),
+    });
+    const sentAt: number[] = [];
+    const start = clock.now();
+    await clock.run(container(clock, p, 'normal', 20, sentAt));
+    expect(sentAt).toHaveLength(20);
+    expect(found.length).toBeGreaterThanOrEqual(1);
+    expect(found.every((repaired) => !repaired)).toBe(true);
+    // The static share, 2 per second: about 9 s for 20 after the first bucket of 2; never faster.
+    expect(Math.max(...sentAt) - start).toBeGreaterThanOrEqual(8000);
+    expect(IMPLAUSIBLE_FALLBACK_MS).toBeLessThanOrEqual(5000);
+  });
 });

@@ -61,6 +61,7 @@ const VALID: Record<string, unknown> = {
     attachments: [
       { filename: 'invoice.pdf', contentType: 'application/pdf', content: 'JVBERi0=' },
       { filename: 'report 2026.csv', contentType: 'text/csv', s3Key: 'reports/2026.csv' },
+      { filename: 'top-level.csv', contentType: 'text/csv', s3Key: 'top-level.csv' },
       { filename: 'logo.png', contentType: 'image/png', content: 'iVBO', disposition: 'inline', contentId: 'logo' },
     ],
   },
@@ -123,6 +124,27 @@ const INVALID: Record<string, unknown> = {
     attachments: [{ filename: 'a.png', contentType: 'image/png', content: 'eA==', disposition: 'inline' }],
   },
   'a reserved header (any case)': { ...validMessage, headers: { 'content-TYPE': 'text/plain' } },
+  'a header asking for read receipts (any case)': {
+    ...validMessage,
+    headers: { 'disposition-NOTIFICATION-to': 'eve@example.com' },
+  },
+  'a header of the Resent- family': { ...validMessage, headers: { 'RESENT-From': 'eve@example.com' } },
+  'an Errors-To header': { ...validMessage, headers: { 'Errors-To': 'eve@example.com' } },
+  'a Received-SPF header': { ...validMessage, headers: { 'Received-SPF': 'pass' } },
+  'a file name ending in an ideographic space': {
+    ...validMessage,
+    attachments: [{ filename: 'x.exe\u3000', contentType: 'application/octet-stream', content: 'eA==' }],
+  },
+  'a file name with an NTFS stream': {
+    ...validMessage,
+    attachments: [{ filename: 'x.exe::$DATA', contentType: 'application/octet-stream', content: 'eA==' }],
+  },
+  ...Object.fromEntries(
+    ['../other/x.txt', 'a/./b', '/abs/x.txt', 'a//b', 'a/', 'a\\b'].map((s3Key) => [
+      `an s3Key that is no clean relative key: ${s3Key}`,
+      { ...validMessage, attachments: [{ filename: 'x.txt', contentType: 'text/plain', s3Key }] },
+    ]),
+  ),
   'a header value with a line break': { ...validMessage, headers: { 'X-Campaign': 'a\r\nBcc: x@example.com' } },
   'more than 15 headers': {
     ...validMessage,

@@ -31,3 +31,28 @@ test('STATUS_PORT picks the port; 8010 without it; anything else is refused', ()
   expect(statusPort({ STATUS_PORT: '9000' })).toBe(9000);
   expect(() => statusPort({ STATUS_PORT: 'eighty' })).toThrow('STATUS_PORT=eighty is not a port');
 });
+
+test('as deployed, the status path only reads and the cancel path only cancels', async () => {
+  const cancelled: string[] = [];
+  const server = await startStatusEndpoint({
+    port: 0,
+    lookup,
+    cancel: async (key) => {
+      cancelled.push(key);
+      return { outcome: 'cancelled', report: { key, status: 'cancelled', events: [] } };
+    },
+  });
+  try {
+    expect(server.cancelUrl).toBe(`${server.url}/cancel`);
+    const refused = await fetch(`${server.url}/deliveries/order-42`, { method: 'DELETE' });
+    expect(refused.status).toBe(405);
+    expect(cancelled).toEqual([]);
+    const read = await fetch(`${server.cancelUrl}/deliveries/order-42`);
+    expect(read.status).toBe(405);
+    const cancel = await fetch(`${server.cancelUrl}/deliveries/order%2F42`, { method: 'DELETE' });
+    expect(cancel.status).toBe(200);
+    expect(cancelled).toEqual(['order/42']);
+  } finally {
+    await server.close();
+  }
+});

@@ -3,7 +3,15 @@ import { createServer, type IncomingMessage } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { SignatureV4 } from '@smithy/signature-v4';
 import { EmailPublisher, InvalidMessageError, checkEmail } from '../../lib/publisher';
-import { canonicalUri, deliveryUrl, regionOfFunctionUrl, signedHeaders } from '../../lib/status-url';
+import {
+  cancelAtCancelUrl,
+  canonicalUri,
+  deliveryUrl,
+  regionOfFunctionUrl,
+  signedHeaders,
+  StatusUrlError,
+} from '../../lib/status-url';
+import { startStatusEndpoint } from '../../tools/dev/local/status-endpoint';
 
 /** node:crypto as the Checksum SignatureV4 takes (SHA-256, or HMAC-SHA256 with a secret). */
 class Sha256 {
@@ -144,5 +152,32 @@ describe('EmailPublisher: sendAt and cancel', () => {
     });
     await expect(publisher.cancel('order-42')).rejects.toThrow('needs the statusUrl prop');
     publisher.destroy();
+  });
+});
+
+describe('cancel at the cancel URL', () => {
+  const lookup = async (key: string) => ({ key, status: 'scheduled' as const, events: [] });
+  const context = { credentials, region: 'eu-west-1' };
+
+  test('a signed DELETE to <CancelUrl><key> cancels; the same DELETE to the status URL is refused 405, naming CancelUrl', async () => {
+    const cancelled: string[] = [];
+    const server = await startStatusEndpoint({
+      port: 0,
+      lookup,
+      cancel: async (key) => {
+        cancelled.push(key);
+        return { outcome: 'cancelled', report: { key, status: 'cancelled', events: [] } };
+      },
+    });
+    try {
+      const result = await cancelAtCancelUrl(`${server.cancelUrl}/deliveries/`, 'order/42', context);
+      expect(result).toMatchObject({ outcome: 'cancelled', report: { key: 'order/42' } });
+      const refused = cancelAtCancelUrl(`${server.url}/deliveries/`, 'order-43', context);
+      await expect(refused).rejects.toBeInstanceOf(StatusUrlError);
+      await expect(refused).rejects.toMatchObject({ statusCode: 405, message: expect.stringContaining('CancelUrl') });
+      expect(cancelled).toEqual(['order/42']);
+    } finally {
+      await server.close();
+    }
   });
 });

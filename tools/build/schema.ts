@@ -12,6 +12,8 @@ import {
   DISPOSITIONS,
   HEADER_LIMITS,
   HEADER_PATTERNS,
+  REFUSED_HEADERS,
+  S3_KEY_RULES,
   SES_BLOCKED_EXTENSIONS,
   CONTRACT,
   type ContractField,
@@ -75,14 +77,15 @@ function attachment(): JsonSchema {
     required: ['filename', 'contentType'],
     properties: {
       filename: {
-        description: `The name the recipient sees: no path, no control characters, not a file type SES blocks (${SES_BLOCKED_EXTENSIONS.map((e) => `.${e}`).join(' ')}; case-insensitive).`,
+        description: `The name the recipient sees: no path, no colon, no control characters, not ending in a dot or white space, not a file type SES blocks (${SES_BLOCKED_EXTENSIONS.map((e) => `.${e}`).join(' ')}; case-insensitive).`,
         type: 'string',
         minLength: 1,
         maxLength: maxFileNameLength,
         allOf: [
           { not: { pattern: source({ pattern: ATTACHMENT_PATTERNS.pathSeparator, reason: '' }) } },
+          { not: { pattern: source({ pattern: ATTACHMENT_PATTERNS.colon, reason: '' }) } },
           { not: { pattern: source({ pattern: ATTACHMENT_PATTERNS.control, reason: '' }) } },
-          { not: { pattern: '[. ]$' } },
+          { not: { pattern: source({ pattern: ATTACHMENT_PATTERNS.trailingDotOrSpace, reason: '' }) } },
           { not: { pattern: blocked } },
         ],
       },
@@ -98,9 +101,12 @@ function attachment(): JsonSchema {
         pattern: source({ pattern: ATTACHMENT_PATTERNS.base64, reason: '' }),
       },
       s3Key: {
-        description: `An object in the pipeline's attachments bucket (AttachmentsBucketName), 1 to ${maxS3KeyBytes} bytes.`,
+        description:
+          `An object in the pipeline's attachments bucket (AttachmentsBucketName), 1 to ${maxS3KeyBytes} bytes: ` +
+          'a clean relative key (segments between single slashes, none empty, . or ..; no leading slash, no backslash).',
         type: 'string',
         minLength: 1,
+        allOf: S3_KEY_RULES.map((rule) => ({ not: { pattern: source(rule) } })),
       },
       disposition: { description: 'attachment (default) or inline.', enum: [...DISPOSITIONS] },
       contentId: {
@@ -126,7 +132,9 @@ function headers(description: string): JsonSchema {
       type: 'string',
       maxLength: maxNameLength,
       pattern: source({ pattern: HEADER_PATTERNS.name, reason: '' }),
-      not: { pattern: caseless(HEADER_PATTERNS.reserved.source) },
+      allOf: [HEADER_PATTERNS.reserved, ...REFUSED_HEADERS.map((rule) => rule.pattern)].map((pattern) => ({
+        not: { pattern: caseless(pattern.source) },
+      })),
     },
     additionalProperties: {
       type: 'string',

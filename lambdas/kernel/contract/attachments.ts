@@ -63,6 +63,15 @@ const CONTROL = /[\u0000-\u001f\u007f-\u009f]/;
 export const ATTACHMENT_PATTERNS = {
   /** No path: a file name is the last part of a path, never a path (`../../etc/passwd`). */
   pathSeparator: /[/\\]/,
+  /** A drive (`C:x`) or an NTFS stream (`x.exe::$DATA`, which Windows opens as `x.exe`). */
+  colon: /:/,
+  /**
+   * A last character Windows drops (a dot, a space) or any other white space: `x.exe\u3000` would
+   * look like `x.exe` and pass the check of blocked types. The characters of Unicode's White_Space
+   * property are spelled out, as JSON Schema validators need not know `\p{...}` (a unit test checks
+   * them against it).
+   */
+  trailingDotOrSpace: /[.\t-\r \u0085\u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]$/,
   control: CONTROL,
   /** Canonical base64 (RFC 4648, padded, no line breaks or spaces), at least one byte. */
   base64: /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=|[A-Za-z0-9+/]{4})$/,
@@ -71,6 +80,35 @@ export const ATTACHMENT_PATTERNS = {
   /** Printable ASCII but `<`, `>` and space: it goes between angle brackets in Content-ID. */
   contentId: /^[!-;=?-~]{1,78}$/,
 } as const;
+
+/** A rule an `s3Key` must not break: what it finds, and why that is refused. */
+export interface S3KeyRule {
+  readonly pattern: RegExp;
+  readonly reason: string;
+}
+
+/**
+ * An `s3Key` is a clean relative key: segments between single slashes, none empty, `.` or `..`,
+ * no leading slash, no backslash, no control characters. S3 itself takes such keys literally, but
+ * whatever joins, normalises or prefixes keys (a team's prefix, a tool that syncs the bucket to
+ * disk) would read `../other/x.txt` as another place. A key at the bucket's top level is clean.
+ */
+export const S3_KEY_RULES: readonly S3KeyRule[] = [
+  { pattern: CONTROL, reason: 'must not contain control characters' },
+  { pattern: /^\//, reason: 'must be a relative key: no leading /' },
+  { pattern: /\\/, reason: 'must not contain a backslash (\\): segments are separated by / only' },
+  { pattern: /(?:^|\/)\.{1,2}(?:\/|$)/, reason: 'must not have a . or .. segment (../other/x.txt)' },
+  { pattern: /\/\/|\/$/, reason: 'must not have an empty segment (a//b, or a trailing /)' },
+];
+
+/** What is wrong with an s3Key, or undefined. */
+export function s3KeyIssue(key: string): string | undefined {
+  if (key === '' || Buffer.byteLength(key, 'utf8') > ATTACHMENT_LIMITS.maxS3KeyBytes) {
+    return `must be 1 to ${ATTACHMENT_LIMITS.maxS3KeyBytes} bytes`;
+  }
+  if (!key.isWellFormed()) return 'must not contain control characters or invalid Unicode (a lone surrogate)';
+  return S3_KEY_RULES.find((rule) => rule.pattern.test(key))?.reason;
+}
 
 /** An attachment as a publisher writes it: inline base64 `content`, or `s3Key` in the attachments bucket. */
 export type AttachmentInput = {
@@ -120,12 +158,14 @@ export function fileNameIssue(name: string): string | undefined {
     return `must be at most ${ATTACHMENT_LIMITS.maxFileNameLength} characters`;
   }
   if (ATTACHMENT_PATTERNS.pathSeparator.test(name)) return 'must be a file name without a path (no / or \\)';
+  if (ATTACHMENT_PATTERNS.colon.test(name)) return 'must not contain : (a drive or an NTFS stream: x.exe::$DATA)';
   if (CONTROL.test(name)) return 'must not contain control characters (CR, LF, ...)';
   if (BIDI_OR_INVISIBLE.test(name)) return 'must not contain invisible or text-direction characters';
   if (!name.isWellFormed()) return 'contains invalid Unicode (a lone surrogate)';
   if (/^\.+$/.test(name)) return 'must be a file name, not . or ..';
-  // Windows drops trailing dots and spaces, which would turn "x.exe." back into "x.exe".
-  if (/[. ]$/.test(name)) return 'must not end with a dot or a space';
+  // Windows drops trailing dots and spaces, which would turn "x.exe." back into "x.exe"; any other
+  // trailing white space (U+3000) hides the real extension from the check below and from the reader.
+  if (ATTACHMENT_PATTERNS.trailingDotOrSpace.test(name)) return 'must not end with a dot or a space (of any kind)';
   const dot = name.lastIndexOf('.');
   const extension = dot < 0 ? '' : name.slice(dot + 1).toLowerCase();
   if (SES_BLOCKED_EXTENSIONS.includes(extension)) {
@@ -180,9 +220,10 @@ function readAttachment(add: AddIssue, at: string, value: unknown): Attachment |
       issue('content', 'must be base64 (RFC 4648, padded, no spaces or line breaks) of at least one byte');
     }
   } else if (typeof s3Key !== 'string') issue('s3Key', `must be a string, got ${describe(s3Key)}`);
-  else if (s3Key === '' || Buffer.byteLength(s3Key, 'utf8') > ATTACHMENT_LIMITS.maxS3KeyBytes) {
-    issue('s3Key', `must be 1 to ${ATTACHMENT_LIMITS.maxS3KeyBytes} bytes`);
-  } else if (CONTROL.test(s3Key) || !s3Key.isWellFormed()) issue('s3Key', 'must not contain control characters');
+  else {
+    const problem = s3KeyIssue(s3Key);
+    if (problem) issue('s3Key', problem);
+  }
   if (!(DISPOSITIONS as readonly unknown[]).includes(disposition)) {
     issue('disposition', `must be one of ${DISPOSITIONS.join(', ')}`);
   }

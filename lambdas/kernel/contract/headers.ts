@@ -33,6 +33,36 @@ export const HEADER_PATTERNS = {
     /^(?:from|sender|to|cc|bcc|subject|reply-to|date|message-id|mime-version|content-.*|return-path|received|dkim-signature|domainkey-signature|arc-.*|authentication-results|feedback-id|x-ses-.*)$/i,
 } as const;
 
+/** A refused header name: its pattern (case-insensitive, written in lower case) and why. */
+export interface RefusedHeader {
+  readonly pattern: RegExp;
+  readonly reason: string;
+}
+
+/**
+ * Names the pipeline refuses although SES would take them, because they would let a message send
+ * replies, receipts or bounces to an address of its choosing, or claim a history it does not have.
+ * Each pattern has the `i` flag and only lower-case letters (the schema spells out both cases).
+ */
+export const REFUSED_HEADERS: readonly RefusedHeader[] = [
+  {
+    pattern: /^(?:disposition-notification-to|return-receipt-to)$/i,
+    reason: "is refused: it asks the recipient's mail client for a read receipt to an address the message chooses",
+  },
+  {
+    pattern: /^errors-to$/i,
+    reason: 'is refused: it asks servers to send bounces to an address the message chooses, not to SES and the ledger',
+  },
+  {
+    pattern: /^received-spf$/i,
+    reason: 'is refused: a trace field that receiving servers write (RFC 7208), never the sender',
+  },
+  {
+    pattern: /^resent-/i,
+    reason: 'is refused: Resent- fields (RFC 5322 3.6.6) claim a resending by someone other than the pipeline',
+  },
+];
+
 /** Checks `headers` (undefined when the message has none); returns the headers without those at fault. */
 export function readHeaders(add: AddIssue, value: unknown): Record<string, string> | undefined {
   if (value === undefined) return undefined;
@@ -64,6 +94,8 @@ function nameIssue(name: string, max: number, seen: ReadonlySet<string>): string
     return `name must be 1 to ${max} printable ASCII characters without spaces or a colon (RFC 5322)`;
   }
   if (HEADER_PATTERNS.reserved.test(name)) return 'is set by SES or the pipeline: it cannot be given';
+  const refused = REFUSED_HEADERS.find((rule) => rule.pattern.test(name));
+  if (refused) return refused.reason;
   if (seen.has(name.toLowerCase())) return 'is given twice (header names are case-insensitive)';
   return undefined;
 }

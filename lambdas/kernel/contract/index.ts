@@ -8,9 +8,12 @@ export {
   ATTACHMENT_LIMITS,
   ATTACHMENT_PATTERNS,
   DISPOSITIONS,
+  S3_KEY_RULES,
   SES_BLOCKED_EXTENSIONS,
   base64Bytes,
+  s3KeyIssue,
   type Disposition,
+  type S3KeyRule,
 } from './attachments';
-export { HEADER_LIMITS, HEADER_PATTERNS } from './headers';
+export { HEADER_LIMITS, HEADER_PATTERNS, REFUSED_HEADERS, type RefusedHeader } from './headers';
 export * from './send-at';

@@ -1,11 +1,9 @@
 /**
  * The lanes (normal, high) as the send function sees them: an invocation serves the lane of the
  * queue its records come from (one event source mapping per queue), so that its sends take that
- * lane's slots and its retries go back to that queue. The work queue's subscription has no filter
- * (SNS matches no filter against a message without message attributes, and such a message must not
- * be lost), so it also gets a copy of each high-priority message; the dedupe key makes that copy a
- * duplicate of the one the high lane sends, and it is sent from the work queue only if the high lane
- * never did (its copy dead-lettered, say).
+ * lane's slots and its retries go back to that queue. Each queue is fed by one topic only (the
+ * high-priority queue by the high-priority topic, which only its granted publishers may publish
+ * to): a message is queued once, in the lane its publisher's permission chose.
  */
 import type { Lane } from '../../kernel/names';
 

@@ -9,19 +9,33 @@
  * the sends of all containers together are spaced evenly: no window boundary to burst at, and no
  * failed write while the lane is busy (an ADD never conflicts). Borrowing takes slots of the other
  * lane only while it is idle (nothing leased beyond now), never its future ones.
+ *
+ * An item no lease could have written (a `next` further ahead than a lease reaches, below zero, or
+ * not a number: written by hand, by a bug, by anyone the table lets write) would otherwise stop the
+ * lane: every ADD fails its condition and no restart replaces a value in the future. A lease that
+ * finds one replaces it at once, with a write conditioned on the very value it read (so a repair
+ * never undoes another container's lease), and says so.
  */
-import { ConditionalCheckFailedException, UpdateItemCommand } from '@aws-sdk/client-dynamodb';
+import { ConditionalCheckFailedException, UpdateItemCommand, type AttributeValue } from '@aws-sdk/client-dynamodb';
 import type { Lane } from '../../kernel/names';
 
-/** What one conditional write answered: the new `next`, or the `next` it found (undefined: none). */
-export type SlotWrite = { readonly ok: true; readonly next: number } | { readonly ok: false; readonly next?: number };
+/**
+ * What one conditional write answered: the new `next`, or what it found. `next` is the value found
+ * when it is a number (undefined: none, or not a number); `found` is the stored value as it is,
+ * whatever its type (undefined: the item has none), for a repair to name exactly.
+ */
+export type SlotWrite =
+  | { readonly ok: true; readonly next: number }
+  | { readonly ok: false; readonly next?: number; readonly found?: unknown };
 
-/** The two writes a lease makes, on a lane's item. */
+/** The writes a lease makes, on a lane's item. */
 export interface SlotStore {
   /** `next += span` if `lower <= next <= upper`; the new `next`, or the `next` found. */
   advance(lane: Lane, span: number, lower: number, upper: number): Promise<SlotWrite>;
   /** `next = value` if the item has no `next` or `next < before`; the `next` found when not. */
   restart(lane: Lane, value: number, before: number): Promise<SlotWrite>;
+  /** `next = value` if `next` is still exactly `found` (a stored value as a failed write returned it). */
+  repair(lane: Lane, found: unknown, value: number): Promise<SlotWrite>;
 }
 
 /** What a lease asks for. */
@@ -35,6 +49,12 @@ export interface LeaseRequest {
   readonly lagMs: number;
   /** The latest `next` the lease may start from: the waiting sends' deadline, or now when borrowing. */
   readonly latestStart: number;
+  /**
+   * The furthest beyond `now` a lane's `next` can be when leases wrote it (the lease horizon, the
+   * longest lease, and the clock differences between containers). Further, below zero, or not a
+   * number: the item is implausible, and repaired.
+   */
+  readonly maxAheadMs: number;
 }
 
 /** Slot times (epoch ms, ascending), or the lane's `next` when no slot could be had by `latestStart`. */
@@ -46,6 +66,25 @@ export interface LeaseResult {
   readonly next?: number;
   /** Writes made, failed ones included: each costs a write unit. */
   readonly writes: number;
+  /** The lane's item held a value no lease writes (described here): see {@link repaired}. */
+  readonly implausible?: string;
+  /** This lease replaced that value (false: another container did first, or it could not be replaced). */
+  readonly repaired?: boolean;
+}
+
+/** What is implausible about a failed write's `next`, or undefined when nothing is. */
+function implausibility(write: SlotWrite & { ok: false }, now: number, maxAheadMs: number): string | undefined {
+  const { next, found } = write;
+  if (next === undefined) return found === undefined ? undefined : `not a number: ${describe(found)}`;
+  if (!Number.isFinite(next)) return `not a finite number: ${next}`;
+  if (next < 0) return `below zero: ${next}`;
+  if (next > now + maxAheadMs) return `${Math.round(next - now)} ms ahead (at most ${maxAheadMs}): ${next}`;
+  return undefined;
+}
+
+function describe(value: unknown): string {
+  const text = JSON.stringify(value) ?? String(value);
+  return text.length > 80 ? `${text.slice(0, 80)}...` : text;
 }
 
 /** Leases `count` slots of a lane: one write when the lane is busy or recently used, two after a pause. */
@@ -57,19 +96,37 @@ export async function leaseSlots(store: SlotStore, request: LeaseRequest): Promi
   const lower = now - lagMs;
   const upper = Math.max(lower, request.latestStart);
   let writes = 0;
+  let found: Pick<LeaseResult, 'implausible' | 'repaired'> = {};
   // A few rounds: another container may restart the lane between the two writes.
   for (let round = 0; round < 3; round += 1) {
     writes += 1;
     const advanced = await store.advance(lane, span, lower, upper);
-    if (advanced.ok) return { slots: slotTimes(advanced.next - span, count, step), next: advanced.next, writes };
-    if (advanced.next !== undefined && advanced.next > upper) return { slots: [], busyUntil: advanced.next, writes };
+    if (advanced.ok) {
+      return { slots: slotTimes(advanced.next - span, count, step), next: advanced.next, writes, ...found };
+    }
+    const implausible = implausibility(advanced, now, request.maxAheadMs);
+    if (implausible !== undefined) {
+      // Replace exactly what was read: if another container repaired it first, this write fails.
+      writes += 1;
+      const repaired = await store.repair(lane, advanced.found ?? advanced.next, Math.round(now) + span);
+      found = { implausible, repaired: repaired.ok };
+      if (repaired.ok) {
+        return { slots: slotTimes(Math.round(now), count, step), next: Math.round(now) + span, writes, ...found };
+      }
+      continue;
+    }
+    if (advanced.next !== undefined && advanced.next > upper) {
+      return { slots: [], busyUntil: advanced.next, writes, ...found };
+    }
     if (advanced.next === undefined || advanced.next < lower) {
       writes += 1;
       const restarted = await store.restart(lane, Math.round(now) + span, lower);
-      if (restarted.ok) return { slots: slotTimes(Math.round(now), count, step), next: Math.round(now) + span, writes };
+      if (restarted.ok) {
+        return { slots: slotTimes(Math.round(now), count, step), next: Math.round(now) + span, writes, ...found };
+      }
     }
   }
-  return { slots: [], writes };
+  return { slots: [], writes, ...found };
 }
 
 function slotTimes(first: number, count: number, intervalMs: number): number[] {
@@ -86,7 +143,7 @@ const ITEM_TTL_SECONDS = 24 * 60 * 60;
 
 /** The DynamoDB client calls the store makes. */
 export interface UpdateClient {
-  send(command: UpdateItemCommand): Promise<{ Attributes?: Record<string, { N?: string }> }>;
+  send(command: UpdateItemCommand): Promise<{ Attributes?: Record<string, AttributeValue> }>;
 }
 
 /** The slot store on the idempotency table (attribute `next`, TTL on `expiration`). */
@@ -102,9 +159,11 @@ export function dynamoDbSlotStore(options: {
     update: string,
     condition: string,
     values: Record<string, number>,
+    stored: Record<string, AttributeValue> = {},
   ): Promise<SlotWrite> => {
-    const expressionValues: Record<string, { N: string }> = {
+    const expressionValues: Record<string, AttributeValue> = {
       ':exp': { N: String(Math.floor(now() / 1000) + ITEM_TTL_SECONDS) },
+      ...stored,
     };
     for (const [name, value] of Object.entries(values)) expressionValues[name] = { N: String(Math.round(value)) };
     try {
@@ -127,8 +186,9 @@ export function dynamoDbSlotStore(options: {
         (error as Error).name !== 'ConditionalCheckFailedException'
       )
         throw error;
-      const old = (error as ConditionalCheckFailedException).Item?.next?.N;
-      return old === undefined ? { ok: false } : { ok: false, next: Number(old) };
+      const old = (error as ConditionalCheckFailedException).Item?.next;
+      if (old === undefined) return { ok: false };
+      return old.N !== undefined ? { ok: false, next: Number(old.N), found: old } : { ok: false, found: old };
     }
   };
   return {
@@ -143,5 +203,14 @@ export function dynamoDbSlotStore(options: {
         ':value': value,
         ':before': before,
       }),
+    repair: (lane, found, value) =>
+      write(
+        lane,
+        'SET #next = :value, #exp = :exp',
+        '#next = :found',
+        { ':value': value },
+        // What a failed write returned (an AttributeValue), or a number.
+        { ':found': typeof found === 'number' ? { N: String(found) } : (found as AttributeValue) },
+      ),
   };
 }

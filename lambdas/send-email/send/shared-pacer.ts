@@ -16,6 +16,9 @@
  * the container's next sends until they are stale. A throttle (another sender on the account)
  * pauses this container's sends for a second. When the table cannot be reached, the container falls
  * back to its static share (pacing.ts) for FALLBACK_MS, so the rate is never exceeded then either.
+ * A lane item no lease could have written (see rate-lease.ts) is repaired by the lease that finds
+ * it; until one is, the container paces to its static share (for IMPLAUSIBLE_FALLBACK_MS at a
+ * time), so one bad item never stops sending.
  */
 import type { Lane } from '../../kernel/names';
 import { PACING_HEADROOM, type Pacer, type SendPacer } from './pacing';
@@ -48,6 +51,19 @@ const MIN_WAIT_MS = 250;
 export const LEASE_HORIZON_MS = 1000;
 /** Most slots one lease asks for. */
 const MAX_LEASE = 100;
+/** How far the clocks of two containers may differ (Lambda's are kept by NTP, well within this). */
+const CLOCK_SKEW_MS = 5000;
+/** How long a container keeps to its static share after finding an implausible item it could not repair. */
+export const IMPLAUSIBLE_FALLBACK_MS = 5000;
+
+/**
+ * The furthest ahead of now a lease leaves a lane's `next`, on a lane of slots `intervalMs` apart:
+ * a lease starts at most LEASE_HORIZON_MS ahead and spans at most MAX_LEASE slots, and the
+ * container that wrote it may run CLOCK_SKEW_MS ahead. Anything beyond is no lease's.
+ */
+export function maxLeaseAheadMs(intervalMs: number): number {
+  return Math.ceil(LEASE_HORIZON_MS + MAX_LEASE * intervalMs + CLOCK_SKEW_MS);
+}
 
 /**
  * How far in the past a slot may still be used: a send at a stale slot joins the sends of the slots
@@ -79,6 +95,11 @@ export interface SharedPacerOptions {
   readonly onWrites?: (writes: number) => void;
   /** The store failed: the container paces to its static share for FALLBACK_MS. */
   readonly onFallback?: (error: unknown) => void;
+  /**
+   * A lease found a lane's item implausible (`found` says how): `repaired` when its write replaced
+   * it. Unrepaired with no slots, the container paces to its static share for IMPLAUSIBLE_FALLBACK_MS.
+   */
+  readonly onImplausible?: (lane: Lane, found: string, repaired: boolean) => void;
 }
 
 interface Waiting {
@@ -269,6 +290,7 @@ export class SharedPacer {
         now: t,
         lagMs: this.#lagMs,
         latestStart,
+        maxAheadMs: maxLeaseAheadMs(interval),
       }),
       itemLane,
     ).finally(() => {
@@ -296,6 +318,7 @@ export class SharedPacer {
         now: t,
         lagMs: this.#lagMs,
         latestStart: t,
+        maxAheadMs: maxLeaseAheadMs(interval),
       }),
       other,
     ).finally(() => {
@@ -308,6 +331,11 @@ export class SharedPacer {
     try {
       const result = await lease;
       this.#options.onWrites?.(result.writes);
+      if (result.implausible !== undefined) {
+        this.#options.onImplausible?.(itemLane, result.implausible, result.repaired === true);
+        // Not repaired yet (it keeps coming back, or cannot be replaced): the static share meanwhile.
+        if (result.slots.length === 0) this.#fallbackUntil = this.#options.now() + IMPLAUSIBLE_FALLBACK_MS;
+      }
       const takenUntil = result.busyUntil ?? result.next;
       if (takenUntil !== undefined) this.#busyUntil[itemLane] = takenUntil;
       if (result.slots.length > 0) this.#pool = [...this.#pool, ...result.slots].sort((a, b) => a - b);

@@ -1,9 +1,10 @@
 /**
- * The send ledger's two functions, each with its own role and log group (no
- * AWSLambdaBasicExecutionRole) and the least it needs: the ledger function,
- * fed by the buffer, records SES events in the ledger table and publishes
- * status changes; the status function answers `GET /deliveries/{key}` behind an
- * IAM-authenticated function URL.
+ * The send ledger's functions, each with its own role (no AWSLambdaBasicExecutionRole) and the
+ * least it needs: the ledger function, fed by the buffer, records SES events in the ledger table
+ * and publishes status changes; the status function answers `GET /deliveries/{key}` behind an
+ * IAM-authenticated function URL, and reads only; the cancel function answers
+ * `DELETE /deliveries/{key}` behind a function URL of its own, which only the cancel principals
+ * may invoke.
  */
 import { Duration, RemovalPolicy, Stack } from 'aws-cdk-lib';
 import type * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
@@ -29,6 +30,12 @@ export const LEDGER_FUNCTIONS = {
   ledgerTimeoutSeconds: 30,
   /** Status function: two GetItem at most. */
   statusTimeoutSeconds: 10,
+  /**
+   * Concurrency reserved for (and the most allowed to) the cancel function, when the status
+   * function has some reserved (statusReservedConcurrency above 0): cancels are rare, and come from
+   * the cancel principals only.
+   */
+  cancelReservedConcurrency: 2,
   memorySizeMb: 256,
   batchSize: 10,
   maxBatchingWindowSeconds: 1,
@@ -102,7 +109,7 @@ export function buildLedgerFunction(
 ): LedgerFunction {
   const ledgerFunction = createFunction(scope, 'Ledger', props, {
     asset: 'ledger',
-    logGroupName: props.logGroupName,
+    logGroup: { name: props.logGroupName },
     timeoutSeconds: LEDGER_FUNCTIONS.ledgerTimeoutSeconds,
     description: 'Records SES events per dedupe key in the send ledger and publishes status changes',
     environment: {
@@ -172,25 +179,42 @@ export function buildLedgerFunction(
 /** What {@link buildStatusFunction} made. */
 export interface StatusFunction {
   readonly statusFunction: lambda.Function;
+  /** Its log group (the cancel function's too). */
+  readonly logGroup: logs.ILogGroup;
   /** `GET <url>deliveries/{key}`, SigV4-signed (AWS_IAM). */
   readonly statusUrl: lambda.FunctionUrl;
 }
 
+/** The variables the status and cancel functions share: the tables, the key prefix, the mark's lifetime. */
+function deliveriesEnvironment(props: LedgerFunctionsCommon): Record<string, string> {
+  return {
+    ...commonEnvironment(props),
+    [ENV.tableName]: props.idempotencyTable.tableName,
+    [ENV.keyPrefix]: props.settings.idempotencyKeyPrefix,
+    [ENV.dedupeWindowSeconds]: String(props.settings.dedupeWindowSeconds),
+  };
+}
+
+/** GetItem on both tables: a key's report (the ledger item, and its idempotency record). */
+function readDeliveriesStatement(props: LedgerFunctionsCommon): iam.PolicyStatement {
+  return new iam.PolicyStatement({
+    sid: 'ReadDeliveries',
+    actions: ['dynamodb:GetItem'],
+    resources: [props.table.tableArn, props.idempotencyTable.tableArn],
+  });
+}
+
 /**
- * The status function (reserved concurrency, GetItem on both tables) and its IAM-authenticated
- * function URL; in `scope` (the ledger).
+ * The status function (reserved concurrency, GetItem on both tables, nothing else) and its
+ * IAM-authenticated function URL; in `scope` (the ledger). It cannot cancel: its role may not write.
  */
 export function buildStatusFunction(
   scope: Construct,
-  props: LedgerFunctionsCommon & {
-    readonly logGroupName: string;
-    /** Who may cancel (DELETE), comma-separated ARNs; resolved at synth, so grants made later count. */
-    readonly cancelPrincipalArns: string;
-  },
+  props: LedgerFunctionsCommon & { readonly logGroupName: string },
 ): StatusFunction {
   const statusFunction = createFunction(scope, 'Status', props, {
     asset: 'status',
-    logGroupName: props.logGroupName,
+    logGroup: { name: props.logGroupName },
     timeoutSeconds: LEDGER_FUNCTIONS.statusTimeoutSeconds,
     // A flood of status requests, signed by any principal allowed to call the URL, cannot take the
     // account's concurrency from the send and ledger functions (two GetItem each: 5 serve hundreds
@@ -198,27 +222,47 @@ export function buildStatusFunction(
     ...(props.settings.statusReservedConcurrency > 0
       ? { reservedConcurrency: props.settings.statusReservedConcurrency }
       : {}),
-    description: 'GET /deliveries/{key}: the delivery status of a dedupe key; DELETE cancels one not yet sent',
-    environment: {
-      ...commonEnvironment(props),
-      [ENV.tableName]: props.idempotencyTable.tableName,
-      [ENV.keyPrefix]: props.settings.idempotencyKeyPrefix,
-      [ENV.dedupeWindowSeconds]: String(props.settings.dedupeWindowSeconds),
-      // IAM cannot tell GET from DELETE on a function URL: the function checks the caller itself.
-      [LEDGER_ENV.cancelPrincipalArns]: props.cancelPrincipalArns,
-    },
+    description: 'GET /deliveries/{key}: the delivery status of a dedupe key (read only)',
+    environment: deliveriesEnvironment(props),
   });
-  statusFunction.addToRolePolicy(
-    new iam.PolicyStatement({
-      sid: 'ReadDeliveries',
-      actions: ['dynamodb:GetItem'],
-      resources: [props.table.tableArn, props.idempotencyTable.tableArn],
-    }),
-  );
-  for (const statement of cancelStatements(props)) statusFunction.addToRolePolicy(statement);
-  if (props.tableKey) statusFunction.addToRolePolicy(tableKeyStatement('UseTableKey', props.tableKey, 'write'));
+  statusFunction.addToRolePolicy(readDeliveriesStatement(props));
+  if (props.tableKey) statusFunction.addToRolePolicy(tableKeyStatement('UseTableKey', props.tableKey, 'read'));
   const statusUrl = statusFunction.addFunctionUrl({ authType: lambda.FunctionUrlAuthType.AWS_IAM });
-  return { statusFunction, statusUrl };
+  return { statusFunction, statusUrl, logGroup: statusFunction.logGroup };
+}
+
+/** What {@link buildCancelFunction} made. */
+export interface CancelFunction {
+  readonly cancelFunction: lambda.Function;
+  /** `DELETE <url>deliveries/{key}`, SigV4-signed (AWS_IAM): invoked by the cancel principals only. */
+  readonly cancelUrl: lambda.FunctionUrl;
+}
+
+/**
+ * The cancel function and its own IAM-authenticated function URL; in `scope` (the ledger). Who may
+ * cancel is who may invoke this URL (grantCancel): IAM decides it, the function checks nobody. It
+ * logs to the status function's log group, where cancels were before it had a function of its own.
+ */
+export function buildCancelFunction(
+  scope: Construct,
+  props: LedgerFunctionsCommon & { readonly logGroup: logs.ILogGroup },
+): CancelFunction {
+  const cancelFunction = createFunction(scope, 'Cancel', props, {
+    asset: 'cancel',
+    logGroup: { shared: props.logGroup },
+    timeoutSeconds: LEDGER_FUNCTIONS.statusTimeoutSeconds,
+    // None reserved where the status function has none (an account whose quota leaves nothing to reserve).
+    ...(props.settings.statusReservedConcurrency > 0
+      ? { reservedConcurrency: LEDGER_FUNCTIONS.cancelReservedConcurrency }
+      : {}),
+    description: 'DELETE /deliveries/{key}: cancels a dedupe key not yet sent (the cancel principals only)',
+    environment: deliveriesEnvironment(props),
+  });
+  cancelFunction.addToRolePolicy(readDeliveriesStatement(props));
+  for (const statement of cancelStatements(props)) cancelFunction.addToRolePolicy(statement);
+  if (props.tableKey) cancelFunction.addToRolePolicy(tableKeyStatement('UseTableKey', props.tableKey, 'write'));
+  const cancelUrl = cancelFunction.addFunctionUrl({ authType: lambda.FunctionUrlAuthType.AWS_IAM });
+  return { cancelFunction, cancelUrl };
 }
 
 /** The attributes a cancel writes: the cancel mark (a Powertools record) and the ledger's `Cancelled` event. */
@@ -241,7 +285,7 @@ export const CANCEL_WRITES = {
 } as const;
 
 /**
- * What DELETE (cancel) adds to the status function: PutItem of the cancel mark on the idempotency
+ * What the cancel function may write: PutItem of the cancel mark on the idempotency
  * table and UpdateItem of the `Cancelled` event on the ledger table, each limited to the attributes
  * it writes and to no returned values; it cannot delete or change a record any other way.
  */
@@ -274,7 +318,8 @@ function createFunction(
   spec: {
     /** The pre-built bundle (lib/construct/assets.ts). */
     readonly asset: LambdaName;
-    readonly logGroupName: string;
+    /** A log group of its own by this name, or one it shares. */
+    readonly logGroup: { readonly name: string } | { readonly shared: logs.ILogGroup };
     readonly timeoutSeconds: number;
     /** @default none: the account's unreserved concurrency */
     readonly reservedConcurrency?: number;
@@ -282,12 +327,15 @@ function createFunction(
     readonly environment: Record<string, string>;
   },
 ): lambda.Function {
-  const logGroup = new logs.LogGroup(scope, `${id}Logs`, {
-    logGroupName: spec.logGroupName,
-    retention: props.settings.logRetentionDays as logs.RetentionDays,
-    removalPolicy: props.removalPolicy,
-    ...(props.logsKey ? { encryptionKey: props.logsKey } : {}),
-  });
+  const logGroup =
+    'shared' in spec.logGroup
+      ? spec.logGroup.shared
+      : new logs.LogGroup(scope, `${id}Logs`, {
+          logGroupName: spec.logGroup.name,
+          retention: props.settings.logRetentionDays as logs.RetentionDays,
+          removalPolicy: props.removalPolicy,
+          ...(props.logsKey ? { encryptionKey: props.logsKey } : {}),
+        });
   const role = new iam.Role(scope, `${id}FunctionRole`, {
     assumedBy: new iam.ServicePrincipal('lambda.amazonaws.com'),
     description: `Execution role of the email pipeline ${id.toLowerCase()} function`,

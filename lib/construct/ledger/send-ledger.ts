@@ -2,15 +2,16 @@
  * The send ledger's infrastructure: SES configuration set and its EventBridge
  * destination (the default bus) -> a rule on SES's events of this set ->
  * encrypted buffer queue (+ DLQ) -> ledger function -> ledger table and
- * delivery-status topic; and the status function behind an IAM-authenticated
- * function URL (`GET /deliveries/{key}`).
+ * delivery-status topic; the status function behind an IAM-authenticated
+ * function URL (`GET /deliveries/{key}`), and the cancel function behind one
+ * of its own (`DELETE /deliveries/{key}`, the cancel principals only).
  *
  * {@link EmailPipeline} creates one of these; it is a construct of its own so
  * the pipeline's code stays about sending. It only composes: events.ts (the
  * configuration set, the topic key, the events rule), buffer.ts, functions.ts
  * and resource-policies.ts build the parts.
  */
-import { Fn, Lazy, type RemovalPolicy } from 'aws-cdk-lib';
+import type { RemovalPolicy } from 'aws-cdk-lib';
 import * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
 import type * as events from 'aws-cdk-lib/aws-events';
 import * as iam from 'aws-cdk-lib/aws-iam';
@@ -26,7 +27,7 @@ import type { ResolvedSettings } from '../../settings';
 import { acknowledgeServerlessRules, protectedTableProps, rotatingKey } from '../shared';
 import { buildBuffer } from './buffer';
 import { buildConfigurationSet, buildEventRule, buildLedgerTopicKey } from './events';
-import { LEDGER_FUNCTIONS, buildLedgerFunction, buildStatusFunction } from './functions';
+import { LEDGER_FUNCTIONS, buildCancelFunction, buildLedgerFunction, buildStatusFunction } from './functions';
 import { principalArn } from '../pipeline/principals';
 import { restrictBufferSenders, restrictStatusPublishers } from './resource-policies';
 
@@ -94,10 +95,12 @@ export class SendLedger extends Construct {
    */
   public readonly deadLetterMapping: { readonly id: string; readonly arn: string };
   public readonly statusFunction: lambda.Function;
-  /** `GET <url>deliveries/{key}`, SigV4-signed (AWS_IAM). */
+  /** `GET <url>deliveries/{key}`, SigV4-signed (AWS_IAM): reads only, whoever calls it. */
   public readonly statusUrl: lambda.FunctionUrl;
-  /** ARNs of the principals granted {@link grantCancel}. */
-  readonly #cancelPrincipalArns: string[] = [];
+  /** Cancels keys not yet sent; only what its URL lets through reaches it. */
+  public readonly cancelFunction: lambda.Function;
+  /** `DELETE <url>deliveries/{key}`, SigV4-signed (AWS_IAM): invoked by the principals granted {@link grantCancel} only. */
+  public readonly cancelUrl: lambda.FunctionUrl;
   /** Encrypts the delivery-status topic. */
   public readonly topicKey: kms.Key;
   /** Encrypts the buffer queue and its DLQ (EventBridge may use it for the rule's deliveries). */
@@ -170,38 +173,36 @@ export class SendLedger extends Construct {
       arn: ledger.deadLetterSource.eventSourceMappingArn,
     };
     restrictStatusPublishers(this.deliveryStatusTopic, this.ledgerFunction);
-    const status = buildStatusFunction(this, {
-      ...common,
-      logGroupName: props.logGroupNames.status,
-      cancelPrincipalArns: Lazy.string({
-        produce: () => (this.#cancelPrincipalArns.length === 0 ? '' : Fn.join(',', this.#cancelPrincipalArns)),
-      }),
-    });
+    const status = buildStatusFunction(this, { ...common, logGroupName: props.logGroupNames.status });
     this.statusFunction = status.statusFunction;
     this.statusUrl = status.statusUrl;
+    const cancel = buildCancelFunction(this, { ...common, logGroup: status.logGroup });
+    this.cancelFunction = cancel.cancelFunction;
+    this.cancelUrl = cancel.cancelUrl;
     acknowledgeServerlessRules({
       deadLetterQueues: [this.bufferDeadLetterQueue],
-      functions: [this.ledgerFunction, this.statusFunction],
+      functions: [this.ledgerFunction, this.statusFunction, this.cancelFunction],
     });
   }
 
   /**
    * Lets `grantee` call `GET /deliveries/{key}` (lambda:InvokeFunctionUrl and the InvokeFunction it
-   * implies). Not DELETE: the status function refuses a cancel (403) from anyone not granted
-   * {@link grantCancel}, although IAM lets the URL's callers use any method.
+   * implies, via the URL only). Never a cancel: the status function reads only, whatever the method.
    */
   public grantStatusRead(grantee: iam.IGrantable): iam.Grant {
     return this.statusUrl.grantInvokeUrl(grantee);
   }
 
   /**
-   * Lets `principal` cancel keys, `DELETE /deliveries/{key}` (and read them): the URL's invoke grant,
-   * and its ARN in the status function's list of cancel principals. A role (`IRole`, or `ArnPrincipal`
-   * with a role ARN: its sessions may cancel) or a user (`ArnPrincipal`).
+   * Lets `principal` cancel keys, `DELETE /deliveries/{key}` at the cancel URL, and read them at the
+   * status URL: each URL's invoke grant (via the URL only). IAM alone decides who may cancel: no
+   * other principal is granted the cancel URL. A role (`IRole`, or `ArnPrincipal` with a role ARN)
+   * or a user (`ArnPrincipal`); not an account, which would open it to every principal IAM lets in.
    */
   public grantCancel(principal: iam.IPrincipal): iam.Grant {
-    this.#cancelPrincipalArns.push(principalArn(principal, 'cancelPrincipals'));
-    return this.statusUrl.grantInvokeUrl(principal);
+    principalArn(principal, 'cancelPrincipals');
+    this.statusUrl.grantInvokeUrl(principal);
+    return this.cancelUrl.grantInvokeUrl(principal);
   }
 
   /**

@@ -221,9 +221,19 @@ export function createAlarms(
   );
   make(
     'snsDeliveryFailures',
-    (period) => p.topic.metricNumberOfNotificationsFailed({ period, statistic: sum }),
+    // Both topics: each delivers to its own queue.
+    (period) =>
+      new cw.MathExpression({
+        expression: 'FILL(normal, 0) + FILL(high, 0)',
+        usingMetrics: {
+          normal: p.topic.metricNumberOfNotificationsFailed({ period, statistic: sum }),
+          high: p.highPriorityTopic.metricNumberOfNotificationsFailed({ period, statistic: sum }),
+        },
+        period,
+        label: 'Failed deliveries of both topics',
+      }),
     () =>
-      "SNS failed deliveries to the work queue (it retries; what it gives up on lands in the subscription's DLQ). Check the queue policy and key.",
+      "SNS failed deliveries to the work queue or the high-priority queue (it retries; what it gives up on lands in the subscription's DLQ). Check the queue policy and key.",
   );
   make(
     'publisherDeadLetters',

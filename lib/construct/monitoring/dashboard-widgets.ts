@@ -314,6 +314,10 @@ export function laneRateWidget(pipeline: EmailPipeline): cw.GraphWidget {
         label: 'Fallbacks to the static share',
         period: perMinute,
       }),
+      handlerMetric(pipeline, HANDLER_METRICS.rateLeaseRepairs, {
+        label: 'Implausible lease items found (repaired)',
+        period: perMinute,
+      }),
     ],
     leftAnnotations: [
       { value: settings.maxSendRate, label: 'maxSendRate' },

@@ -95,9 +95,21 @@ export function createDashboard(
     graph('Messages published and delivered', 'Count', 12, [
       p.topic.metricNumberOfMessagesPublished({ label: 'Published', statistic: cw.Stats.SUM }),
       p.topic.metricNumberOfNotificationsDelivered({ label: 'Delivered to the queue', statistic: cw.Stats.SUM }),
+      p.highPriorityTopic.metricNumberOfMessagesPublished({
+        label: 'Published high priority',
+        statistic: cw.Stats.SUM,
+      }),
+      p.highPriorityTopic.metricNumberOfNotificationsDelivered({
+        label: 'Delivered to the high-priority queue',
+        statistic: cw.Stats.SUM,
+      }),
     ]),
-    graph('Failed deliveries to the queue', 'Count', 12, [
+    graph('Failed deliveries to the queues', 'Count', 12, [
       p.topic.metricNumberOfNotificationsFailed({ label: 'Failed deliveries', statistic: cw.Stats.SUM }),
+      p.highPriorityTopic.metricNumberOfNotificationsFailed({
+        label: 'Failed deliveries (high priority)',
+        statistic: cw.Stats.SUM,
+      }),
     ]),
   );
 

@@ -3,7 +3,8 @@
  * carry): its own customer-managed key, TLS only, no public access, objects expiring after the
  * dedupe window. Its policy lets only the send function read objects and only the principals given
  * `grantAttachmentUpload` write them; the send function's own statement is read only
- * (s3:GetObject, and the key's Decrypt through S3).
+ * (s3:GetObject, and the key's Decrypt through S3). Nobody lists the bucket or deletes from it,
+ * and nobody replaces an object: a write must carry `If-None-Match: *`.
  */
 import { Duration, Lazy, Stack, Validations, type RemovalPolicy } from 'aws-cdk-lib';
 import * as iam from 'aws-cdk-lib/aws-iam';
@@ -16,6 +17,15 @@ import { rotatingKey } from '../shared';
 import { principalArn } from './principals';
 
 const DAY_SECONDS = 24 * 60 * 60;
+
+/** The listing actions the bucket policy denies to every principal: on the bucket, and on an object's parts. */
+export const ATTACHMENTS_LIST_ACTIONS = {
+  bucket: ['s3:ListBucket', 's3:ListBucketVersions', 's3:ListBucketMultipartUploads'],
+  object: ['s3:ListMultipartUploadParts'],
+} as const;
+
+/** The deleting actions the bucket policy denies to every principal. */
+export const ATTACHMENTS_DELETE_ACTIONS = ['s3:DeleteObject', 's3:DeleteObjectVersion'] as const;
 
 /** What {@link buildAttachmentsBucket} made. */
 export interface AttachmentsBucket {
@@ -113,7 +123,7 @@ export function buildAttachmentsBucket(
           sid: 'OnlyUploadersWrite',
           effect: iam.Effect.DENY,
           principals: [new iam.AnyPrincipal()],
-          actions: ['s3:PutObject'],
+          actions: ['s3:PutObject', 's3:AbortMultipartUpload'],
           resources: [bucket.arnForObjects('*')],
           conditions: {
             ArnNotEquals: {
@@ -121,6 +131,54 @@ export function buildAttachmentsBucket(
               'aws:PrincipalArn': Lazy.list({ produce: () => (uploaders.length ? uploaders : [sendRole.roleArn]) }),
             },
           },
+        }),
+      );
+      // Keys are the only way to an object, and only the send function reads: nobody may learn the
+      // keys by listing (ReadOnlyAccess allows s3:List*), nor empty the bucket under a message that
+      // names an object. No exemption: expiry is S3's lifecycle, which bucket policies do not
+      // govern, and no autoDeleteObjects custom resource empties this bucket (under
+      // RemovalPolicy.DESTROY CloudFormation deletes it only once its objects have expired).
+      bucket.addToResourcePolicy(
+        new iam.PolicyStatement({
+          sid: 'NobodyLists',
+          effect: iam.Effect.DENY,
+          principals: [new iam.AnyPrincipal()],
+          actions: [...ATTACHMENTS_LIST_ACTIONS.bucket],
+          resources: [bucket.bucketArn],
+        }),
+      );
+      bucket.addToResourcePolicy(
+        new iam.PolicyStatement({
+          sid: 'NobodyDeletesOrListsParts',
+          effect: iam.Effect.DENY,
+          principals: [new iam.AnyPrincipal()],
+          actions: [...ATTACHMENTS_LIST_ACTIONS.object, ...ATTACHMENTS_DELETE_ACTIONS],
+          resources: [bucket.arnForObjects('*')],
+        }),
+      );
+      // One uploader cannot replace another's object: every write creates, never overwrites. S3
+      // evaluates s3:if-none-match on PutObject and CompleteMultipartUpload (s3:ObjectCreationOperation
+      // true); CreateMultipartUpload and UploadPart carry no conditional header and stay allowed
+      // ("Enforce conditional writes on Amazon S3 buckets", S3 user guide). A CopyObject into the
+      // bucket is refused by the same rule. If-Match would overwrite an object whose ETag is known.
+      bucket.addToResourcePolicy(
+        new iam.PolicyStatement({
+          sid: 'WritesOnlyCreate',
+          effect: iam.Effect.DENY,
+          principals: [new iam.AnyPrincipal()],
+          actions: ['s3:PutObject'],
+          resources: [bucket.arnForObjects('*')],
+          conditions: { Null: { 's3:if-none-match': 'true' }, Bool: { 's3:ObjectCreationOperation': 'true' } },
+        }),
+      );
+      bucket.addToResourcePolicy(
+        new iam.PolicyStatement({
+          sid: 'NoOverwriteByETag',
+          effect: iam.Effect.DENY,
+          principals: [new iam.AnyPrincipal()],
+          actions: ['s3:PutObject'],
+          resources: [bucket.arnForObjects('*')],
+          conditions: { Null: { 's3:if-match': 'false' } },
         }),
       );
       return (grantee) => {

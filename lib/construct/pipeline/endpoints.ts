@@ -21,6 +21,7 @@ import type { ResolvedSettings } from '../../settings';
 /** What the endpoints are read from: the parts of a built EmailPipeline they name. */
 export interface EndpointSource {
   readonly topic: { readonly topicArn: string };
+  readonly highPriorityTopic: { readonly topicArn: string };
   readonly queue: { readonly queueUrl: string };
   readonly highPriorityQueue: { readonly queueUrl: string };
   readonly deadLetterQueue: { readonly queueUrl: string };
@@ -33,6 +34,7 @@ export interface EndpointSource {
   readonly logGroupNames: { readonly send: string; readonly ledger: string; readonly status: string };
   readonly ledger: {
     readonly statusUrl: { readonly url: string };
+    readonly cancelUrl: { readonly url: string };
     readonly deliveryStatusTopic: { readonly topicArn: string };
     readonly table: { readonly tableName: string };
     readonly ledgerFunction: { readonly functionName: string };
@@ -61,6 +63,18 @@ export interface Endpoint {
 /** Every endpoint of a pipeline, in the order the stack's flat outputs list them. */
 export const PIPELINE_ENDPOINTS: readonly Endpoint[] = [
   { name: 'TopicArn', description: 'Publish email requests here', value: (p) => p.topic.topicArn },
+  {
+    name: 'HighPriorityTopicArn',
+    description:
+      'Publish high-priority email requests here (highPriorityPublisherPrincipals, grantPublishHighPriority): the only source of the high-priority queue',
+    value: (p) => p.highPriorityTopic.topicArn,
+  },
+  {
+    name: 'CancelUrl',
+    description:
+      'DELETE <CancelUrl><key> (SigV4, lambda:InvokeFunctionUrl, granted to the cancel principals only): cancels a key not yet sent',
+    value: (p) => `${p.ledger.cancelUrl.url}deliveries/`,
+  },
   {
     name: 'QueueUrl',
     description: 'Work queue between the topic and the function',

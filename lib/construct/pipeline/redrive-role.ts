@@ -3,18 +3,44 @@
  * --stack` needs on the DLQ and the subscription DLQ, the work queue and their key, and to redrive
  * the ledger's DLQ through the ledger function's disabled mapping of it; nothing else.
  * The queue policies exempt it by ARN (resource-policies.ts); the ledger's buffer exempts nobody.
+ *
+ * The mapping switch is lambda:UpdateEventSourceMapping on that one mapping, conditioned on
+ * `lambda:FunctionArn` being the ledger function's: the mapping cannot be pointed at another
+ * function. IAM has no condition key for an update's FilterCriteria (the Service Authorization
+ * Reference lists only lambda:FunctionArn for UpdateEventSourceMapping), so a holder of this role
+ * could still set a filter; that is why who may assume it is narrowed (see EmailPipeline's
+ * redriveRoleAssumedBy and redrivePrincipals).
  */
 import { Duration, Stack } from 'aws-cdk-lib';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import type * as kms from 'aws-cdk-lib/aws-kms';
 import type * as sqs from 'aws-cdk-lib/aws-sqs';
 import type { Construct } from 'constructs';
+import { principalArn } from './principals';
 
-/** The redrive role, assumable by `assumedBy`, in `scope` (the pipeline). The CLI reads the stack's outputs first. */
+/**
+ * Who may assume the redrive role unless `redriveRoleAssumedBy` says: the listed redrive principals
+ * (roles or users, by ARN), and only they. With none listed, the deploying account, whose IAM then
+ * decides (any principal whose IAM policies allow sts:AssumeRole on the role: administrators, and
+ * PowerUserAccess, which allows every STS action). Why not nobody: the construct cannot know an
+ * account's operators, and a pipeline nobody can redrive loses its dead letters to retention (the
+ * queue policies deny every other sender). Listing the operators narrows it.
+ */
+export function redriveTrust(redrivePrincipals: readonly iam.IPrincipal[]): iam.IPrincipal {
+  if (redrivePrincipals.length === 0) return new iam.AccountRootPrincipal();
+  for (const principal of redrivePrincipals) principalArn(principal, 'redrivePrincipals');
+  const [first, ...more] = redrivePrincipals;
+  return more.length === 0 && first ? first : new iam.CompositePrincipal(...redrivePrincipals);
+}
+
+/** The redrive role, in `scope` (the pipeline). The CLI reads the stack's outputs first. */
 export function buildRedriveRole(
   scope: Construct,
   props: {
-    readonly assumedBy: iam.IPrincipal;
+    /** Who may assume it. @default {@link redriveTrust} of `redrivePrincipals` */
+    readonly assumedBy?: iam.IPrincipal;
+    /** The redrive principals the queue policies exempt: they alone may assume it by default. */
+    readonly redrivePrincipals: readonly iam.IPrincipal[];
     readonly queue: sqs.IQueue;
     readonly deadLetterQueue: sqs.IQueue;
     /** What SNS could not deliver to the work queue: listed and redriven to it like the DLQ. */
@@ -22,13 +48,18 @@ export function buildRedriveRole(
     readonly queueKey: kms.IKey;
     /**
      * The ledger's DLQ and the ledger function's disabled mapping of it: `dlq redrive --queue ledger`
-     * enables the mapping and watches the DLQ drain (nothing is sent to the ledger's buffer).
+     * enables the mapping and watches the DLQ drain (nothing is sent to the ledger's buffer). The
+     * ledger function is the mapping's target: the only one an update may name.
      */
-    readonly ledgerDeadLetters: { readonly queue: sqs.IQueue; readonly mappingArn: string };
+    readonly ledger: {
+      readonly bufferDeadLetterQueue: sqs.IQueue;
+      readonly deadLetterMapping: { readonly arn: string };
+      readonly ledgerFunction: { readonly functionArn: string };
+    };
   },
 ): iam.Role {
   const role = new iam.Role(scope, 'RedriveRole', {
-    assumedBy: props.assumedBy,
+    assumedBy: props.assumedBy ?? redriveTrust(props.redrivePrincipals),
     description: "Operators' role for the email pipeline's DLQ: list, redrive and purge it",
     maxSessionDuration: Duration.hours(1),
   });
@@ -65,19 +96,29 @@ export function buildRedriveRole(
     }),
   );
   // The ledger's DLQ is redriven by the ledger function itself: this mapping only (UpdateEventSourceMapping
-  // and GetEventSourceMapping take an event-source-mapping ARN), and the DLQ's depth to follow it.
+  // and GetEventSourceMapping take an event-source-mapping ARN), and the DLQ's depth to follow it. The
+  // switch keeps the mapping on the ledger function (lambda:FunctionArn: the function an update names,
+  // or the mapping's own when it names none).
   role.addToPolicy(
     new iam.PolicyStatement({
-      sid: 'RedriveLedgerDeadLettersByItsMapping',
-      actions: ['lambda:GetEventSourceMapping', 'lambda:UpdateEventSourceMapping'],
-      resources: [props.ledgerDeadLetters.mappingArn],
+      sid: 'ReadLedgerDeadLetterMapping',
+      actions: ['lambda:GetEventSourceMapping'],
+      resources: [props.ledger.deadLetterMapping.arn],
+    }),
+  );
+  role.addToPolicy(
+    new iam.PolicyStatement({
+      sid: 'SwitchLedgerDeadLetterMapping',
+      actions: ['lambda:UpdateEventSourceMapping'],
+      resources: [props.ledger.deadLetterMapping.arn],
+      conditions: { StringEquals: { 'lambda:FunctionArn': props.ledger.ledgerFunction.functionArn } },
     }),
   );
   role.addToPolicy(
     new iam.PolicyStatement({
       sid: 'FollowLedgerDeadLetters',
       actions: ['sqs:GetQueueAttributes'],
-      resources: [props.ledgerDeadLetters.queue.queueArn],
+      resources: [props.ledger.bufferDeadLetterQueue.queueArn],
     }),
   );
   role.addToPolicy(

@@ -5,6 +5,7 @@
  * function and the queue's own redrive (plus the named redrive principals) may
  * send to the queues.
  */
+import { Lazy } from 'aws-cdk-lib';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import type * as sns from 'aws-cdk-lib/aws-sns';
 import type * as sqs from 'aws-cdk-lib/aws-sqs';
@@ -12,36 +13,47 @@ import { SettingsError } from '../../settings';
 import { onlyTheseSend } from '../shared';
 import { isRole, principalArn } from './principals';
 
+/** How a topic's publishers are restricted: who the errors name, and the ARN exempted when nobody is listed. */
+export interface PublisherRestriction {
+  /** The setting or prop the errors name (publisherPrincipals, highPriorityPublisherPrincipals). */
+  readonly setting: string;
+  /** The method that admits one more later, which its errors name (grantPublish, grantPublishHighPriority). */
+  readonly grantedBy: string;
+  /** Whether at least one publisher must be given at once. */
+  readonly required: boolean;
+  /**
+   * The one ARN the deny exempts while no publisher is listed: a principal with no sns:Publish of
+   * its own (the send function's role), so that nobody may publish until one is granted.
+   */
+  readonly nobody: string;
+}
+
 /**
- * Topic policy: the listed publishers may publish (and use the key to do
- * so); everyone else is denied, whatever their IAM policies say. Returns a
- * function that admits one more publisher later (`EmailPipeline.grantPublish`):
- * it extends the same Deny's exemptions and grants the publish.
+ * Topic policy: the listed publishers may publish (and use the key to do so); everyone else is
+ * denied, whatever their IAM policies say. Returns a function that admits one more publisher later
+ * (`EmailPipeline.grantPublish`, `grantPublishHighPriority`): the Deny's exemptions are rendered at
+ * synth, so later grants count, and it grants the publish.
  */
 export function restrictPublishers(
   topic: sns.Topic,
   principals: readonly iam.IPrincipal[],
+  restriction: PublisherRestriction = {
+    setting: 'publisherPrincipals',
+    grantedBy: 'grantPublish',
+    required: true,
+    nobody: '',
+  },
 ): (principal: iam.IPrincipal) => iam.Grant {
-  if (principals.length === 0) {
-    throw new SettingsError('publisherPrincipals', [], 'must name at least one publisher');
+  if (restriction.required && principals.length === 0) {
+    throw new SettingsError(restriction.setting, [], 'must name at least one publisher');
   }
   const accounts: string[] = [];
   const arns: string[] = [];
-  const deny = new iam.PolicyStatement({
-    sid: 'OnlyConfiguredPublishers',
-    effect: iam.Effect.DENY,
-    principals: [new iam.AnyPrincipal()],
-    actions: ['sns:Publish'],
-    resources: [topic.topicArn],
-  });
-  const admit = (principal: iam.IPrincipal, setting: string): iam.Grant => {
-    if (principal instanceof iam.AccountPrincipal) {
-      accounts.push(principal.accountId);
-      deny.addCondition('StringNotEquals', { 'aws:PrincipalAccount': [...accounts] });
-    } else if (principal instanceof iam.ArnPrincipal || isRole(principal)) {
-      arns.push(isRole(principal) ? principal.roleArn : (principal as iam.ArnPrincipal).arn);
-      deny.addCondition('ArnNotEquals', { 'aws:PrincipalArn': [...arns] });
-    } else {
+  const add = (principal: iam.IPrincipal, setting: string): iam.Grant => {
+    if (principal instanceof iam.AccountPrincipal) accounts.push(principal.accountId);
+    else if (principal instanceof iam.ArnPrincipal) arns.push(principal.arn);
+    else if (isRole(principal)) arns.push(principal.roleArn);
+    else {
       throw new SettingsError(
         setting,
         principal.toString(),
@@ -50,21 +62,63 @@ export function restrictPublishers(
     }
     return topic.grantPublish(principal);
   };
-  for (const principal of principals) admit(principal, 'publisherPrincipals');
-  topic.addToResourcePolicy(deny);
-  return (principal) => admit(principal, 'grantPublish');
+  for (const principal of principals) add(principal, restriction.setting);
+  const statement = new iam.PolicyStatement({
+    sid: 'OnlyConfiguredPublishers',
+    effect: iam.Effect.DENY,
+    principals: [new iam.AnyPrincipal()],
+    actions: ['sns:Publish'],
+    resources: [topic.topicArn],
+  });
+  // Both conditions must hold for the deny: a listed account or a listed ARN is enough to publish.
+  statement.addCondition(
+    'StringNotEquals',
+    Lazy.any({ produce: () => (accounts.length > 0 ? { 'aws:PrincipalAccount': accounts } : undefined) }),
+  );
+  statement.addCondition(
+    'ArnNotEquals',
+    Lazy.any({
+      produce: () => {
+        if (arns.length > 0) return { 'aws:PrincipalArn': arns };
+        return accounts.length > 0 ? undefined : { 'aws:PrincipalArn': [restriction.nobody] };
+      },
+    }),
+  );
+  topic.addToResourcePolicy(statement);
+  return (principal) => add(principal, restriction.grantedBy);
+}
+
+/**
+ * The high-priority topic's policy: only `principals` (and those admitted later by the returned
+ * function, `grantPublishHighPriority`) may publish. None by default: while none is listed the
+ * Deny exempts only `sendRole`, which no statement lets publish, so nobody publishes high priority.
+ */
+export function restrictHighPriorityPublishers(
+  topic: sns.Topic,
+  principals: readonly iam.IPrincipal[],
+  sendRole: iam.IRole,
+): (principal: iam.IPrincipal) => iam.Grant {
+  return restrictPublishers(topic, principals, {
+    setting: 'highPriorityPublisherPrincipals',
+    grantedBy: 'grantPublishHighPriority',
+    required: false,
+    nobody: sendRole.roleArn,
+  });
 }
 
 /**
  * Queue policies: only the topic (and the function, re-enqueueing a retried
- * message) may send to the work queue and to the high-priority queue, only the
- * function (and the two queues' own redrive) to their DLQ, only the topic to the subscription's DLQ; the redrive
+ * message) may send to the work queue, only the high-priority topic (and the
+ * function) to the high-priority queue, only the
+ * function (and the two queues' own redrive) to their DLQ, only the topics to the subscription's DLQ; the redrive
  * principals, named by ARN, are exempt. A Deny, so that no IAM policy
  * (PowerUser, a CI role) can plant a message the function would send, and no
  * tag a principal could set on itself opens it.
  */
 export function restrictQueueSenders(props: {
   readonly topic: sns.ITopic;
+  /** Feeds the high-priority queue, the only topic that may. */
+  readonly highPriorityTopic: sns.ITopic;
   readonly queue: sqs.IQueue;
   /** The high-priority queue: the same rule as the work queue. */
   readonly highPriorityQueue: sqs.IQueue;
@@ -81,11 +135,15 @@ export function restrictQueueSenders(props: {
       ...allowed,
       'aws:PrincipalArn': [...(allowed['aws:PrincipalArn'] ?? []), ...redrivers],
     });
-  // The function sends too: a retried message goes back to the work queue as a delayed copy
-  // (the retry budget); it only ever re-enqueues an envelope it received from the topic.
-  for (const queue of [props.queue, props.highPriorityQueue]) {
+  // The function sends too: a retried message goes back to its queue as a delayed copy (the retry
+  // budget); it only ever re-enqueues an envelope it received there. Each queue admits its own
+  // topic only: a message is high priority because its publisher may publish to the high-priority topic.
+  for (const [queue, topic] of [
+    [props.queue, props.topic],
+    [props.highPriorityQueue, props.highPriorityTopic],
+  ] as const) {
     deny(queue, 'OnlyTheTopicSends', {
-      'aws:SourceArn': [props.topic.topicArn],
+      'aws:SourceArn': [topic.topicArn],
       'aws:PrincipalArn': [props.senderRole.roleArn],
     });
   }
@@ -93,5 +151,7 @@ export function restrictQueueSenders(props: {
     'aws:PrincipalArn': [props.senderRole.roleArn],
     'aws:SourceArn': [props.queue.queueArn, props.highPriorityQueue.queueArn],
   });
-  deny(props.subscriptionDeadLetterQueue, 'OnlyTheTopicDeadLetters', { 'aws:SourceArn': [props.topic.topicArn] });
+  deny(props.subscriptionDeadLetterQueue, 'OnlyTheTopicDeadLetters', {
+    'aws:SourceArn': [props.topic.topicArn, props.highPriorityTopic.topicArn],
+  });
 }

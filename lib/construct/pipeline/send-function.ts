@@ -35,6 +35,7 @@ export function buildSendFunction(
     readonly serviceName: string;
     readonly logGroup: logs.LogGroup;
     readonly topic: sns.ITopic;
+    readonly highPriorityTopic: sns.ITopic;
     readonly table: dynamodb.ITable;
     readonly queue: sqs.IQueue;
     readonly highPriorityQueue: sqs.IQueue;
@@ -54,6 +55,7 @@ export function buildSendFunction(
       deadLetterQueueUrl: props.deadLetterQueue.queueUrl,
       attachmentsBucketName: props.attachmentsBucketName,
       highPriorityQueueUrl: props.highPriorityQueue.queueUrl,
+      highPriorityTopicArn: props.highPriorityTopic.topicArn,
     }),
     POWERTOOLS_SERVICE_NAME: props.serviceName,
     NODE_OPTIONS: '--enable-source-maps',

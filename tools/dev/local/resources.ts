@@ -19,7 +19,6 @@ import {
 } from '@aws-sdk/client-sesv2';
 import { CreateBucketCommand, PutBucketLifecycleConfigurationCommand, type S3Client } from '@aws-sdk/client-s3';
 import { CreateTopicCommand, SubscribeCommand, type SNSClient } from '@aws-sdk/client-sns';
-import { PRIORITY_ATTRIBUTE } from '../../../lambdas/kernel/names';
 import { CreateQueueCommand, GetQueueAttributesCommand, type SQSClient } from '@aws-sdk/client-sqs';
 import { LEDGER_STATUS_INDEX, LEDGER_TABLE } from '../../../lambdas/kernel/ledger/schema';
 import { DLQ_RETENTION_SECONDS, type ResolvedSettings } from '../../../lib/settings';
@@ -54,9 +53,11 @@ export interface LocalResources {
   /** The send function's role name (see {@link senderRoleName}). */
   readonly senderRoleName: string;
   readonly topicArn: string;
+  /** The high-priority topic: the only source of the high-priority queue, as deployed. */
+  readonly highPriorityTopicArn: string;
   readonly queueUrl: string;
   readonly queueArn: string;
-  /** The high-priority queue: the topic's messages with `priority = high` (subscription filter). */
+  /** The high-priority queue: the high-priority topic's messages (no filter, no other source). */
   readonly highPriorityQueueUrl: string;
   readonly highPriorityQueueArn: string;
   readonly deadLetterQueueUrl: string;
@@ -117,6 +118,7 @@ export function ledgerRefs(resources: LocalResources): LedgerResourceRefs {
 export function handlerRefs(resources: LocalResources): HandlerResourceRefs {
   return {
     topicArn: resources.topicArn,
+    highPriorityTopicArn: resources.highPriorityTopicArn,
     tableName: resources.tableName,
     sourceQueueUrl: resources.queueUrl,
     deadLetterQueueUrl: resources.deadLetterQueueUrl,
@@ -239,30 +241,19 @@ async function createTable(
     });
 }
 
-/** Subscribes a queue to a topic (SNS envelope, raw delivery off); returns the queue's ARN. */
-async function subscribeQueue(
-  clients: ResourceClients,
-  topicArn: string,
-  queueUrl: string,
-  filterPolicy?: Record<string, unknown>,
-): Promise<string> {
+/** Subscribes a queue to a topic (SNS envelope, raw delivery off, no filter); returns the queue's ARN. */
+async function subscribeQueue(clients: ResourceClients, topicArn: string, queueUrl: string): Promise<string> {
   const arn = await queueArn(clients.sqs, queueUrl);
   await clients.sns.send(
     new SubscribeCommand({
       TopicArn: topicArn,
       Protocol: 'sqs',
       Endpoint: arn,
-      Attributes: {
-        RawMessageDelivery: 'false',
-        ...(filterPolicy ? { FilterPolicy: JSON.stringify(filterPolicy) } : {}),
-      },
+      Attributes: { RawMessageDelivery: 'false' },
     }),
   );
   return arn;
 }
-
-/** The high-priority queue's filter, as the construct gives its subscription (lib/construct/pipeline/topic.ts). */
-export const HIGH_PRIORITY_FILTER_POLICY = { [PRIORITY_ATTRIBUTE]: ['high'] } as const;
 
 /** Ignores "already exists" (creating twice is fine). */
 function existing(error: unknown): void {
@@ -377,8 +368,9 @@ export async function createResources(
   const tableName = `${name}-idempotency`;
   const ledger = createLedgerResources(clients, settings, name);
   ledger.catch(() => undefined); // awaited below; a failure of the rest must not leave it unhandled
-  const [topic, dlq] = await Promise.all([
+  const [topic, highPriorityTopic, dlq] = await Promise.all([
     sns.send(new CreateTopicCommand({ Name: `${name}-topic` })),
+    sns.send(new CreateTopicCommand({ Name: `${name}-high-priority` })),
     sqs.send(
       new CreateQueueCommand({
         QueueName: `${name}-dlq`,
@@ -388,8 +380,11 @@ export async function createResources(
     createTable(dynamodb, tableName),
   ]);
   const topicArn = topic.TopicArn;
+  const highPriorityTopicArn = highPriorityTopic.TopicArn;
   const deadLetterQueueUrl = dlq.QueueUrl;
-  if (!topicArn || !deadLetterQueueUrl) throw new Error('the emulator did not return a topic ARN or DLQ URL');
+  if (!topicArn || !highPriorityTopicArn || !deadLetterQueueUrl) {
+    throw new Error('the emulator did not return a topic ARN or DLQ URL');
+  }
   const deadLetterQueueArn = await queueArn(sqs, deadLetterQueueUrl);
   // Both lanes' queues alike, as the construct makes them; one DLQ.
   const workQueue = async (queueName: string): Promise<string> => {
@@ -412,15 +407,12 @@ export async function createResources(
   const [queueUrl, highPriorityQueueUrl] = await Promise.all([workQueue(`${name}-queue`), workQueue(`${name}-high`)]);
   const arn = await subscribeQueue(clients, topicArn, queueUrl);
   const attachmentsBucketName = clients.s3 ? await createAttachmentsBucket(clients.s3, settings, name) : undefined;
-  const highPriorityQueueArn = await subscribeQueue(
-    clients,
-    topicArn,
-    highPriorityQueueUrl,
-    HIGH_PRIORITY_FILTER_POLICY,
-  );
+  // Each queue has one topic, as deployed: the high-priority queue only the high-priority topic's.
+  const highPriorityQueueArn = await subscribeQueue(clients, highPriorityTopicArn, highPriorityQueueUrl);
   return {
     senderRoleName: senderRoleName(name),
     topicArn,
+    highPriorityTopicArn,
     queueUrl,
     queueArn: arn,
     highPriorityQueueUrl,

@@ -155,7 +155,7 @@ export async function main(argv: readonly string[] = process.argv.slice(2)): Pro
     // The high-priority queue's own mapping: one consumer of its own.
     await pipeline.startConsumer({ lane: 'high', name: 'high-1' });
     await pipeline.startLedgerConsumer();
-    // GET /deliveries/{key}: the deployed status function's code over the local tables.
+    // GET /deliveries/{key} and the cancel URL's DELETE: the deployed functions' code over the local tables.
     const target = {
       db: DynamoDBDocumentClient.from(pipeline.dynamodb),
       ledgerTableName: pipeline.resources.ledger.tableName,
@@ -194,7 +194,10 @@ export async function main(argv: readonly string[] = process.argv.slice(2)): Pro
 
   const { endpoints } = emulators;
   const { resources } = pipeline;
-  const outputs = localOutputs(resources, endpoints, settings.idempotencyKeyPrefix, `${status.url}/deliveries/`);
+  const outputs = localOutputs(resources, endpoints, settings.idempotencyKeyPrefix, {
+    statusUrl: `${status.url}/deliveries/`,
+    cancelUrl: `${status.cancelUrl}/deliveries/`,
+  });
   writeFileSync(OUTPUTS_FILE, `${JSON.stringify(outputs, null, 2)}\n`);
   const seconds = ((Date.now() - started) / 1000).toFixed(1);
   // The CLI finds a pipeline by its state folder: a second pipeline's commands must name it too.
@@ -209,7 +212,9 @@ export async function main(argv: readonly string[] = process.argv.slice(2)): Pro
       `  SES v2        ${endpoints.ses}   sent mail: ${endpoints.ses}/store   max send rate ${sesAccountRate}/s (SES_MAX_SEND_RATE), pipeline maxSendRate ${settings.maxSendRate}/s`,
       `  Mailbox page  ${endpoints.mailboxUrl}`,
       `  Topic         ${resources.topicArn}`,
+      `  High priority ${resources.highPriorityTopicArn}`,
       `  Status        ${status.url}/deliveries/{key}   or: ${stateEnv}npm run status -- <key>`,
+      `  Cancel        DELETE ${status.cancelUrl}/deliveries/{key}`,
       `  Outputs       ${path.relative(process.cwd(), OUTPUTS_FILE)}`,
       ...(existsSync(PAUSE_FILE)
         ? ['', `  Sending is PAUSED (left so by email-pipeline pause): ${stateEnv}npm run -s resume starts it.`]

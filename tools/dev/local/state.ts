@@ -22,6 +22,10 @@ export const LEDGER_REDRIVE_FILE = path.join(STATE_DIR, 'ledger-dlq-redrive');
 /** What `npm start` writes to outputs.json: the stack's output keys plus the local endpoints. */
 export interface LocalOutputs {
   readonly TopicArn: string;
+  /** High-priority mail is published here (the only source of the high-priority queue). */
+  readonly HighPriorityTopicArn: string;
+  /** `DELETE <CancelUrl><key>` cancels a key not yet sent (the deployed stack's cancel function URL). */
+  readonly CancelUrl: string;
   readonly QueueUrl: string;
   readonly DeadLetterQueueUrl: string;
   readonly TableName: string;
@@ -51,15 +55,18 @@ export interface LocalOutputs {
   readonly S3Endpoint: string;
 }
 
-/** The outputs of a local pipeline: its resources, the emulators' endpoints, the key prefix and the status URL. */
+/** The outputs of a local pipeline: its resources, the emulators' endpoints, the key prefix, the status and cancel URLs. */
 export function localOutputs(
   resources: LocalResources,
   endpoints: EmulatorEndpoints,
   idempotencyKeyPrefix: string,
-  statusUrl: string,
+  urls: { readonly statusUrl: string; readonly cancelUrl: string },
 ): LocalOutputs {
+  const { statusUrl, cancelUrl } = urls;
   return {
     TopicArn: resources.topicArn,
+    HighPriorityTopicArn: resources.highPriorityTopicArn,
+    CancelUrl: cancelUrl,
     QueueUrl: resources.queueUrl,
     DeadLetterQueueUrl: resources.deadLetterQueueUrl,
     TableName: resources.tableName,

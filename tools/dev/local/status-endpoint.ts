@@ -1,14 +1,16 @@
 /**
- * The local pipeline's status endpoint: `GET /deliveries/{key}` and `DELETE /deliveries/{key}`
- * (cancel) on a plain node:http server, answering with the same code as the deployed status
- * function (lambdas/status/http.ts over lookup.ts and cancel.ts). No authentication: it listens on
- * 127.0.0.1 only, and a cancel is recorded as by `local (unauthenticated)`.
+ * The local pipeline's status endpoint: the status URL, `GET /deliveries/{key}`, and the cancel
+ * URL, `DELETE /cancel/deliveries/{key}` (the deployed cancel function has a URL of its own; here
+ * it is a path of its own), on a plain node:http server, answering with the same code as the
+ * deployed status and cancel functions (lambdas/status/http.ts over lookup.ts and cancel.ts): the
+ * status URL refuses a DELETE. No authentication: it listens on 127.0.0.1 only, and a cancel is
+ * recorded as by `local (unauthenticated)`.
  */
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { DeliveryReport } from '../../../lambdas/kernel/ledger/schema';
 import type { CancelResult } from '../../../lambdas/status/cancel';
-import { handleStatusRequest } from '../../../lambdas/status/http';
+import { handleCancelRequest, handleStatusRequest } from '../../../lambdas/status/http';
 
 /** STATUS_PORT, else 8010 (0 picks a free port). */
 export function statusPort(env: NodeJS.ProcessEnv = process.env): number {
@@ -19,9 +21,14 @@ export function statusPort(env: NodeJS.ProcessEnv = process.env): number {
   return port;
 }
 
+/** The path under which the local server answers as the cancel URL does. */
+export const LOCAL_CANCEL_PREFIX = '/cancel';
+
 export interface StatusEndpoint {
   /** Base URL, e.g. `http://127.0.0.1:8010`; lookups are `${url}/deliveries/{key}`. */
   readonly url: string;
+  /** The cancel URL's base, `${url}/cancel`: cancels are `DELETE ${cancelUrl}/deliveries/{key}`. */
+  readonly cancelUrl: string;
   close(): Promise<void>;
 }
 
@@ -30,7 +37,7 @@ export interface StatusEndpointOptions {
   readonly lookup: (key: string) => Promise<DeliveryReport>;
   /** Called with a lookup that failed for another reason than a bad key (the answer is a 503). */
   readonly onError?: (error: unknown) => void;
-  /** DELETE: cancels a key. @default none: DELETE is answered 405 */
+  /** The cancel URL's DELETE: cancels a key. @default none: the cancel path is answered 404 */
   readonly cancel?: (key: string) => Promise<CancelResult>;
 }
 
@@ -40,14 +47,14 @@ export const LOCAL_CANCELLER = 'local (unauthenticated)';
 export function startStatusEndpoint(options: StatusEndpointOptions): Promise<StatusEndpoint> {
   const server = createServer((request, response) => {
     // The path as sent, without a query string.
-    const rawPath = (request.url ?? '/').split('?')[0];
-    void handleStatusRequest(
-      request.method ?? 'GET',
-      rawPath ?? '/',
-      options.lookup,
-      options.onError,
-      options.cancel,
-    ).then((answer) => {
+    const rawPath = (request.url ?? '/').split('?')[0] ?? '/';
+    const method = request.method ?? 'GET';
+    const cancel = options.cancel;
+    const answered =
+      cancel && rawPath.startsWith(`${LOCAL_CANCEL_PREFIX}/`)
+        ? handleCancelRequest(method, rawPath.slice(LOCAL_CANCEL_PREFIX.length), cancel, options.onError)
+        : handleStatusRequest(method, rawPath, options.lookup, options.onError);
+    void answered.then((answer) => {
       response.writeHead(answer.statusCode, answer.headers);
       response.end(answer.body);
     });
@@ -66,6 +73,7 @@ export function startStatusEndpoint(options: StatusEndpointOptions): Promise<Sta
       const { port } = server.address() as AddressInfo;
       resolve({
         url: `http://127.0.0.1:${port}`,
+        cancelUrl: `http://127.0.0.1:${port}${LOCAL_CANCEL_PREFIX}`,
         close: () => new Promise<void>((done) => server.close(() => done())),
       });
     });
