@@ -35,12 +35,24 @@ export interface EmailPublisherProps {
    */
   readonly attachments?: AttachmentUploads;
   /**
-   * The pipeline's status URL (the stack's `StatusUrl` output), for {@link EmailPublisher.cancel}; the
-   * SNS client's credentials sign the request (their principal must be one of the pipeline's cancel
-   * principals: `grantCancel`, which grants lambda:InvokeFunctionUrl on it too).
+   * The pipeline's cancel URL (the stack's `CancelUrl` output), for {@link EmailPublisher.cancel}; the
+   * SNS client's credentials sign the request (their principal must be granted `grantCancel`, or be
+   * one of the pipeline's `cancelPrincipals`: IAM on that URL decides).
    * @default none: cancel throws
    */
+  readonly cancelUrl?: string;
+  /**
+   * @deprecated the status URL no longer cancels (it answers 405): give {@link cancelUrl}.
+   */
   readonly statusUrl?: string;
+  /**
+   * The pipeline's high-priority topic (the stack's `HighPriorityTopicArn` output): where
+   * `priority: 'high'` mail is published. Its publishers are the pipeline's
+   * `highPriorityPublisherPrincipals` (or `grantPublishHighPriority`), not everyone who may publish.
+   * @default none: high-priority mail goes to `topicArn` with the `priority` attribute (what
+   * pipelines before the high-priority topic routed on; a current pipeline sends it the normal lane)
+   */
+  readonly highPriorityTopicArn?: string;
   /**
    * The pipeline's `maxScheduleAheadSeconds`: a `sendAt` further ahead of this client's clock is
    * refused before publishing (the pipeline measures from when the message reached its queue).

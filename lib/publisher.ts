@@ -15,7 +15,7 @@ import {
 } from '@aws-sdk/client-sns';
 import { PRIORITY_ATTRIBUTE } from '../lambdas/kernel/names';
 import { valueTooDeep } from '../lambdas/kernel/contract/json-depth';
-import { cancelAtStatusUrl, type CancelResult } from './status-url';
+import { cancelAtCancelUrl, type CancelResult } from './status-url';
 import {
   CONTRACT,
   idempotencyKeyIssues,
@@ -212,12 +212,14 @@ export class EmailPublisher {
   private readonly ownsClient: boolean;
   readonly #uploads: AttachmentUploads | undefined;
   readonly #uploader: AttachmentUploader | undefined;
-  private readonly statusUrl: string | undefined;
+  readonly highPriorityTopicArn: string | undefined;
+  private readonly cancelUrl: string | undefined;
   private readonly maxAheadSeconds: number;
 
   constructor(props: EmailPublisherProps) {
     this.topicArn = props.topicArn;
-    this.statusUrl = props.statusUrl;
+    this.highPriorityTopicArn = props.highPriorityTopicArn;
+    this.cancelUrl = props.cancelUrl;
     this.maxAheadSeconds = props.maxScheduleAheadSeconds ?? DEFAULT_MAX_SCHEDULE_AHEAD_SECONDS;
     this.#uploads = props.attachments;
     this.#uploader = props.attachments ? new AttachmentUploader(props.attachments) : undefined;
@@ -236,16 +238,27 @@ export class EmailPublisher {
   async publish(message: PublishableEmail, options: PublishOptions = {}): Promise<Published> {
     const placed = this.#place(message, options);
     const prepared = prepare(placed.message, options, this.maxAheadSeconds);
+    const topicArn = this.#topicFor(options.priority);
     await this.#uploader?.upload(placed.uploads);
     const { MessageId } = await this.sns.send(
       new PublishCommand({
-        TopicArn: this.topicArn,
+        TopicArn: topicArn,
         Message: prepared.body,
         ...(prepared.attributes ? { MessageAttributes: prepared.attributes } : {}),
       }),
     );
-    if (!MessageId) throw new Error(`SNS answered the publish to ${this.topicArn} without a MessageId`);
+    if (!MessageId) throw new Error(`SNS answered the publish to ${topicArn} without a MessageId`);
     return { messageId: MessageId, dedupeKey: prepared.key ?? MessageId };
+  }
+
+  /**
+   * The topic of a lane: high-priority mail goes to the pipeline's high-priority topic, whose
+   * publishers IAM decides. Without {@link EmailPublisherProps.highPriorityTopicArn}, to the topic
+   * with the `priority` attribute, which pipelines before the high-priority topic routed on (a
+   * pipeline with one ignores the attribute: the mail goes the normal lane).
+   */
+  #topicFor(priority: PublishOptions['priority']): string {
+    return priority === 'high' && this.highPriorityTopicArn !== undefined ? this.highPriorityTopicArn : this.topicArn;
   }
 
   /**
@@ -281,7 +294,13 @@ export class EmailPublisher {
         results[entry.index] = { index: entry.index, ok: false, error: requestError(error) };
       }
     }
-    for (const batch of batches(ready)) {
+    // One PublishBatch names one topic: each lane's entries in requests of their own.
+    const lanes = [
+      ready.filter((e) => entries[e.index]?.priority !== 'high'),
+      ready.filter((e) => entries[e.index]?.priority === 'high'),
+    ];
+    for (const batch of lanes.flatMap((lane) => batches(lane))) {
+      const topicArn = this.#topicFor(entries[batch[0]?.index ?? 0]?.priority);
       const requestEntries: PublishBatchRequestEntry[] = batch.map((entry) => ({
         Id: String(entry.index),
         Message: entry.body,
@@ -290,7 +309,7 @@ export class EmailPublisher {
       let response: PublishBatchResponse;
       try {
         response = await this.sns.send(
-          new PublishBatchCommand({ TopicArn: this.topicArn, PublishBatchRequestEntries: requestEntries }),
+          new PublishBatchCommand({ TopicArn: topicArn, PublishBatchRequestEntries: requestEntries }),
         );
       } catch (error) {
         for (const { index } of batch) results[index] = { index, ok: false, error: requestError(error) };
@@ -325,19 +344,19 @@ export class EmailPublisher {
    * sent, and its status is `cancelled`, with when and by whom (this client's IAM identity). Resolves
    * with the outcome: `cancelled`, `already-cancelled` (cancelling twice is harmless) or `too-late`
    * (claimed, in progress or sent: the report says which; nothing was changed). Throws
-   * {@link StatusUrlError} when the status URL refuses the request (403: no lambda:InvokeFunctionUrl).
-   * One signed `DELETE <statusUrl><key>`: the status function alone holds the write (why: README,
-   * Scheduling and cancelling).
+   * {@link StatusUrlError} when the cancel URL refuses the request (403: no lambda:InvokeFunctionUrl
+   * on it). One signed `DELETE <cancelUrl><key>`: the cancel function alone holds the write, and IAM
+   * on its URL decides who may call it (docs/contract.md, Scheduling and cancelling).
    */
   async cancel(key: string): Promise<CancelResult> {
-    if (this.statusUrl === undefined) {
-      throw new Error('EmailPublisher.cancel needs the statusUrl prop (the stack output StatusUrl)');
+    if (this.cancelUrl === undefined) {
+      throw new Error('EmailPublisher.cancel needs the cancelUrl prop (the stack output CancelUrl)');
     }
     const [issue] = idempotencyKeyIssues(key);
     if (issue) throw new InvalidMessageError('InvalidKey', [issue]);
     const credentials = await this.sns.config.credentials();
     const region = await this.sns.config.region();
-    return cancelAtStatusUrl(this.statusUrl, normalizeIdempotencyKey(key), { credentials, region });
+    return cancelAtCancelUrl(this.cancelUrl, normalizeIdempotencyKey(key), { credentials, region });
   }
 
   /** Releases the SNS client (and the S3 client) if this publisher built it. */

@@ -2,9 +2,10 @@
  * `email-pipeline cancel [--json] [--stack NAME [--pipeline NAME]] [--region R] <key>`: cancel a key not yet sent
  * (a scheduled email, or one still waiting in the queue), so that it is never sent.
  *
- * One signed `DELETE <StatusUrl><key>` (lib/status-url.ts) to the stack's status URL, with the
- * usual AWS credentials (they need lambda:InvokeFunctionUrl on it); without --stack, the local
- * pipeline's status server (npm start). The status function writes the cancel (lambdas/status/cancel.ts).
+ * One signed `DELETE <CancelUrl><key>` (lib/status-url.ts) to the stack's cancel URL, with the
+ * usual AWS credentials (they need lambda:InvokeFunctionUrl on it: IAM decides who may cancel);
+ * without --stack, the local pipeline's status server (npm start). The cancel function writes the
+ * cancel (lambdas/status/cancel.ts).
  *
  * Exit codes (main.ts's convention): 0 cancelled, now or already (cancelling twice is harmless);
  * 1 too late, the key is claimed, in progress or sent (its status is printed), or the status URL
@@ -13,7 +14,7 @@
 import { SNSClient } from '@aws-sdk/client-sns';
 // The kernel's key rules (what lambdas/status/lookup.ts checks too), without its DynamoDB client: the packaged CLI has none.
 import { idempotencyKeyIssues } from '../../lambdas/kernel/contract';
-import { cancelAtStatusUrl, StatusUrlError, type SigningContext } from '../status-url';
+import { cancelAtCancelUrl, StatusUrlError, type SigningContext } from '../status-url';
 import { parseCommand } from './args';
 import type { Command, Io } from './command';
 import { OperationError, UsageError } from './errors';
@@ -38,8 +39,8 @@ it is never sent, and its status becomes cancelled, with when and by whom. Exits
 status, when the key is already in progress or sent. Cancelling twice is harmless. A command about
 one key takes it as its argument; only dlq selects by --key. (A DLQ move task is stopped with
 email-pipeline dlq stop-task.) On a deployed stack the request is signed with your AWS credentials,
-whose principal must be one of the pipeline's cancel principals (cancelPrincipals;
-lambda:InvokeFunctionUrl on its StatusUrl).
+whose principal must be granted the pipeline's cancel URL (cancelPrincipals or grantCancel:
+lambda:InvokeFunctionUrl on its CancelUrl).
 
 ${TARGET_HELP}`;
 
@@ -80,11 +81,11 @@ export const cancelCommand: Command = {
       throw new UsageError(`${JSON.stringify(key)} cannot be a dedupe key: it ${problem}`, USAGE);
     }
     const target = await resolveTarget(targetOptions(values, USAGE));
-    const statusUrl = output(target, 'StatusUrl');
-    const result = await cancelAtStatusUrl(statusUrl, key, await signingFor(target)).catch((error: unknown) => {
+    const cancelUrl = output(target, 'CancelUrl');
+    const result = await cancelAtCancelUrl(cancelUrl, key, await signingFor(target)).catch((error: unknown) => {
       const advice =
         error instanceof StatusUrlError && error.statusCode === 403
-          ? " (your identity must be one of the stack's cancel principals, with lambda:InvokeFunctionUrl on the status function)"
+          ? " (your identity must be granted the pipeline's cancel URL: cancelPrincipals or grantCancel, lambda:InvokeFunctionUrl on the cancel function)"
           : '';
       throw new OperationError(
         `Could not cancel at ${target.description}: ${error instanceof Error ? error.message : String(error)}${advice}`,

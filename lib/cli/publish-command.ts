@@ -229,6 +229,7 @@ async function destination(
   priority: string | undefined,
 ): Promise<{
   topicArn: string;
+  highPriorityTopicArn?: string;
   sns: ClientSettings;
   description: string;
   local: boolean;
@@ -252,7 +253,8 @@ async function destination(
   // A pipeline whose high lane has a topic of its own names it: --priority high publishes there.
   const high = priority === 'high' ? target.outputs.HighPriorityTopicArn : undefined;
   return {
-    topicArn: high ?? output(target, 'TopicArn'),
+    topicArn: output(target, 'TopicArn'),
+    ...(high ? { highPriorityTopicArn: high } : {}),
     sns: target.clients.sns,
     description: target.description,
     local: target.local,
@@ -304,6 +306,7 @@ export const publishCommand: Command = {
     const to = await destination(where, priority);
     const publisher = new EmailPublisher({
       topicArn: to.topicArn,
+      ...(to.highPriorityTopicArn ? { highPriorityTopicArn: to.highPriorityTopicArn } : {}),
       sns: to.sns,
       ...(to.maxScheduleAheadSeconds !== undefined ? { maxScheduleAheadSeconds: to.maxScheduleAheadSeconds } : {}),
       ...(to.attachments ? { attachments: to.attachments } : {}),

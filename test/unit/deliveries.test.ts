@@ -4,7 +4,7 @@
  */
 import { UNINDEXED_OUTCOMES } from '../../lib/cli/deliveries';
 import { LEDGER_STATUS_INDEX, statusShard } from '../../lambdas/kernel/ledger/schema';
-import { isOutcome, newest, OUTCOMES, sinceTime } from '../../lib/cli/deliveries';
+import { newest, OUTCOMES, sinceTime } from '../../lib/cli/deliveries';
 
 const NOW = Date.parse('2026-12-03T10:00:00.000Z');
 

@@ -117,7 +117,7 @@ describe('EmailPublisher: sendAt and cancel', () => {
     ).toThrow('sendAt: is given twice');
   });
 
-  test('cancel(key) sends one signed DELETE to <statusUrl><key> and resolves with the outcome, 409 included', async () => {
+  test('cancel(key) sends one signed DELETE to <cancelUrl><key> and resolves with the outcome, 409 included', async () => {
     const seen: IncomingMessage[] = [];
     const server = createServer((request, response) => {
       seen.push(request);
@@ -129,7 +129,7 @@ describe('EmailPublisher: sendAt and cancel', () => {
     const publisher = new EmailPublisher({
       topicArn: 'arn:aws:sns:eu-west-1:123456789012:emails',
       sns: { region: 'eu-west-1', credentials },
-      statusUrl: `http://127.0.0.1:${port}/deliveries/`,
+      cancelUrl: `http://127.0.0.1:${port}/deliveries/`,
     });
     try {
       const result = await publisher.cancel('order/42');
@@ -145,12 +145,12 @@ describe('EmailPublisher: sendAt and cancel', () => {
     }
   });
 
-  test('cancel without a statusUrl says what it needs', async () => {
+  test('cancel without a cancelUrl says what it needs', async () => {
     const publisher = new EmailPublisher({
       topicArn: 'arn:aws:sns:eu-west-1:123456789012:emails',
       sns: { region: 'eu-west-1' },
     });
-    await expect(publisher.cancel('order-42')).rejects.toThrow('needs the statusUrl prop');
+    await expect(publisher.cancel('order-42')).rejects.toThrow('needs the cancelUrl prop');
     publisher.destroy();
   });
 });
