@@ -317,7 +317,6 @@ export async function markDeadLettered(
   );
 }
 
-
 /**
  * Records one of the pipeline's own events (`Scheduled`, `Cancelled`: PIPELINE_EVENT in the
  * schema) on a key's item, in one conditional UpdateItem, only while the item's status is one of
