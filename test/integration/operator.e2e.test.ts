@@ -84,16 +84,13 @@ async function pause(): Promise<void> {
   expect(run.stderr).toContain('Sending has stopped: 3 event source(s) of the send function are Disabled');
 }
 
-/** Publishes straight to the topic (no CLI process in between), on the high-priority lane when asked. */
+/** Publishes straight to a topic (no CLI process in between): the high-priority topic when asked. */
 async function publishNow(to: string, key: string, priority?: 'high'): Promise<void> {
   await p.pipeline.sns.send(
     new PublishCommand({
-      TopicArn: p.pipeline.resources.topicArn,
+      TopicArn: priority === 'high' ? p.pipeline.resources.highPriorityTopicArn : p.pipeline.resources.topicArn,
       Message: JSON.stringify({ to, subject: 'Paused', text: 'Later.' }),
-      MessageAttributes: {
-        'idempotency-key': { DataType: 'String', StringValue: key },
-        ...(priority ? { priority: { DataType: 'String', StringValue: priority } } : {}),
-      },
+      MessageAttributes: { 'idempotency-key': { DataType: 'String', StringValue: key } },
     }),
   );
 }
@@ -126,11 +123,11 @@ test('pause: nothing published after it returns is sent before resume, on either
     ['pod-2', 'Disabled'],
   ]);
 
-  // The work queue's subscription has no filter (as on AWS): it holds a copy of the high one too.
+  // Each queue holds its own lane's messages only (the high-priority topic is the high queue's one source).
   await until(
     'the messages waiting in both queues',
     async () =>
-      (await p.pipeline.queueDepth('queue')).visible === 3 && (await p.pipeline.queueDepth('high')).visible === 1,
+      (await p.pipeline.queueDepth('queue')).visible === 2 && (await p.pipeline.queueDepth('high')).visible === 1,
   );
   // The consumers kept looking while the messages waited, and took none.
   const seen = await consumersPausedFor(8, pausedPolls());
