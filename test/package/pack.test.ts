@@ -13,10 +13,11 @@
  * binary from the registry's `node` package installed in this test's own folder, first in
  * PATH: so `node` and the CLI's `#!/usr/bin/env node` both find it, not the machine's Node.
  */
-import { execFileSync, spawnSync } from 'node:child_process';
+import { execFile, execFileSync, spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
+import { startStandIn } from './cloudformation-stand-in';
 
 const ROOT = path.join(__dirname, '..', '..');
 const NPM = process.platform === 'win32' ? 'npm.cmd' : 'npm';
@@ -406,6 +407,75 @@ describe('in a user stack (on the repository’s Node)', () => {
     expect(
       described.some((d) => d.startsWith('Alarm topics and alarm name prefix of the email pipeline Billing')),
     ).toBe(true);
+  });
+
+  /** The installed CLI against the stand-in for CloudFormation and DynamoDB (a child process: the stand-in answers meanwhile). */
+  function installedCli(
+    args: readonly string[],
+    endpoint: string,
+  ): Promise<{ code: number; stdout: string; stderr: string }> {
+    const bin = path.join(app, 'node_modules', '.bin', 'email-pipeline');
+    return new Promise((resolve) => {
+      execFile(
+        bin,
+        [...args],
+        {
+          cwd: app,
+          encoding: 'utf8',
+          env: {
+            ...own(),
+            AWS_REGION: 'us-east-1',
+            AWS_ACCESS_KEY_ID: 'AKIDSTANDIN',
+            AWS_SECRET_ACCESS_KEY: 'stand-in',
+            AWS_ENDPOINT_URL_CLOUDFORMATION: endpoint,
+            AWS_ENDPOINT_URL_DYNAMODB: endpoint,
+            EMAIL_PIPELINE_STACK: '',
+            EMAIL_PIPELINE_NAME: '',
+          },
+        },
+        (error, stdout, stderr) =>
+          resolve({ code: error ? Number((error as { code?: number }).code ?? 1) : 0, stdout, stderr }),
+      );
+    });
+  }
+
+  test("the installed CLI finds each pipeline of the user's stack by --pipeline, from CloudFormation's answer", async () => {
+    const template = JSON.parse(fs.readFileSync(path.join(outdir, 'MailStack.template.json'), 'utf8'));
+    const standIn = await startStandIn({ MailStack: template });
+    try {
+      // Two pipelines and none named: exit 1, naming both, before any table is read.
+      const unnamed = await installedCli(['status', 'order-42', '--stack', 'MailStack'], standIn.endpoint);
+      expect(unnamed.code).toBe(1);
+      expect(unnamed.stderr).toMatch(/Billing.*Security/);
+      expect(standIn.tablesRead).toEqual([]);
+
+      // Named: the status lookup reads that pipeline's own tables, and only them.
+      const tableOf = (pipeline: string) =>
+        JSON.stringify(
+          (template.Outputs as Record<string, { Value: unknown; Description?: string }>)[
+            Object.keys(template.Outputs).find((k) =>
+              String(template.Outputs[k].Description).startsWith(`Endpoints of the email pipeline ${pipeline} `),
+            ) ?? ''
+          ]?.Value,
+        );
+      for (const pipeline of ['Security', 'Billing']) {
+        standIn.tablesRead.length = 0;
+        const named = await installedCli(
+          ['status', 'order-42', '--stack', 'MailStack', '--pipeline', pipeline, '--json'],
+          standIn.endpoint,
+        );
+        expect({ code: named.code, stderr: named.stderr }).toEqual({ code: 0, stderr: '' });
+        expect(JSON.parse(named.stdout)).toMatchObject({ key: 'order-42', status: 'unknown' });
+        expect(standIn.tablesRead.length).toBeGreaterThan(0);
+        for (const table of standIn.tablesRead) expect(tableOf(pipeline)).toContain(table.replace(/^ref-/, ''));
+      }
+      // A stack that does not exist: what CloudFormation said.
+      const missing = await installedCli(['status', 'order-42', '--stack', 'NoSuchStack'], standIn.endpoint);
+      expect(missing.code).toBe(1);
+      expect(missing.stderr).toContain('does not exist');
+    } finally {
+      await standIn.close();
+    }
   });
 
   test('no alarm description links the npm page; each links its runbook in the operators’ guide', () => {
