@@ -129,16 +129,25 @@ export function createLedgerHandler(
 
   /**
    * Why the event is not the pipeline's own, or undefined when it is: its origin, then its
-   * binding to a send (one GetItem of the claim; and one of the ledger item only while the
-   * claim has not stored SES's answer for that attempt yet).
+   * binding to a send (one eventually consistent GetItem of the claim, and a consistent one only
+   * when that cannot bind it; and one of the ledger item only while the claim has not stored SES's
+   * answer for that attempt yet).
    */
   async function untrusted(parsed: ParsedSesEvent, envelope: ReceivedSesEvent['origin']): Promise<string | undefined> {
     const { trust } = settings;
     const foreign = originProblem({ ...parsed.origin, ...envelope }, trust.origin);
     if (foreign) return foreign;
     if (parsed.attemptId === undefined) return bindingProblem(parsed, undefined);
-    const claim = await readClaimEvidence(dynamodb, trust.claimsTableName, trust.keyPrefix, parsed.claimRef);
-    const first = bindingProblem(parsed, claim);
+    const read = (consistent: boolean) =>
+      readClaimEvidence(dynamodb, trust.claimsTableName, trust.keyPrefix, parsed.claimRef, { consistent });
+    // An eventually consistent read first (half a read unit): nearly every claim was written well
+    // before its event. Whatever it cannot bind is read again, consistently, before it is refused.
+    let claim = await read(false);
+    let first = bindingProblem(parsed, claim);
+    if (first) {
+      claim = await read(true);
+      first = bindingProblem(parsed, claim);
+    }
     if (first || claim?.completed?.attemptId === parsed.attemptId) return first;
     const item = await readLedgerItem(dynamodb, settings.tableName, parsed.key);
     const send = eventsOf(item).find((e) => e.type === 'Send' && e.attemptId === parsed.attemptId);

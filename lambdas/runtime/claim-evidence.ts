@@ -8,14 +8,17 @@ import { claimEvidence, claimRecordId, type ClaimEvidence } from '../kernel/ledg
 
 /**
  * The claim a send was made under (the send function's idempotency record), as evidence for
- * binding.ts; undefined when the reference is malformed or names no record. One strongly
- * consistent GetItem: the claim is written before SES is called, so it is there for any event.
+ * binding.ts; undefined when the reference is malformed or names no record. One GetItem: the
+ * claim is written before SES is called, so it is there for any event. `consistent: false` reads
+ * at half the cost and may miss a write of the last second: the caller reads again, consistently,
+ * before it refuses anything on what it read.
  */
 export async function readClaimEvidence(
   client: Pick<DynamoDBClient, 'send'>,
   claimsTableName: string,
   keyPrefix: string,
   ref: string | undefined,
+  options: { readonly consistent: boolean } = { consistent: true },
 ): Promise<ClaimEvidence | undefined> {
   const id = ref === undefined ? undefined : claimRecordId(keyPrefix, ref);
   if (id === undefined) return undefined;
@@ -24,7 +27,7 @@ export async function readClaimEvidence(
       TableName: claimsTableName,
       // `id`: the partition key of Powertools' DynamoDB persistence layer (IDEMPOTENCY_TABLE in lib/construct/handler-env.ts).
       Key: marshall({ id }),
-      ConsistentRead: true,
+      ConsistentRead: options.consistent,
     }),
   );
   // eslint-disable-next-line @typescript-eslint/no-explicit-any
