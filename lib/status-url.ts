@@ -2,23 +2,17 @@
  * Requests to the pipeline's IAM-authenticated Lambda function URLs: the status URL (the stack's
  * `StatusUrl` output, `<function URL>deliveries/`, GET only) and the cancel URL (`CancelUrl`, a
  * function URL of its own that only the cancel principals may invoke, DELETE only). Each request is
- * signed with AWS Signature Version 4 (service `lambda`), here with node:crypto only, so that the
- * publisher client and the packaged CLI need no SDK beyond the SNS client they already have (whose
- * credential chain and region they pass in). The local pipeline's status server (npm start) takes
+ * signed with AWS Signature Version 4 (service `lambda`) by the SDK's own signer (aws-signer.ts), so
+ * that the publisher client and the packaged CLI need no SDK client beyond the SNS client they
+ * already have (whose credential chain and region they pass in). The local pipeline's status server (npm start) takes
  * the same requests and ignores the signature. A cancel is `DELETE <CancelUrl><key>`
  * (lambdas/status/http.ts); the status URL answers it 405.
  */
-import { createHash, createHmac } from 'node:crypto';
 import type { CancelResult } from '../lambdas/status/cancel';
+import { signedRequestHeaders, type SigningCredentials } from './aws-signer';
 
 export type { CancelOutcome, CancelResult } from '../lambdas/status/cancel';
-
-/** AWS credentials as the SDK's providers give them. */
-export interface SigningCredentials {
-  readonly accessKeyId: string;
-  readonly secretAccessKey: string;
-  readonly sessionToken?: string | undefined;
-}
+export type { SigningCredentials } from './aws-signer';
 
 /** What signing a request takes: credentials, the region (from the URL's host when it names one), the time. */
 export interface SigningContext {
@@ -26,31 +20,6 @@ export interface SigningContext {
   readonly region: string;
   /** @default new Date() */
   readonly now?: Date;
-}
-
-function sha256Hex(data: string): string {
-  return createHash('sha256').update(data, 'utf8').digest('hex');
-}
-
-function hmac(key: Buffer | string, data: string): Buffer {
-  return createHmac('sha256', key).update(data, 'utf8').digest();
-}
-
-/** RFC 3986 percent-encoding, as SigV4 wants it (`encodeURIComponent` leaves `!'()*`). */
-function escapeUri(text: string): string {
-  return encodeURIComponent(text).replace(/[!'()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`);
-}
-
-/** SigV4's canonical URI of a path as sent (already percent-encoded): every service but S3 encodes it again. */
-export function canonicalUri(path: string): string {
-  const segments: string[] = [];
-  for (const segment of path.split('/')) {
-    if (segment === '' || segment === '.') continue;
-    if (segment === '..') segments.pop();
-    else segments.push(segment);
-  }
-  const normalized = `/${segments.join('/')}${segments.length > 0 && path.endsWith('/') ? '/' : ''}`;
-  return escapeUri(normalized).replace(/%2F/g, '/');
 }
 
 /** The region a function URL's host names (`<id>.lambda-url.<region>.on.aws`), if it names one. */
@@ -63,47 +32,23 @@ export function regionOfFunctionUrl(url: URL): string | undefined {
  * when its host names one): `x-amz-date`, `x-amz-content-sha256`, `x-amz-security-token` with a
  * session, and `authorization`.
  */
-export function signedHeaders(method: string, url: URL, context: SigningContext): Record<string, string> {
-  const region = regionOfFunctionUrl(url) ?? context.region;
-  const amzDate = (context.now ?? new Date())
-    .toISOString()
-    .replace(/[-:]/g, '')
-    .replace(/\.\d{3}/, '');
-  const date = amzDate.slice(0, 8);
-  const payloadHash = sha256Hex('');
-  const headers: Record<string, string> = {
-    host: url.host,
-    'x-amz-content-sha256': payloadHash,
-    'x-amz-date': amzDate,
-    ...(context.credentials.sessionToken ? { 'x-amz-security-token': context.credentials.sessionToken } : {}),
-  };
-  const names = Object.keys(headers).sort();
-  const signed = names.join(';');
-  const query = [...url.searchParams.entries()]
-    .map(([k, v]) => `${escapeUri(k)}=${escapeUri(v)}`)
-    .sort()
-    .join('&');
-  const canonical = [
-    method.toUpperCase(),
-    canonicalUri(url.pathname),
-    query,
-    names.map((name) => `${name}:${(headers[name] ?? '').trim().replace(/\s+/g, ' ')}\n`).join(''),
-    signed,
-    payloadHash,
-  ].join('\n');
-  const scope = `${date}/${region}/lambda/aws4_request`;
-  const toSign = ['AWS4-HMAC-SHA256', amzDate, scope, sha256Hex(canonical)].join('\n');
-  const key = hmac(
-    hmac(hmac(hmac(`AWS4${context.credentials.secretAccessKey}`, date), region), 'lambda'),
-    'aws4_request',
+export async function signedHeaders(
+  method: string,
+  url: URL,
+  context: SigningContext,
+): Promise<Record<string, string>> {
+  const query = Object.fromEntries(url.searchParams.entries());
+  const { host, ...headers } = await signedRequestHeaders(
+    { method, protocol: url.protocol, host: url.host, path: url.pathname, query },
+    {
+      credentials: context.credentials,
+      region: regionOfFunctionUrl(url) ?? context.region,
+      service: 'lambda',
+      ...(context.now ? { now: context.now } : {}),
+    },
   );
-  const signature = createHmac('sha256', key).update(toSign, 'utf8').digest('hex');
-  const { host, ...rest } = headers;
   void host;
-  return {
-    ...rest,
-    authorization: `AWS4-HMAC-SHA256 Credential=${context.credentials.accessKeyId}/${scope}, SignedHeaders=${signed}, Signature=${signature}`,
-  };
+  return headers;
 }
 
 /**
@@ -138,7 +83,7 @@ export async function cancelAtCancelUrl(
   const url = deliveryUrl(cancelUrl, key);
   const response = await fetch(url, {
     method: 'DELETE',
-    headers: signedHeaders('DELETE', url, context),
+    headers: await signedHeaders('DELETE', url, context),
     signal: AbortSignal.timeout(timeoutMs),
   });
   const text = await response.text();

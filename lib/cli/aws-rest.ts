@@ -1,20 +1,16 @@
 /**
  * Two AWS APIs the CLI calls without an SDK client of their own: Lambda's event source mappings
  * (pause, resume) and STS GetCallerIdentity (who a resend is recorded as). The package depends on
- * no Lambda or STS client, so these few requests are signed here (Signature Version 4, with
- * node:crypto) with the credentials and region the SQS client resolves (the usual AWS chain:
+ * no Lambda or STS client, so these few requests are signed by the SDK's own signer
+ * (../aws-signer.ts) with the credentials and region the SQS client resolves (the usual AWS chain:
  * environment, profile, SSO, instance role).
  */
-import { createHash, createHmac } from 'node:crypto';
 import { SQSClient } from '@aws-sdk/client-sqs';
+import { signedRequestHeaders, type SigningCredentials } from '../aws-signer';
 import type { ClientSettings } from './target';
 
 /** Credentials as the SDK resolves them. */
-export interface Credentials {
-  readonly accessKeyId: string;
-  readonly secretAccessKey: string;
-  readonly sessionToken?: string | undefined;
-}
+export type Credentials = SigningCredentials;
 
 /** A request to sign: the path is already URI-encoded as sent. */
 export interface Unsigned {
@@ -31,10 +27,7 @@ function encode(value: string): string {
   return encodeURIComponent(value).replace(/[!'()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`);
 }
 
-const sha256 = (data: string) => createHash('sha256').update(data, 'utf8').digest('hex');
-const hmac = (key: Buffer | string, data: string) => createHmac('sha256', key).update(data, 'utf8').digest();
-
-/** The query string of `query`, sorted and encoded (also what is sent). */
+/** The query string of `query`, sorted and encoded as it is signed (also what is sent). */
 export function canonicalQuery(query: Readonly<Record<string, string>> = {}): string {
   return Object.keys(query)
     .sort()
@@ -42,48 +35,15 @@ export function canonicalQuery(query: Readonly<Record<string, string>> = {}): st
     .join('&');
 }
 
-/** The headers to send with `request`, Authorization included (Signature Version 4). */
+/** The headers to send with `request` over HTTPS, Authorization included (Signature Version 4). */
 export function sign(
   request: Unsigned,
   credentials: Credentials,
   region: string,
   service: string,
   now: Date = new Date(),
-): Record<string, string> {
-  const amzDate = now
-    .toISOString()
-    .replace(/[-:]/g, '')
-    .replace(/\.\d{3}/, '');
-  const day = amzDate.slice(0, 8);
-  const headers: Record<string, string> = {
-    ...Object.fromEntries(Object.entries(request.headers ?? {}).map(([k, v]) => [k.toLowerCase(), v])),
-    host: request.host,
-    'x-amz-date': amzDate,
-    'x-amz-content-sha256': sha256(request.body ?? ''),
-    ...(credentials.sessionToken ? { 'x-amz-security-token': credentials.sessionToken } : {}),
-  };
-  const names = Object.keys(headers).sort();
-  const canonical = [
-    request.method,
-    // Non-S3 services sign the path encoded once more (paths here hold no character that changes).
-    request.path
-      .split('/')
-      .map((segment) => encode(segment))
-      .join('/'),
-    canonicalQuery(request.query),
-    ...names.map((n) => `${n}:${(headers[n] ?? '').trim().replace(/\s+/g, ' ')}`),
-    '',
-    names.join(';'),
-    sha256(request.body ?? ''),
-  ].join('\n');
-  const scope = `${day}/${region}/${service}/aws4_request`;
-  const toSign = ['AWS4-HMAC-SHA256', amzDate, scope, sha256(canonical)].join('\n');
-  const key = hmac(hmac(hmac(hmac(`AWS4${credentials.secretAccessKey}`, day), region), service), 'aws4_request');
-  const signature = createHmac('sha256', key).update(toSign, 'utf8').digest('hex');
-  return {
-    ...headers,
-    authorization: `AWS4-HMAC-SHA256 Credential=${credentials.accessKeyId}/${scope}, SignedHeaders=${names.join(';')}, Signature=${signature}`,
-  };
+): Promise<Record<string, string>> {
+  return signedRequestHeaders({ ...request, protocol: 'https:' }, { credentials, region, service, now });
 }
 
 /** An error AWS answered with, named as the SDK names them (AccessDeniedException, ...). */
@@ -115,7 +75,7 @@ export async function call(
   service: string,
   aws: { region: string; credentials: Credentials },
 ): Promise<string> {
-  const headers = sign(request, aws.credentials, aws.region, service);
+  const headers = await sign(request, aws.credentials, aws.region, service);
   delete headers.host;
   const query = canonicalQuery(request.query);
   const response = await fetch(`https://${request.host}${request.path}${query ? `?${query}` : ''}`, {

@@ -320,7 +320,7 @@ describe('Signature Version 4', () => {
     const now = new Date('2026-12-03T08:00:00Z');
     const host = 'lambda.eu-west-1.amazonaws.com';
     const headers = { 'content-type': 'application/json' };
-    const ours = sign(
+    const ours = await sign(
       { method, host, path: pathName, query, headers, ...(body ? { body } : {}) },
       credentials,
       'eu-west-1',

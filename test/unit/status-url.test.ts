@@ -5,7 +5,6 @@ import { SignatureV4 } from '@smithy/signature-v4';
 import { EmailPublisher, InvalidMessageError, checkEmail } from '../../lib/publisher';
 import {
   cancelAtCancelUrl,
-  canonicalUri,
   deliveryUrl,
   regionOfFunctionUrl,
   signedHeaders,
@@ -66,7 +65,7 @@ describe('status URL requests: SigV4 for lambda (checked against the SDK’s own
     'signs DELETE <StatusUrl>%j as the SDK does',
     async (key) => {
       const url = deliveryUrl('https://abc123.lambda-url.eu-west-1.on.aws/deliveries/', key);
-      const ours = signedHeaders('DELETE', url, { credentials, region: 'us-east-1', now });
+      const ours = await signedHeaders('DELETE', url, { credentials, region: 'us-east-1', now });
       expect(ours.authorization).toBe(await oracle(url));
       expect(ours.authorization).toContain('/eu-west-1/lambda/aws4_request');
     },
@@ -74,7 +73,7 @@ describe('status URL requests: SigV4 for lambda (checked against the SDK’s own
 
   test('a session token is signed and sent', async () => {
     const url = deliveryUrl('https://abc123.lambda-url.eu-west-1.on.aws/deliveries/', 'order-42');
-    const ours = signedHeaders('DELETE', url, {
+    const ours = await signedHeaders('DELETE', url, {
       credentials: { ...credentials, sessionToken: 'TOKEN' },
       region: 'x',
       now,
@@ -86,7 +85,6 @@ describe('status URL requests: SigV4 for lambda (checked against the SDK’s own
   test('the region comes from a function URL’s host, else from the client', () => {
     expect(regionOfFunctionUrl(new URL('https://abc.lambda-url.ap-south-2.on.aws/'))).toBe('ap-south-2');
     expect(regionOfFunctionUrl(new URL('http://127.0.0.1:8010/deliveries/'))).toBeUndefined();
-    expect(canonicalUri('/deliveries/order%2F42')).toBe('/deliveries/order%252F42');
   });
 });
 
