@@ -169,7 +169,7 @@ export function createContainerHandler(clients: ContainerClients = {}, env: Node
     settings,
     rateStore: dynamoDbSlotStore({ client: storeClient, tableName: settings.tableName, keyPrefix: settings.keyPrefix }),
     ses: clients.ses ?? createSesClient(settings.sesTimeoutMs),
-    // The S3 client is loaded on the first object: messages without one never pay for it.
+    // S3 reads are two signed requests (s3-store.ts), built on the first object: no S3 client in the bundle.
     attachments: createAttachmentObjects(bucket ? s3ObjectStore(bucket, S3_REQUEST_TIMEOUT_MS) : undefined),
     sqs: clients.sqs ?? builtOnFirstSend(createSqsClient),
     persistenceStore,

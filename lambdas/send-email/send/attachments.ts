@@ -7,8 +7,8 @@
  * changed object is KeyReusedWithDifferentContent, as changed inline bytes are. At the send, the
  * objects are read (GetObject) with `If-Match` on those ETags: the bytes mailed are the bytes
  * hashed, and an object replaced in between fails the send before SES (retryable: the next
- * attempt hashes the new object, and nothing was sent). The S3 client is loaded on the first
- * object, so a container that never sees one never loads it.
+ * attempt hashes the new object, and nothing was sent). The object store (two SigV4-signed
+ * requests, s3-store.ts) is built on the first object.
  */
 import type { Attachment as SesAttachment } from '@aws-sdk/client-sesv2';
 import { ATTACHMENT_LIMITS, base64Bytes, InvalidMessageError, type EmailMessage } from '../../kernel/contract';
