@@ -20,6 +20,7 @@ import { RecordFlow } from './flow';
 import { createOutcome } from './outcome/outcome';
 import type { QueueClient } from './outcome/queue-record';
 import { createAttachmentObjects, s3ObjectStore, type AttachmentObjects } from './send/attachments';
+import { budgetFromEnvironment } from './send/byte-budget';
 import { CircuitBreaker } from './send/breaker';
 import { createSesClient } from './send/email';
 import { laneOfSource } from './send/lanes';
@@ -170,7 +171,11 @@ export function createContainerHandler(clients: ContainerClients = {}, env: Node
     rateStore: dynamoDbSlotStore({ client: storeClient, tableName: settings.tableName, keyPrefix: settings.keyPrefix }),
     ses: clients.ses ?? createSesClient(settings.sesTimeoutMs),
     // The S3 client is loaded on the first object: messages without one never pay for it.
-    attachments: createAttachmentObjects(bucket ? s3ObjectStore(bucket, S3_REQUEST_TIMEOUT_MS) : undefined),
+    // Files held at once are bounded by the function's memory (send/byte-budget.ts).
+    attachments: createAttachmentObjects(
+      bucket ? s3ObjectStore(bucket, S3_REQUEST_TIMEOUT_MS) : undefined,
+      budgetFromEnvironment(env),
+    ),
     sqs: clients.sqs ?? builtOnFirstSend(createSqsClient),
     persistenceStore,
     logger,

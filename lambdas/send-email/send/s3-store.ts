@@ -25,7 +25,30 @@ export function createS3Store(bucket: string, requestTimeoutMs: number): ObjectS
     async get(key, etag) {
       const answer = await s3.send(new GetObjectCommand({ Bucket: bucket, Key: key, IfMatch: etag }));
       if (!answer.Body) throw new Error(`GetObject ${key}: no body`);
-      return answer.Body.transformToByteArray();
+      const length = answer.ContentLength;
+      const body = answer.Body as unknown;
+      if (typeof length !== 'number' || !isAsyncIterable(body)) return answer.Body.transformToByteArray();
+      return readInto(body, length, key);
     },
   };
+}
+
+function isAsyncIterable(value: unknown): value is AsyncIterable<Uint8Array> {
+  return typeof (value as { [Symbol.asyncIterator]?: unknown })?.[Symbol.asyncIterator] === 'function';
+}
+
+/**
+ * The body's chunks copied into one buffer of the announced length as they arrive: the file is
+ * held once, where collecting the chunks and joining them held it twice at the end of the read.
+ */
+async function readInto(body: AsyncIterable<Uint8Array>, length: number, key: string): Promise<Uint8Array> {
+  const bytes = Buffer.allocUnsafe(length);
+  let offset = 0;
+  for await (const chunk of body) {
+    if (offset + chunk.byteLength > length) throw new Error(`GetObject ${key}: more bytes than its ContentLength`);
+    bytes.set(chunk, offset);
+    offset += chunk.byteLength;
+  }
+  if (offset !== length) throw new Error(`GetObject ${key}: ${offset} bytes of ${length}`);
+  return bytes;
 }

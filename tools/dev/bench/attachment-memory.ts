@@ -10,7 +10,8 @@
  * reports the kernel's peak RSS of that process (VmHWM in /proc/self/status, Linux only).
  *
  *   node --import tsx tools/dev/bench/attachment-memory.ts [counts...]   (default: 1 10)
- *   ATTACHMENT_BUDGET_MB=N sets the byte budget (send/byte-budget.ts) the child runs with.
+ *   AWS_LAMBDA_FUNCTION_MEMORY_SIZE=N: the function memory the byte budget (send/byte-budget.ts)
+ *   is chosen for, as in the send function (default 512).
  */
 import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
@@ -18,6 +19,7 @@ import { Readable } from 'node:stream';
 import { SendEmailCommand, SESv2Client } from '@aws-sdk/client-sesv2';
 import { validateEmail } from '../../../lambdas/kernel/contract';
 import { createAttachmentObjects, type ObjectStore } from '../../../lambdas/send-email/send/attachments';
+import { budgetFromEnvironment } from '../../../lambdas/send-email/send/byte-budget';
 import { buildSendEmailInput } from '../../../lambdas/send-email/send/email';
 
 const MIB = 1024 * 1024;
@@ -65,7 +67,7 @@ function fakeSes(): SESv2Client {
 
 async function child(count: number): Promise<void> {
   const ses = fakeSes();
-  const objects = createAttachmentObjects(store);
+  const objects = createAttachmentObjects(store, budgetFromEnvironment(process.env));
   const sender = { senderAddress: 'noreply@example.com' };
   await Promise.all(
     Array.from({ length: count }, async (_, i) => {
@@ -77,11 +79,18 @@ async function child(count: number): Promise<void> {
           attachments: [{ filename: 'bundle.pdf', contentType: 'application/pdf', s3Key: `bundle-${i}.pdf` }],
         }),
       );
-      const parts = await objects.parts(email);
-      await ses.send(new SendEmailCommand(buildSendEmailInput(email, sender, `k${i}`, undefined, parts)));
+      // As send/sender.ts: the files are held in the budget from the read until SES answers.
+      const release = await objects.reserve(email);
+      try {
+        const parts = await objects.parts(email);
+        await ses.send(new SendEmailCommand(buildSendEmailInput(email, sender, `k${i}`, undefined, parts)));
+      } finally {
+        release();
+      }
     }),
   );
-  process.stdout.write(JSON.stringify({ count, peakRssMib: peakRssMib() }) + '\n');
+  const memoryMb = process.env.AWS_LAMBDA_FUNCTION_MEMORY_SIZE ?? 'default';
+  process.stdout.write(JSON.stringify({ count, memoryMb, peakRssMib: peakRssMib() }) + '\n');
 }
 
 function main(): void {
