@@ -9,6 +9,7 @@
 import { createHash, randomUUID } from 'node:crypto';
 import type { S3Client, S3ClientConfig } from '@aws-sdk/client-s3';
 import {
+  ATTACHMENT_LIMITS,
   CONTRACT,
   InvalidMessageError,
   type AttachmentInput,
@@ -114,6 +115,24 @@ export function placeAttachments(
   return { message: { ...message, attachments: placed }, uploads: planned };
 }
 
+/**
+ * A 413 from the bucket's endpoint, said plainly: the SDK reports the HTML or text answer of a
+ * body-size limit as "XML parse error", which names neither the file nor the limit. S3 itself
+ * takes 5 GB in one PutObject, so the limit is the endpoint's (an emulator, a proxy).
+ */
+function tooLarge(bucket: string, key: string, file: FileAttachment, cause: unknown): Error {
+  return Object.assign(
+    new Error(
+      `upload of attachment ${JSON.stringify(file.filename)} (${file.content.length} bytes) to ` +
+        `s3://${bucket}/${key} refused: 413 Request body is too large. The contract allows ` +
+        `${ATTACHMENT_LIMITS.maxTotalBytes} bytes of files and S3 takes up to 5 GB in one PutObject: ` +
+        'the endpoint in front of the bucket (an emulator or a proxy) limits request bodies to less',
+      { cause },
+    ),
+    { name: 'AttachmentTooLargeForEndpoint', $metadata: (cause as { $metadata?: unknown }).$metadata },
+  );
+}
+
 /** Uploads files to the bucket, never over an object already there (the same key is the same bytes). */
 export class AttachmentUploader {
   #client: Promise<{ s3: S3Client; sdk: typeof import('@aws-sdk/client-s3') }> | undefined;
@@ -138,6 +157,7 @@ export class AttachmentUploader {
       } catch (error) {
         // 412: the object is there already (a publish retried with the same key): it is these bytes.
         const status = (error as { $metadata?: { httpStatusCode?: number } }).$metadata?.httpStatusCode;
+        if (status === 413) throw tooLarge(this.options.bucket, key, file, error);
         if (status !== 412) throw error;
       }
     }

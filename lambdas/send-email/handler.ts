@@ -20,6 +20,7 @@ import { RecordFlow } from './flow';
 import { createOutcome } from './outcome/outcome';
 import type { QueueClient } from './outcome/queue-record';
 import { createAttachmentObjects, s3ObjectStore, type AttachmentObjects } from './send/attachments';
+import { budgetFromEnvironment } from './send/byte-budget';
 import { CircuitBreaker } from './send/breaker';
 import { createSesClient } from './send/email';
 import { laneOfSource } from './send/lanes';
@@ -35,6 +36,7 @@ export { createSendConfirmation } from './confirm';
 export { buildSendEmailInput } from './send/email';
 export { COMPLETION_RETRY_MARGIN_MS } from './claim/claim';
 export { createAttachmentObjects, type ObjectStore } from './send/attachments';
+export { budgetFromEnvironment } from './send/byte-budget';
 
 /** How long one S3 request of an attachment may stay silent. */
 const S3_REQUEST_TIMEOUT_MS = 10_000;
@@ -169,8 +171,12 @@ export function createContainerHandler(clients: ContainerClients = {}, env: Node
     settings,
     rateStore: dynamoDbSlotStore({ client: storeClient, tableName: settings.tableName, keyPrefix: settings.keyPrefix }),
     ses: clients.ses ?? createSesClient(settings.sesTimeoutMs),
-    // S3 reads are two signed requests (s3-store.ts), built on the first object: no S3 client in the bundle.
-    attachments: createAttachmentObjects(bucket ? s3ObjectStore(bucket, S3_REQUEST_TIMEOUT_MS) : undefined),
+    // S3 reads are two signed requests (s3-store.ts), built on the first object.
+    // Files held at once are bounded by the function's memory (send/byte-budget.ts).
+    attachments: createAttachmentObjects(
+      bucket ? s3ObjectStore(bucket, S3_REQUEST_TIMEOUT_MS) : undefined,
+      budgetFromEnvironment(env),
+    ),
     sqs: clients.sqs ?? builtOnFirstSend(createSqsClient),
     persistenceStore,
     logger,

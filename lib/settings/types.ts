@@ -56,7 +56,7 @@ export interface PipelineSettings {
   readonly allowShortDedupeWindow?: boolean;
   /** Lambda timeout. @default 30 */
   readonly functionTimeoutSeconds?: number;
-  /** Lambda memory. @default 256 */
+  /** Lambda memory of the send function; attachment bytes held at once follow it. @default 512 */
   readonly memorySizeMb?: number;
   /**
    * Queue visibility timeout. Must be at least 6 x the function timeout.

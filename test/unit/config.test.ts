@@ -39,7 +39,7 @@ describe('resolveSettings: defaults', () => {
       dedupeWindowSeconds: 21 * DAY,
       allowShortDedupeWindow: false,
       functionTimeoutSeconds: 30,
-      memorySizeMb: 256,
+      memorySizeMb: 512,
       visibilityTimeoutSeconds: 180,
       batchSize: 10,
       maxBatchingWindowSeconds: 1,

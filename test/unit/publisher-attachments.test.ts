@@ -140,3 +140,20 @@ test('a batch uploads each entry before publishing it; an entry whose upload fai
   expect(result.results.map((r) => r.ok)).toEqual([true, false]);
   expect(calls.map((c) => c.command)).toEqual(['PutObjectCommand', 'PutObjectCommand', 'PublishBatchCommand']);
 });
+
+test("an upload the bucket's endpoint refuses as too large (413) names the file, its size and the limit's owner", async () => {
+  const { client, calls } = publisher({
+    bucket: true,
+    putAnswer: () => {
+      // The SDK's report of a 413 HTML answer from an endpoint with a body limit.
+      throw Object.assign(new Error('XML parse error: unexpected content'), { $metadata: { httpStatusCode: 413 } });
+    },
+  });
+  const error = await client.publish({ ...base, attachments: [file(300 * 1024, 'invoices.pdf')] }).catch((e) => e);
+  expect(error).toBeInstanceOf(Error);
+  expect((error as Error).name).toBe('AttachmentTooLargeForEndpoint');
+  expect((error as Error).message).toMatch(
+    /upload of attachment "invoices.pdf" \(307200 bytes\) to s3:\/\/attachments-bucket\/attachments\/.* refused: 413 Request body is too large/,
+  );
+  expect(calls.filter((c) => c.command === 'PublishCommand')).toEqual([]);
+});

@@ -13,6 +13,7 @@
 import type { Attachment as SesAttachment } from '@aws-sdk/client-sesv2';
 import { ATTACHMENT_LIMITS, base64Bytes, InvalidMessageError, type EmailMessage } from '../../kernel/contract';
 import { RetryableError } from '../../kernel/errors';
+import { createByteBudget, type ByteBudget, type Release } from './byte-budget';
 import { createS3Store, type ObjectStore } from './s3-store';
 
 export type { ObjectStore } from './s3-store';
@@ -25,9 +26,17 @@ export interface AttachmentObjects {
    * large together, RetryableError when S3 does not answer.
    */
   fingerprint(email: EmailMessage): Promise<EmailMessage>;
+  /**
+   * Waits until the container's byte budget (send/byte-budget.ts) has room for the files of a
+   * fingerprinted email, and holds it until the release: read the parts and send under it.
+   */
+  reserve(email: EmailMessage): Promise<Release>;
   /** The SES attachments of a fingerprinted email: inline files decoded, objects read at their ETag. */
   parts(email: EmailMessage): Promise<SesAttachment[] | undefined>;
 }
+
+/** Object sizes the fingerprint saw, kept for the reservation at the send (a few, newest last). */
+const SIZES_KEPT = 1000;
 
 /** S3's error name and HTTP status, whatever threw. */
 function s3Failure(error: unknown): { readonly name: string; readonly status: number | undefined } {
@@ -51,7 +60,27 @@ function storeUnavailable(error: unknown, what: string): RetryableError {
 }
 
 /** The send stage over `store` (none: a message with an s3Key is refused, as no bucket is configured). */
-export function createAttachmentObjects(store: ObjectStore | undefined): AttachmentObjects {
+export function createAttachmentObjects(
+  store: ObjectStore | undefined,
+  budget: ByteBudget = createByteBudget(Number.MAX_SAFE_INTEGER),
+): AttachmentObjects {
+  const sizes = new Map<string, number>();
+  const sizeKey = (s3Key: string, etag: string) => `${etag}\u0000${s3Key}`;
+  const remember = (s3Key: string, etag: string, size: number) => {
+    sizes.delete(sizeKey(s3Key, etag));
+    sizes.set(sizeKey(s3Key, etag), size);
+    if (sizes.size > SIZES_KEPT) sizes.delete(sizes.keys().next().value as string);
+  };
+  /** An object's size: as fingerprinted, else asked again (its ETag unchanged, or the read fails anyway). */
+  const objectSize = async (s3Key: string, etag: string | undefined): Promise<number> => {
+    const known = etag === undefined ? undefined : sizes.get(sizeKey(s3Key, etag));
+    if (known !== undefined) return known;
+    try {
+      return (await store?.head(s3Key))?.size ?? 0;
+    } catch {
+      return 0; // The read that follows reports what is wrong with the object, under its field.
+    }
+  };
   return {
     async fingerprint(email) {
       const attachments = email.attachments;
@@ -81,6 +110,7 @@ export function createAttachmentObjects(store: ObjectStore | undefined): Attachm
             ]);
           }
           total += head.size;
+          remember(attachment.s3Key, head.etag, head.size);
           return { ...attachment, etag: head.etag };
         }),
       );
@@ -93,6 +123,17 @@ export function createAttachmentObjects(store: ObjectStore | undefined): Attachm
         ]);
       }
       return { ...email, attachments: fingerprinted };
+    },
+
+    async reserve(email) {
+      let bytes = 0;
+      for (const attachment of email.attachments ?? []) {
+        bytes +=
+          'content' in attachment
+            ? base64Bytes(attachment.content)
+            : await objectSize(attachment.s3Key, attachment.etag);
+      }
+      return budget.acquire(bytes);
     },
 
     async parts(email) {

@@ -86,10 +86,28 @@ function objectTarget(bucket: string, key: string, region: string, env: NodeJS.P
   };
 }
 
-async function readBody(body: unknown): Promise<Buffer> {
-  const chunks: Buffer[] = [];
-  if (body) for await (const chunk of body as IncomingMessage) chunks.push(chunk as Buffer);
-  return Buffer.concat(chunks);
+/**
+ * A response body. With its announced length, the chunks are copied into one buffer of that length
+ * as they arrive: a file is held once, where collecting the chunks and joining them held it twice at
+ * the end of the read (the send function's memory, send/byte-budget.ts).
+ */
+async function readBody(body: unknown, length?: number): Promise<Buffer> {
+  if (!body) return Buffer.alloc(0);
+  if (length === undefined || !Number.isSafeInteger(length) || length < 0) {
+    const chunks: Buffer[] = [];
+    for await (const chunk of body as IncomingMessage) chunks.push(chunk as Buffer);
+    return Buffer.concat(chunks);
+  }
+  const bytes = Buffer.allocUnsafe(length);
+  let offset = 0;
+  for await (const chunk of body as IncomingMessage) {
+    const piece = chunk as Buffer;
+    if (offset + piece.byteLength > length) throw new Error(`more bytes than the announced ${length}`);
+    bytes.set(piece, offset);
+    offset += piece.byteLength;
+  }
+  if (offset !== length) throw new Error(`${offset} bytes of the announced ${length}`);
+  return bytes;
 }
 
 function retryable(error: unknown): boolean {
@@ -119,8 +137,10 @@ export function createS3Store(bucket: string, requestTimeoutMs: number, config: 
     const request = new HttpRequest({ ...target, method, headers: { ...headers, host }, query: {} });
     const signed = await signer.sign(request);
     const { response } = await handler.handle(signed as HttpRequest);
-    const body = await readBody(response.body);
-    if (response.statusCode >= 200 && response.statusCode < 300) return { headers: response.headers, body };
+    const announced = method === 'GET' ? Number(response.headers['content-length']) : undefined;
+    const ok = response.statusCode >= 200 && response.statusCode < 300;
+    const body = await readBody(response.body, ok ? announced : undefined);
+    if (ok) return { headers: response.headers, body };
     const text = body.toString('utf8');
     const name = /<Code>([^<]+)<\/Code>/.exec(text)?.[1] ?? nameOfStatus(response.statusCode);
     const message = /<Message>([^<]+)<\/Message>/.exec(text)?.[1] ?? `${method} ${key}: ${response.statusCode}`;

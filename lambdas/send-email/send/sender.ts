@@ -80,7 +80,7 @@ export interface Sender {
 export function createSender(deps: SenderDeps): Sender {
   const { settings, ses, pacer, breaker, metrics, now } = deps;
   const attachments = deps.attachments ?? createAttachmentObjects(undefined);
-  return {
+  const sender: Sender = {
     prepare: (email) => attachments.fingerprint(email),
 
     async admit(request, remainingMs) {
@@ -109,40 +109,56 @@ export function createSender(deps: SenderDeps): Sender {
     },
 
     async send(request, { probe }, attempt) {
-      let parts: Awaited<ReturnType<AttachmentObjects['parts']>>;
+      // The files' bytes are held from the read until SES has answered (the request holds them
+      // base64 until then): the container's byte budget bounds them across the batch's records.
+      const release = await attachments.reserve(request.email);
       try {
-        parts = await attachments.parts(request.email);
-      } catch (error) {
-        breaker.onAbandoned(probe);
-        throw error;
-      }
-      const started = now();
-      let response: { MessageId?: string | undefined };
-      try {
-        response = await ses.send(
-          new SendEmailCommand(buildSendEmailInput(request.email, settings, request.key, attempt, parts)),
-        );
-        breaker.onSuccess(probe);
-      } catch (error) {
-        const failure = classifySesError(error);
-        if (failure.code === 'Throttled') {
-          metrics.addMetric(METRIC.sesThrottles, MetricUnit.Count, 1);
-          pacer.onThrottle();
-        }
-        if (failure.failureClass === 'ambiguous' || failure.code === 'Throttled' || failure.code === 'SesUnreachable') {
-          breaker.onFailure(probe);
-        } else {
-          breaker.onSuccess(probe);
-        }
-        throw failure;
+        return await sendHolding(request, probe, attempt);
       } finally {
-        metrics.addMetric(METRIC.sesSendLatency, MetricUnit.Milliseconds, now() - started);
+        release();
       }
-      return {
-        sesMessageId: response.MessageId ?? 'unknown',
-        sentAt: new Date(now()).toISOString(),
-        ...(attempt ? { attemptId: attempt.attemptId } : {}),
-      };
     },
   };
+  return sender;
+
+  async function sendHolding(
+    request: SendRequest,
+    probe: boolean,
+    attempt: AttemptTags | undefined,
+  ): Promise<SendResult> {
+    let parts: Awaited<ReturnType<AttachmentObjects['parts']>>;
+    try {
+      parts = await attachments.parts(request.email);
+    } catch (error) {
+      breaker.onAbandoned(probe);
+      throw error;
+    }
+    const started = now();
+    let response: { MessageId?: string | undefined };
+    try {
+      response = await ses.send(
+        new SendEmailCommand(buildSendEmailInput(request.email, settings, request.key, attempt, parts)),
+      );
+      breaker.onSuccess(probe);
+    } catch (error) {
+      const failure = classifySesError(error);
+      if (failure.code === 'Throttled') {
+        metrics.addMetric(METRIC.sesThrottles, MetricUnit.Count, 1);
+        pacer.onThrottle();
+      }
+      if (failure.failureClass === 'ambiguous' || failure.code === 'Throttled' || failure.code === 'SesUnreachable') {
+        breaker.onFailure(probe);
+      } else {
+        breaker.onSuccess(probe);
+      }
+      throw failure;
+    } finally {
+      metrics.addMetric(METRIC.sesSendLatency, MetricUnit.Milliseconds, now() - started);
+    }
+    return {
+      sesMessageId: response.MessageId ?? 'unknown',
+      sentAt: new Date(now()).toISOString(),
+      ...(attempt ? { attemptId: attempt.attemptId } : {}),
+    };
+  }
 }

@@ -9,6 +9,7 @@ import { existsSync } from 'node:fs';
 import { SQSClient } from '@aws-sdk/client-sqs';
 import { PauseWatch } from '../../../lib/cli/local-pause';
 import { startEventSource, type SqsHandler } from './event-source';
+import { OUT_OF_MEMORY_EVENT, watchMemory } from './memory-watch';
 
 function need(name: string): string {
   const value = process.env[name];
@@ -21,6 +22,15 @@ function emit(event: string, fields: Record<string, unknown> = {}): void {
 }
 
 async function main(): Promise<void> {
+  // The function's memory, as Lambda states it: above it the consumer dies as a container would.
+  const limitMb = Number(process.env.AWS_LAMBDA_FUNCTION_MEMORY_SIZE);
+  const memory =
+    limitMb > 0
+      ? watchMemory({
+          limitMb,
+          onExceeded: (rssMb, peakMb) => emit(OUT_OF_MEMORY_EVENT, { rssMb, peakMb, limitMb }),
+        })
+      : undefined;
   // eslint-disable-next-line @typescript-eslint/no-require-imports
   const { handler } = require(need('HANDLER_BUNDLE')) as { handler: SqsHandler };
   const sqs = new SQSClient({ useQueueUrlAsEndpoint: false });
@@ -48,7 +58,7 @@ async function main(): Promise<void> {
     functionName,
     skipDeleteBatches: Number(process.env.LOCAL_FAULT_SKIP_DELETE_BATCHES ?? '0'),
     ...(pause ? { isPaused: () => pause.isPaused(), onPausedPoll: (polls) => emit('paused', { polls }) } : {}),
-    onBatch: (report) => emit('batch', { ...report }),
+    onBatch: (report) => emit('batch', { ...report, ...(memory ? { peakRssMb: memory.peakMb() } : {}) }),
   });
   // The ledger consumer's second source, on the ledger DLQ (the ledger function's disabled mapping on
   // AWS): it receives only while `dlq redrive --queue ledger` has written its flag file.

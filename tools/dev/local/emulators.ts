@@ -440,10 +440,14 @@ export interface Mailbox {
 }
 
 /** Reads what aws-ses-v2-local has "sent" (`GET /store`), optionally only since an epoch second. */
-export async function readMailbox(endpoint: string, options: { readonly since?: number } = {}): Promise<Mailbox> {
+export async function readMailbox(
+  endpoint: string,
+  options: { readonly since?: number; readonly timeoutMs?: number } = {},
+): Promise<Mailbox> {
   const url = new URL('/store', endpoint);
   if (options.since !== undefined) url.searchParams.set('since', String(Math.floor(options.since)));
-  const response = await fetch(url, { signal: AbortSignal.timeout(5000) });
+  // A mailbox of large attachments takes longer than 5 s to serve (ten of 8 MiB are over 100 MB of JSON).
+  const response = await fetch(url, { signal: AbortSignal.timeout(options.timeoutMs ?? 5000) });
   if (!response.ok) throw new Error(`GET ${url.href} answered ${response.status}: ${await response.text()}`);
   const body: unknown = await response.json();
   if (typeof body !== 'object' || body === null || !('emails' in body) || !Array.isArray(body.emails)) {

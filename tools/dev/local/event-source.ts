@@ -96,7 +96,7 @@ export function makeContext(functionName: string, timeoutMs: number): Context {
     functionName,
     functionVersion: '$LATEST',
     invokedFunctionArn: `arn:aws:lambda:local:000000000000:function:${functionName}`,
-    memoryLimitInMB: '256',
+    memoryLimitInMB: process.env.AWS_LAMBDA_FUNCTION_MEMORY_SIZE ?? '256',
     awsRequestId: requestId,
     logGroupName: `/aws/lambda/${functionName}`,
     logStreamName: `local/${requestId}`,

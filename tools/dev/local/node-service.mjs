@@ -13,6 +13,8 @@
  * `dataDir`, as here, everything stays in memory as before. It also answers S3 on the same
  * port (as 1.x did), which nothing here uses.
  */
+import { createRequire } from 'node:module';
+
 const [service, portArg] = process.argv.slice(2);
 const port = Number(portArg ?? '0');
 const HOST = '127.0.0.1';
@@ -29,15 +31,41 @@ for (const signal of ['SIGTERM', 'SIGINT', 'SIGHUP']) {
   process.on(signal, exit);
 }
 
+/**
+ * The largest request body fauxqs's S3 takes: its own limit is 11 MiB (a multipart part), under
+ * the contract's 25 MiB of files in one object; S3 takes up to 5 GB in one PutObject.
+ */
+const S3_BODY_LIMIT_BYTES = Number(process.env.FAUXQS_S3_BODY_LIMIT_BYTES || 40 * 1024 * 1024);
+
 async function startFauxqs() {
   // buildApp + listen instead of startFauxqs(): startFauxqs always binds 0.0.0.0.
   const { buildApp } = await import('fauxqs');
   const app = buildApp({ logger: false, defaultRegion: process.env.AWS_REGION || 'us-east-1' });
+  // fauxqs has no option for it: its S3 bodies go through the wildcard parser, replaced here by the
+  // same parser with a larger limit (SNS and SQS keep their own parsers and size checks).
+  app.removeContentTypeParser('*');
+  app.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit: S3_BODY_LIMIT_BYTES }, (_req, body, done) => {
+    done(null, body);
+  });
   await app.listen({ port, host: HOST });
   return app.server.address().port;
 }
 
+/**
+ * The largest request aws-ses-v2-local parses: its own is 25 MB, under an email with the
+ * contract's 25 MiB of files (about 36 MB once base64-encoded); SES takes 40 MB per message, and
+ * the layer in front (ses-content.ts) refuses what is over that, as SES does.
+ */
+const SES_BODY_LIMIT = process.env.SES_BODY_LIMIT || '48mb';
+
 async function startSes() {
+  // aws-ses-v2-local has no option for it: its express.json / urlencoded get the larger limit.
+  const require = createRequire(createRequire(import.meta.url).resolve('aws-ses-v2-local'));
+  const express = require('express');
+  for (const name of ['json', 'urlencoded']) {
+    const parser = express[name];
+    express[name] = (options = {}) => parser({ ...options, limit: SES_BODY_LIMIT });
+  }
   const imported = await import('aws-ses-v2-local');
   const server = typeof imported.default === 'function' ? imported.default : imported.default.default;
   const httpServer = await server({ host: HOST, port });

@@ -14,6 +14,7 @@ import { buildBundles, type Bundles } from './build';
 import { emulatorClients, type EmulatorClients, type EmulatorEndpoints } from './emulators';
 import { LOCAL_AWS_ENV } from './emulator-config';
 import type { BatchReport } from './event-source';
+import { OUT_OF_MEMORY_EVENT } from './memory-watch';
 import { launch, waitFor, type ManagedProcess } from './processes';
 import {
   createResources,
@@ -137,6 +138,10 @@ export class LocalPipeline {
   readonly lines: ConsumerLine[] = [];
   /** Every batch a consumer reported (see BatchReport in event-source.ts), in order. */
   readonly batches: (BatchReport & { readonly consumer: string })[] = [];
+  /** Consumers killed for going above the function's memory (memory-watch.ts), in order. */
+  readonly outOfMemory: { readonly consumer: string; readonly rssMb: number; readonly limitMb: number }[] = [];
+  /** The highest RSS each consumer with a memory limit reported with a batch, in MB. */
+  readonly peakRssMb = new Map<string, number>();
   private readonly consumers = new Set<Consumer>();
   private consumerCount = 0;
 
@@ -198,6 +203,9 @@ export class LocalPipeline {
       BATCH_SIZE: String(high ? Math.min(settings.batchSize, 10) : settings.batchSize),
       BATCHING_WINDOW_SECONDS: String(high ? 0 : settings.maxBatchingWindowSeconds),
       FUNCTION_TIMEOUT_SECONDS: String(settings.functionTimeoutSeconds),
+      // The send function's memory: the handler's byte budget follows it, and above it the consumer
+      // is killed as Lambda kills a container (memory-watch.ts).
+      AWS_LAMBDA_FUNCTION_MEMORY_SIZE: String(settings.memorySizeMb),
       CONSUMER_NAME: name,
       ...(this.options.pauseFile ? { SEND_PAUSE_FILE: this.options.pauseFile } : {}),
       ...extra,
@@ -252,10 +260,13 @@ export class LocalPipeline {
 
   private async launchConsumer(name: string, env: Record<string, string>): Promise<Consumer> {
     let ready = false;
+    // The heap cannot grow past the function's memory either (Buffers live outside it: the RSS watch counts those).
+    const memoryMb = Number(env.AWS_LAMBDA_FUNCTION_MEMORY_SIZE);
+    const heapLimit = memoryMb > 0 ? [`--max-old-space-size=${memoryMb}`] : [];
     const proc = await launch({
       name,
       command: process.execPath,
-      args: ['--enable-source-maps', this.bundles.consumer],
+      args: ['--enable-source-maps', ...heapLimit, this.bundles.consumer],
       guarded: false,
       env,
       onOutput: (text) => {
@@ -263,6 +274,12 @@ export class LocalPipeline {
         if (json?.consumer === name && json.event === 'ready') ready = true;
         if (json?.consumer === name && json.event === 'batch') {
           this.batches.push({ ...(json as unknown as BatchReport), consumer: name });
+          if (typeof json.peakRssMb === 'number') {
+            this.peakRssMb.set(name, Math.max(json.peakRssMb, this.peakRssMb.get(name) ?? 0));
+          }
+        }
+        if (json?.consumer === name && json.event === OUT_OF_MEMORY_EVENT) {
+          this.outOfMemory.push({ consumer: name, rssMb: Number(json.rssMb), limitMb: Number(json.limitMb) });
         }
         const line = { consumer: name, text, ...(json ? { json } : {}) };
         if (this.options.keepLines) this.lines.push(line);
