@@ -167,7 +167,7 @@ export const SETTINGS = {
     kind: 'integer',
     default: 512,
     notes:
-      'arm64; the send function holds attachment bytes in a budget chosen from it: at 512 MB, ten emails of 25 MiB of files peak at about 370 MiB (docs/attachment-memory.md); at 256 MB one such email alone peaks near 175 MiB',
+      'arm64; the send function holds attachment bytes in a budget chosen from it: at 512 MB, ten emails of 25 MiB of files peak at about 370 MiB (BENCHMARKS.md, Attachment memory); at 256 MB one such email alone peaks near 175 MiB',
     contextKey: true,
     bounds: { min: 128, max: 10240, unit: ' MB' },
   },

@@ -6,7 +6,13 @@
  */
 import { PutObjectCommand } from '@aws-sdk/client-s3';
 import { EmailPublisher } from '../../lib/publisher';
-import { readMailbox, type MailboxEmail } from '../../tools/dev/local/emulators';
+import {
+  ANY_FREE_PORTS,
+  readMailbox,
+  startEmulators,
+  type Emulators,
+  type MailboxEmail,
+} from '../../tools/dev/local/emulators';
 import { startTestPipeline, until, type TestPipeline } from './support';
 
 const MIB = 1024 * 1024;
@@ -14,11 +20,20 @@ const MIB = 1024 * 1024;
 const SETTINGS = { functionTimeoutSeconds: 60 } as const;
 
 let p: TestPipeline;
+/**
+ * Emulators of this file's own: the mailbox keeps every email whole, and a store holding these
+ * hundred megabytes would slow every other test's mailbox read on the shared emulators.
+ */
+let own: Emulators | undefined;
 beforeAll(async () => {
+  own = await startEmulators({ ports: ANY_FREE_PORTS, sesAccountRate: 1000 });
   // With the ledger: a send whose answer came late under load is confirmed by its SES event, not resent.
-  p = await startTestPipeline({ settings: SETTINGS, ledger: true });
-}, 120_000);
-afterAll(() => p?.stop());
+  p = await startTestPipeline({ settings: SETTINGS, ledger: true, endpoints: own.endpoints });
+}, 180_000);
+afterAll(async () => {
+  await p?.stop();
+  await own?.stop();
+});
 
 /** The mailbox holds these emails' files base64-encoded: read it once sent, with time to serve it. */
 async function mailbox(since: number): Promise<readonly MailboxEmail[]> {

@@ -1,7 +1,7 @@
 /**
  * How many attachment bytes one container holds at once. A batch's records run in parallel and
  * each email's files are read whole (S3 bytes, then SES's base64 request): without a bound, ten
- * emails of 25 MiB of files need about 680 MiB (docs/attachment-memory.md). A record asks for its
+ * emails of 25 MiB of files need about 680 MiB (BENCHMARKS.md, Attachment memory). A record asks for its
  * files' size before reading them and waits, first come first served, until that much is free;
  * it never fails for it. An email larger than the whole budget runs when nothing else is held,
  * alone.
@@ -22,7 +22,7 @@ export const BUDGET_FACTORS = {
   /**
    * Measured: an email costs about 2.4 × its files' bytes (raw, base64 in the request, the request),
    * and garbage not yet collected adds to it; 4 keeps a 512 MB function under 370 MiB with ten of the
-   * largest emails in a batch (docs/attachment-memory.md).
+   * largest emails in a batch (BENCHMARKS.md, Attachment memory).
    */
   memoryPerFileByte: 4,
   /** The runtime, the SDK clients and a batch without files: about 115 MiB measured, kept with headroom. */
