@@ -6,8 +6,8 @@
 import { createHash } from 'node:crypto';
 import { S3Client } from '@aws-sdk/client-s3';
 import { SNSClient } from '@aws-sdk/client-sns';
-import { EmailPublisher, InvalidMessageError } from '../../lib/publisher';
-import { placeAttachments } from '../../lib/publisher-attachments';
+import { EmailPublisher, InvalidMessageError } from '../../../lib/publisher';
+import { placeAttachments } from '../../../lib/publisher-attachments';
 
 const TOPIC_ARN = 'arn:aws:sns:eu-west-1:123456789012:emails';
 const credentials = { accessKeyId: 'test', secretAccessKey: 'test' };

@@ -4,8 +4,8 @@
  * split and reported.
  */
 import { SNSClient, type PublishBatchRequestEntry } from '@aws-sdk/client-sns';
-import { checkEmail, EmailPublisher, InvalidMessageError, SNS_LIMITS, type BatchEntry } from '../../lib/publisher';
-import { LIMITS, type EmailMessageInput } from '../../lambdas/kernel/contract';
+import { checkEmail, EmailPublisher, InvalidMessageError, SNS_LIMITS, type BatchEntry } from '../../../lib/publisher';
+import { LIMITS, type EmailMessageInput } from '../../../lambdas/kernel/contract';
 
 const TOPIC_ARN = 'arn:aws:sns:eu-west-1:123456789012:emails';
 

@@ -2,7 +2,7 @@ import { createHash, createHmac, type Hash, type Hmac } from 'node:crypto';
 import { createServer, type IncomingMessage } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { SignatureV4 } from '@smithy/signature-v4';
-import { EmailPublisher, InvalidMessageError, checkEmail } from '../../lib/publisher';
+import { EmailPublisher, InvalidMessageError, checkEmail } from '../../../lib/publisher';
 import {
   cancelAtCancelUrl,
   canonicalUri,
@@ -10,8 +10,8 @@ import {
   regionOfFunctionUrl,
   signedHeaders,
   StatusUrlError,
-} from '../../lib/status-url';
-import { startStatusEndpoint } from '../../tools/dev/local/status-endpoint';
+} from '../../../lib/status-url';
+import { startStatusEndpoint } from '../../../tools/dev/local/status-endpoint';
 
 /** node:crypto as the Checksum SignatureV4 takes (SHA-256, or HMAC-SHA256 with a secret). */
 class Sha256 {

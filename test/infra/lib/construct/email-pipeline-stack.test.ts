@@ -1,10 +1,10 @@
 import * as lambda from 'aws-cdk-lib/aws-lambda';
 import * as sns from 'aws-cdk-lib/aws-sns';
-import { SettingsError } from '../../lib/settings';
+import { SettingsError } from '../../../../lib/settings';
 import { CfnResource, Names } from 'aws-cdk-lib';
-import type { EmailPipelineStack } from '../../lib/construct/email-pipeline-stack';
+import type { EmailPipelineStack } from '../../../../lib/construct/email-pipeline-stack';
 import { SqsSubscription } from 'aws-cdk-lib/aws-sns-subscriptions';
-import { findCfn, synth, synthDefault } from './helpers';
+import { findCfn, synth, synthDefault } from '../../helpers';
 
 /** One of the send function's event source mappings (it has one per lane): the work queue's, or the high lane's. */
 function mappingOf(stack: EmailPipelineStack, index: 0 | 1): CfnResource {

@@ -1,9 +1,9 @@
 import { CfnResource } from 'aws-cdk-lib';
 import type { IConstruct } from 'constructs';
-import { ENV, LEDGER_ENV } from '../../lambdas/kernel/environment';
-import { BUNDLING } from '../../lib/construct/bundling';
-import { DLQ_RETENTION, RUNTIME } from '../../lib/construct/email-pipeline';
-import { resource, synthDefault, synthesize } from './helpers';
+import { ENV, LEDGER_ENV } from '../../../../lambdas/kernel/environment';
+import { BUNDLING } from '../../../../lib/construct/bundling';
+import { DLQ_RETENTION, RUNTIME } from '../../../../lib/construct/email-pipeline';
+import { resource, synthDefault, synthesize } from '../../helpers';
 
 const arnOf = (logicalId: string) => ({ 'Fn::GetAtt': [logicalId, 'Arn'] });
 
@@ -186,7 +186,7 @@ describe('event source mapping', () => {
 });
 
 describe('stack outputs', () => {
-  /** The send ledger's outputs (their values are checked in ledger.test.ts). */
+  /** The send ledger's outputs (their values are checked in ledger/send-ledger.test.ts). */
   const LEDGER_OUTPUTS = ['DeliveryStatusTopicArn', 'IdempotencyKeyPrefix', 'LedgerTableName', 'StatusUrl'];
   /** Every output but the alarm topic's. */
   const PIPELINE_OUTPUTS = [
@@ -218,7 +218,7 @@ describe('stack outputs', () => {
   test('exist with the exact names', () => {
     const { template, ids } = synthDefault();
     const outputs = template.toJSON().Outputs;
-    // Beside the flat outputs, the pipeline's and the monitoring's endpoints objects (user-stack.test.ts reads them).
+    // Beside the flat outputs, the pipeline's and the monitoring's endpoints objects (pipeline/endpoints.test.ts reads them).
     const named = Object.keys(outputs).filter((name) => !/^(Pipeline|Monitoring)Endpoints[0-9A-F]{8}$/.test(name));
     expect(Object.keys(outputs).length - named.length).toBe(2);
     expect(named.sort()).toEqual(['AlarmTopicArn', 'WarningTopicArn', ...PIPELINE_OUTPUTS].sort());

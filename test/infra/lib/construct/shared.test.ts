@@ -1,7 +1,7 @@
 import { CfnResource } from 'aws-cdk-lib';
 import * as iam from 'aws-cdk-lib/aws-iam';
-import { SettingsError } from '../../lib/settings';
-import { resource, synthDefault, synthesize, Synthesized } from './helpers';
+import { SettingsError } from '../../../../lib/settings';
+import { resource, synthDefault, synthesize, Synthesized } from '../../helpers';
 
 const arnOf = (logicalId: string) => ({ 'Fn::GetAtt': [logicalId, 'Arn'] });
 const accountRoot = {

@@ -1,6 +1,6 @@
-import { ENV, readSettings } from '../../lambdas/kernel/environment';
-import { resolveSettings } from '../../lib/settings';
-import { handlerEnvironment } from '../../lib/construct/handler-env';
+import { ENV, readSettings } from '../../../../lambdas/kernel/environment';
+import { resolveSettings } from '../../../../lib/settings';
+import { handlerEnvironment } from '../../../../lib/construct/handler-env';
 
 /** Every required variable, set; spread and override one at a time. */
 const env = {

@@ -1,5 +1,5 @@
 /** The handler's clients that only failure paths use are built on their first send (clients.ts). */
-import { builtOnFirstSend } from '../../lambdas/runtime/clients';
+import { builtOnFirstSend } from '../../../../lambdas/runtime/clients';
 
 interface FakeClient {
   send(command: string): Promise<string>;

@@ -4,7 +4,7 @@
  */
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { defaultProvider } from '../../lambdas/runtime/lambda-credentials';
+import { defaultProvider } from '../../../../lambdas/runtime/lambda-credentials';
 
 const VARIABLES = [
   'AWS_ACCESS_KEY_ID',

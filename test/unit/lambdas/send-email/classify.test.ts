@@ -3,8 +3,8 @@ import {
   IdempotencyPersistenceLayerError,
   IdempotencyValidationError,
 } from '@aws-lambda-powertools/idempotency';
-import { classifyIdempotencyError } from '../../lambdas/send-email/classify';
-import { PermanentError, RetryableError } from '../../lambdas/kernel/errors';
+import { classifyIdempotencyError } from '../../../../lambdas/send-email/classify';
+import { PermanentError, RetryableError } from '../../../../lambdas/kernel/errors';
 
 describe('classifyIdempotencyError', () => {
   test('the same key with different content is permanent and names the key', () => {

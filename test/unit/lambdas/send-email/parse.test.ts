@@ -1,13 +1,13 @@
-import { parseRecord, type QueueRecordLike } from '../../lambdas/send-email/parse';
+import { parseRecord, type QueueRecordLike } from '../../../../lambdas/send-email/parse';
 import {
   InvalidMessageError,
   LIMITS,
   maskAddress,
   validateEmail,
   type ValidationIssue,
-} from '../../lambdas/kernel/contract';
-import { PermanentError } from '../../lambdas/kernel/errors';
-import { SNS_MESSAGE_ID, TOPIC_ARN, addresses, body, envelope, envelopeBody, raw, validMessage } from './records';
+} from '../../../../lambdas/kernel/contract';
+import { PermanentError } from '../../../../lambdas/kernel/errors';
+import { SNS_MESSAGE_ID, TOPIC_ARN, addresses, body, envelope, envelopeBody, raw, validMessage } from '../../helpers';
 
 /** Parses a record as the pipeline of {@link TOPIC_ARN} does. */
 function parse(record: QueueRecordLike): ReturnType<typeof parseRecord> {

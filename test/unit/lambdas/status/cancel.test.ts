@@ -3,11 +3,11 @@ import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import { IdempotencyConfig, IdempotencyRecordStatus } from '@aws-lambda-powertools/idempotency';
 import { IdempotencyRecord } from '@aws-lambda-powertools/idempotency/persistence';
-import { cancelMarkOf } from '../../lambdas/kernel/ledger/cancel-mark';
-import { LedgerAwarePersistenceLayer } from '../../lambdas/send-email/claim/persistence';
-import { cancelDelivery, type CancelDeps } from '../../lambdas/status/cancel';
-import { handleCancelRequest, handleStatusRequest } from '../../lambdas/status/http';
-import { idempotencyRecordId, lookupDelivery } from '../../lambdas/status/lookup';
+import { cancelMarkOf } from '../../../../lambdas/kernel/ledger/cancel-mark';
+import { LedgerAwarePersistenceLayer } from '../../../../lambdas/send-email/claim/persistence';
+import { cancelDelivery, type CancelDeps } from '../../../../lambdas/status/cancel';
+import { handleCancelRequest, handleStatusRequest } from '../../../../lambdas/status/http';
+import { idempotencyRecordId, lookupDelivery } from '../../../../lambdas/status/lookup';
 
 const NOW = Date.UTC(2026, 11, 24, 8, 0, 0);
 const BY = 'arn:aws:iam::123456789012:role/ops';

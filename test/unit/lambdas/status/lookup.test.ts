@@ -1,4 +1,4 @@
-import { dedupeTagValue } from '../../lambdas/send-email/send/email';
+import { dedupeTagValue } from '../../../../lambdas/send-email/send/email';
 /**
  * The status lookup's pure parts: key rules, the idempotency record id (checked
  * against Powertools itself), the HTTP routing shared by the status function
@@ -7,10 +7,10 @@ import { dedupeTagValue } from '../../lambdas/send-email/send/email';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { IdempotencyConfig } from '@aws-lambda-powertools/idempotency';
 import { DynamoDBPersistenceLayer } from '@aws-lambda-powertools/idempotency/dynamodb';
-import type { DeliveryReport } from '../../lambdas/kernel/ledger/schema';
-import { handleStatusRequest } from '../../lambdas/status/http';
-import { idempotencyRecordId, InvalidKeyError, keyProblem, lookupDelivery } from '../../lambdas/status/lookup';
-import { formatReport, lookupTargetFromOutputs } from '../../lib/cli/status-report';
+import type { DeliveryReport } from '../../../../lambdas/kernel/ledger/schema';
+import { handleStatusRequest } from '../../../../lambdas/status/http';
+import { idempotencyRecordId, InvalidKeyError, keyProblem, lookupDelivery } from '../../../../lambdas/status/lookup';
+import { formatReport, lookupTargetFromOutputs } from '../../../../lib/cli/status-report';
 
 describe('keyProblem', () => {
   test.each([

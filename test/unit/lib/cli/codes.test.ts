@@ -5,11 +5,11 @@
  */
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import * as path from 'node:path';
-import { ERROR_CODES, knownCode } from '../../lib/cli/codes';
-import { UsageError } from '../../lib/cli/errors';
-import { NEVER_REDRIVE } from '../../lib/dlq-select';
+import { ERROR_CODES, knownCode } from '../../../../lib/cli/codes';
+import { UsageError } from '../../../../lib/cli/errors';
+import { NEVER_REDRIVE } from '../../../../lib/dlq-select';
 
-const LAMBDAS = path.join(__dirname, '..', '..', 'lambdas');
+const LAMBDAS = path.join(__dirname, '..', '..', '..', '..', 'lambdas');
 
 function sources(dir: string): string[] {
   return readdirSync(dir).flatMap((name) => {

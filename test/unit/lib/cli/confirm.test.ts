@@ -3,10 +3,10 @@
  * they would do with --dry-run; with no terminal to ask on and neither flag, a usage error (exit
  * 2) before any AWS call.
  */
-import { confirmed, consent } from '../../lib/cli/confirm';
-import { OperationError, UsageError } from '../../lib/cli/errors';
-import { run } from '../../lib/cli/main';
-import { printableIo } from '../../lib/cli/printable';
+import { confirmed, consent } from '../../../../lib/cli/confirm';
+import { OperationError, UsageError } from '../../../../lib/cli/errors';
+import { run } from '../../../../lib/cli/main';
+import { printableIo } from '../../../../lib/cli/printable';
 
 const quiet = { out: () => undefined, err: () => undefined };
 

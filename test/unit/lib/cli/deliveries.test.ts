@@ -2,9 +2,9 @@
  * `email-pipeline deliveries`: its pure parts (--since, the outcomes, merging the shards' lists)
  * and the ledger's index partition of a key (stable, spread over the shards).
  */
-import { UNINDEXED_OUTCOMES } from '../../lib/cli/deliveries';
-import { LEDGER_STATUS_INDEX, statusShard } from '../../lambdas/kernel/ledger/schema';
-import { newest, OUTCOMES, sinceTime } from '../../lib/cli/deliveries';
+import { UNINDEXED_OUTCOMES } from '../../../../lib/cli/deliveries';
+import { LEDGER_STATUS_INDEX, statusShard } from '../../../../lambdas/kernel/ledger/schema';
+import { newest, OUTCOMES, sinceTime } from '../../../../lib/cli/deliveries';
 
 const NOW = Date.parse('2026-12-03T10:00:00.000Z');
 

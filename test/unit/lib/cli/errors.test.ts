@@ -1,4 +1,4 @@
-import { awsFailure, closest, OperationError, suggestion } from '../../lib/cli/errors';
+import { awsFailure, closest, OperationError, suggestion } from '../../../../lib/cli/errors';
 
 test('a typo of one letter, a swap of neighbours or a prefix finds the known word', () => {
   expect(closest('--maxx', ['--max', '--json', '--stack'])).toBe('--max');

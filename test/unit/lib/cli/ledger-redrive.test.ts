@@ -7,7 +7,7 @@
 import { mkdtempSync, existsSync, rmSync } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { run } from '../../lib/cli/main';
+import { run } from '../../../../lib/cli/main';
 import {
   awsRedriveSwitch,
   drainLedgerDeadLetters,
@@ -15,8 +15,8 @@ import {
   type Depth,
   type DrainOptions,
   type RedriveSwitch,
-} from '../../lib/cli/ledger-redrive';
-import { describeDrain } from '../../lib/cli/ledger-redrive-command';
+} from '../../../../lib/cli/ledger-redrive';
+import { describeDrain } from '../../../../lib/cli/ledger-redrive-command';
 
 function capture() {
   const out: string[] = [];

@@ -6,7 +6,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { COMMANDS, run } from '../../lib/cli/main';
+import { COMMANDS, run } from '../../../../lib/cli/main';
 
 async function cli(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
   const out: string[] = [];

@@ -9,11 +9,11 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { SignatureV4 } from '@smithy/signature-v4';
-import { sign } from '../../lib/cli/aws-rest';
-import { consumersDir, PauseWatch, runningConsumers } from '../../lib/cli/local-pause';
-import { run } from '../../lib/cli/main';
-import { NotStopped, pauseState, readPause, switchSending, waitUntilStopped } from '../../lib/cli/pause';
-import { formatPauseState } from '../../lib/cli/pause-command';
+import { sign } from '../../../../lib/cli/aws-rest';
+import { consumersDir, PauseWatch, runningConsumers } from '../../../../lib/cli/local-pause';
+import { run } from '../../../../lib/cli/main';
+import { NotStopped, pauseState, readPause, switchSending, waitUntilStopped } from '../../../../lib/cli/pause';
+import { formatPauseState } from '../../../../lib/cli/pause-command';
 
 function capture() {
   const out: string[] = [];

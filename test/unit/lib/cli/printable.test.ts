@@ -3,12 +3,12 @@
  * (lib/cli/printable.ts): keys, field names, reasons and bounce details come from outside, and a
  * terminal obeys escape sequences in them.
  */
-import type { Command } from '../../lib/cli/command';
-import { run, runCommand } from '../../lib/cli/main';
-import { printable, printableIo, printableLines } from '../../lib/cli/printable';
-import { formatDeadLetter, type DeadLetter } from '../../lib/dlq';
-import { formatReport } from '../../lib/cli/status-report';
-import { formatDecision } from '../../tools/dev/local/format';
+import type { Command } from '../../../../lib/cli/command';
+import { run, runCommand } from '../../../../lib/cli/main';
+import { printable, printableIo, printableLines } from '../../../../lib/cli/printable';
+import { formatDeadLetter, type DeadLetter } from '../../../../lib/dlq';
+import { formatReport } from '../../../../lib/cli/status-report';
+import { formatDecision } from '../../../../tools/dev/local/format';
 
 /** Every character a terminal could act on, or that reorders or hides text. */
 const RAW =

@@ -5,7 +5,7 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { run } from '../../lib/cli/main';
+import { run } from '../../../../lib/cli/main';
 
 interface Ran {
   readonly code: number;

@@ -3,9 +3,9 @@
  * on condition, and only then records who, when and why; the command's arguments.
  */
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
-import { run } from '../../lib/cli/main';
-import { NotReleasable, releaseKey, resendDetail } from '../../lib/cli/resend';
-import { idempotencyRecordId } from '../../lambdas/status/lookup';
+import { run } from '../../../../lib/cli/main';
+import { NotReleasable, releaseKey, resendDetail } from '../../../../lib/cli/resend';
+import { idempotencyRecordId } from '../../../../lambdas/status/lookup';
 
 type Sent = { name: string; input: Record<string, unknown> };
 

@@ -7,7 +7,7 @@
  */
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { run } from '../../lib/cli/main';
+import { run } from '../../../../lib/cli/main';
 
 const STACK = 'MailStack';
 const topic = (name: string) => `arn:aws:sns:eu-west-1:111122223333:${name}`;

@@ -9,7 +9,7 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import type { DescribeStacksCommand } from '@aws-sdk/client-cloudformation';
-import { OperationError, UsageError } from '../../lib/cli/errors';
+import { OperationError, UsageError } from '../../../../lib/cli/errors';
 import {
   describedPipelines,
   inThisRepository,
@@ -19,7 +19,7 @@ import {
   selectPipeline,
   targetOptions,
   type StackOutput,
-} from '../../lib/cli/target';
+} from '../../../../lib/cli/target';
 
 /** One pipeline's output as the construct writes it: a compact JSON object. */
 function pipelineOutput(at: string, extra: Record<string, unknown> = {}): StackOutput {
@@ -246,7 +246,7 @@ describe('no stack named and no local pipeline', () => {
   afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
   test('this repository is told by its package.json; a user app or no package.json is not it', () => {
-    expect(inThisRepository(path.join(__dirname, '..', '..'))).toBe(true);
+    expect(inThisRepository(path.join(__dirname, '..', '..', '..', '..'))).toBe(true);
     expect(inThisRepository(__dirname)).toBe(true);
     const app = path.join(dir, 'my-app');
     mkdirSync(path.join(app, 'src'), { recursive: true });
@@ -277,7 +277,7 @@ describe('no stack named and no local pipeline', () => {
     delete process.env.EMAIL_PIPELINE_STACK;
     delete process.env.EMAIL_PIPELINE_NAME;
     try {
-      const { run } = await import('../../lib/cli/main');
+      const { run } = await import('../../../../lib/cli/main');
       const err: string[] = [];
       expect(await run(['dlq', 'list'], { out: () => undefined, err: (l) => err.push(l) })).toBe(1);
       expect(err.join('\n')).toContain('email-pipeline: No pipeline named: pass --stack NAME');

@@ -6,10 +6,10 @@
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { run } from '../../lib/cli/main';
-import { packageVersion } from '../../lib/cli/version';
+import { run } from '../../../../lib/cli/main';
+import { packageVersion } from '../../../../lib/cli/version';
 
-const { version } = JSON.parse(readFileSync(path.join(__dirname, '..', '..', 'package.json'), 'utf8')) as {
+const { version } = JSON.parse(readFileSync(path.join(__dirname, '..', '..', '..', '..', 'package.json'), 'utf8')) as {
   version: string;
 };
 
@@ -50,6 +50,6 @@ describe('found from where the CLI runs', () => {
   });
 
   test('from source in this repository', () => {
-    expect(packageVersion(path.join(__dirname, '..', '..', 'lib', 'cli'))).toBe(version);
+    expect(packageVersion(path.join(__dirname, '..', '..', '..', '..', 'lib', 'cli'))).toBe(version);
   });
 });

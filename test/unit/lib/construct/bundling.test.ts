@@ -8,9 +8,9 @@
  */
 import { readFileSync } from 'node:fs';
 import * as path from 'node:path';
-import { BUNDLING } from '../../lib/construct/bundling';
+import { BUNDLING } from '../../../../lib/construct/bundling';
 
-const manifest = JSON.parse(readFileSync(path.join(__dirname, '..', '..', 'package.json'), 'utf8')) as {
+const manifest = JSON.parse(readFileSync(path.join(__dirname, '..', '..', '..', '..', 'package.json'), 'utf8')) as {
   devDependencies: Record<string, string>;
 };
 const pinned = manifest.devDependencies.node ?? '';

@@ -1,7 +1,7 @@
-import { readSettings } from '../../lambdas/kernel/environment';
-import { CONTEXT_PREFIX, SettingsError, resolveSettings, settingsFromContext } from '../../lib/settings';
-import { handlerEnvironment } from '../../lib/construct/handler-env';
-import { SETTINGS, type SettingDeclaration } from '../../lib/settings';
+import { readSettings } from '../../../../lambdas/kernel/environment';
+import { CONTEXT_PREFIX, SettingsError, resolveSettings, settingsFromContext } from '../../../../lib/settings';
+import { handlerEnvironment } from '../../../../lib/construct/handler-env';
+import { SETTINGS, type SettingDeclaration } from '../../../../lib/settings';
 
 const refs = {
   topicArn: 'arn:aws:sns:eu-west-1:123456789012:emails',

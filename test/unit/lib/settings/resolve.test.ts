@@ -7,8 +7,8 @@ import {
   resolveSettings,
   settingsFromContext,
   type PipelineSettings,
-} from '../../lib/settings';
-import { SETTINGS } from '../../lib/settings';
+} from '../../../../lib/settings';
+import { SETTINGS } from '../../../../lib/settings';
 
 const DAY = 86_400;
 const base = { senderAddress: 'noreply@example.com', sesIdentity: 'example.com' } as const;

@@ -6,9 +6,9 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import * as ts from 'typescript';
-import { SETTINGS, type SettingDeclaration } from '../../lib/settings';
+import { SETTINGS, type SettingDeclaration } from '../../../../lib/settings';
 
-const TYPES = path.join(__dirname, '..', '..', 'lib', 'settings', 'types.ts');
+const TYPES = path.join(__dirname, '..', '..', '..', '..', 'lib', 'settings', 'types.ts');
 
 /** Each property of the settings interfaces, with its `@default` tag's text (undefined when it has none). */
 function documentedDefaults(): Map<string, string | undefined> {

@@ -5,9 +5,9 @@
  */
 import * as path from 'node:path';
 import { build, type Metafile } from 'esbuild';
-import { HANDLER_ENTRY } from '../../lib/construct/bundling';
-import { lambdaBuildOptions } from '../../tools/build/lambda-bundle';
-import { literalSchemaKeys } from '../../tools/build/sdk-schema-keys';
+import { HANDLER_ENTRY } from '../../../../lib/construct/bundling';
+import { lambdaBuildOptions } from '../../../../tools/build/lambda-bundle';
+import { literalSchemaKeys } from '../../../../tools/build/sdk-schema-keys';
 
 interface Bundle {
   readonly code: string;

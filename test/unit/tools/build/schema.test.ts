@@ -4,9 +4,9 @@
  */
 import { readFileSync } from 'node:fs';
 import Ajv from 'ajv';
-import { idempotencyKeyIssues, InvalidMessageError, LIMITS, validateEmail } from '../../lambdas/kernel/contract';
-import { emailMessageSchema, SCHEMA_FILE, schemaText } from '../../tools/build/schema';
-import { addresses, validMessage } from './records';
+import { idempotencyKeyIssues, InvalidMessageError, LIMITS, validateEmail } from '../../../../lambdas/kernel/contract';
+import { emailMessageSchema, SCHEMA_FILE, schemaText } from '../../../../tools/build/schema';
+import { addresses, validMessage } from '../../helpers';
 
 const schema = emailMessageSchema();
 const ajv = new Ajv({ allErrors: true, strict: true, strictRequired: false });
@@ -105,7 +105,7 @@ const INVALID: Record<string, unknown> = {
   'a tag value that is a number': { ...validMessage, tags: { campaign: 2026 } },
   'an attachment with a path': {
     ...validMessage,
-    attachments: [{ filename: '../../etc/passwd', contentType: 'text/plain', content: 'eA==' }],
+    attachments: [{ filename: '../../../../etc/passwd', contentType: 'text/plain', content: 'eA==' }],
   },
   'an attachment SES blocks (.EXE)': {
     ...validMessage,
@@ -140,7 +140,7 @@ const INVALID: Record<string, unknown> = {
     attachments: [{ filename: 'x.exe::$DATA', contentType: 'application/octet-stream', content: 'eA==' }],
   },
   ...Object.fromEntries(
-    ['../other/x.txt', 'a/./b', '/abs/x.txt', 'a//b', 'a/', 'a\\b'].map((s3Key) => [
+    ['../../../other/x.txt', 'a/./b', '/abs/x.txt', 'a//b', 'a/', 'a\\b'].map((s3Key) => [
       `an s3Key that is no clean relative key: ${s3Key}`,
       { ...validMessage, attachments: [{ filename: 'x.txt', contentType: 'text/plain', s3Key }] },
     ]),

@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
-import { SETTINGS, settingsTable } from '../../lib/settings';
-import { SETTINGS_DOC_FILE, TABLE_END, TABLE_START, withSettingsTable } from '../../tools/build/settings-docs';
+import { SETTINGS, settingsTable } from '../../../../lib/settings';
+import { SETTINGS_DOC_FILE, TABLE_END, TABLE_START, withSettingsTable } from '../../../../tools/build/settings-docs';
 
 describe('the settings table of docs/settings.md', () => {
   test('the committed table is the one the declaration gives (run npm run docs:settings)', () => {

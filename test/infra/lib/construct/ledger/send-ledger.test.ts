@@ -2,14 +2,14 @@ import { CfnResource } from 'aws-cdk-lib';
 import { Match } from 'aws-cdk-lib/assertions';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import type { IConstruct } from 'constructs';
-import { LEDGER_STATUS_INDEX, LEDGER_TABLE } from '../../lambdas/kernel/ledger/schema';
-import { ENV, LEDGER_ENV } from '../../lambdas/kernel/environment';
-import type { EmailPipelineStack } from '../../lib/construct/email-pipeline-stack';
-import { LEDGER_FUNCTIONS } from '../../lib/construct/ledger/send-ledger';
-import { CANCEL_WRITES } from '../../lib/construct/ledger/functions';
+import { LEDGER_STATUS_INDEX, LEDGER_TABLE } from '../../../../../lambdas/kernel/ledger/schema';
+import { ENV, LEDGER_ENV } from '../../../../../lambdas/kernel/environment';
+import type { EmailPipelineStack } from '../../../../../lib/construct/email-pipeline-stack';
+import { LEDGER_FUNCTIONS } from '../../../../../lib/construct/ledger/send-ledger';
+import { CANCEL_WRITES } from '../../../../../lib/construct/ledger/functions';
 import type { UpdateItemCommand } from '@aws-sdk/client-dynamodb';
-import { LEDGER_INTERNAL, recordPipelineEvent } from '../../lambdas/runtime/ledger-store';
-import { functionPolicyStatements, rendered, resource, statementsFor, synthDefault, synthesize } from './helpers';
+import { LEDGER_INTERNAL, recordPipelineEvent } from '../../../../../lambdas/runtime/ledger-store';
+import { functionPolicyStatements, rendered, resource, statementsFor, synthDefault, synthesize } from '../../../helpers';
 
 const asList = <T>(v: T | T[]): T[] => ([] as T[]).concat(v);
 const ref = (stack: EmailPipelineStack, c: IConstruct) => ({

@@ -1,6 +1,6 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { SettingsError } from '../../lib/settings';
+import { SettingsError } from '../../../../../lib/settings';
 import {
   ALARM_NAMES,
   AT_A_GLANCE,
@@ -13,8 +13,8 @@ import {
   LEDGER_METRICS,
   OPERATOR_DEAD_LETTER_CODES,
   runbookAnchor,
-} from '../../lib/construct/monitoring/monitoring';
-import { flattenJoin, synthDefault, synthesize, Synthesized } from './helpers';
+} from '../../../../../lib/construct/monitoring/monitoring';
+import { flattenJoin, synthDefault, synthesize, Synthesized } from '../../../helpers';
 
 type Alarm = { Properties: Record<string, any> };
 
@@ -537,7 +537,7 @@ describe('saved Logs Insights queries', () => {
   test("unconfirmed resends match the send function's WARN line", () => {
     const q = named(synthDefault(), 'Unconfirmed resends');
     expect(q.QueryString).toContain('filter message like "no SES event for an earlier attempt"');
-    const confirm = fs.readFileSync(path.join(__dirname, '..', '..', 'lambdas', 'send-email', 'confirm.ts'), 'utf8');
+    const confirm = fs.readFileSync(path.join(__dirname, '..', '..', '..', '..', '..', 'lambdas', 'send-email', 'confirm.ts'), 'utf8');
     expect(confirm).toContain("'no SES event for an earlier attempt");
   });
 
@@ -778,7 +778,7 @@ describe('SES events counted in CloudWatch', () => {
 });
 
 describe('runbooks in docs/operators.md', () => {
-  const guide = fs.readFileSync(path.join(__dirname, '..', '..', 'docs', 'operators.md'), 'utf8');
+  const guide = fs.readFileSync(path.join(__dirname, '..', '..', '..', '..', '..', 'docs', 'operators.md'), 'utf8');
 
   test.each(ALARM_NAMES)('%s has a runbook section the alarm links to', (name) => {
     // GitHub's anchor of "#### Alarm: name" is "alarm-<name in lower case>".

@@ -9,8 +9,8 @@ import {
   ATTACHMENTS_DELETE_ACTIONS,
   ATTACHMENTS_LIST_ACTIONS,
   attachmentExpiryDays,
-} from '../../lib/construct/pipeline/attachments-bucket';
-import { functionPolicyStatements, synthesize, synthDefault, type Synthesized } from './helpers';
+} from '../../../../../lib/construct/pipeline/attachments-bucket';
+import { functionPolicyStatements, synthesize, synthDefault, type Synthesized } from '../../../helpers';
 
 type Statement = Record<string, any>;
 

@@ -6,11 +6,11 @@ import { App, Stack } from 'aws-cdk-lib';
 import { Annotations, Match, Template } from 'aws-cdk-lib/assertions';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import { Construct } from 'constructs';
-import { EmailPipeline, type EmailPipelineProps } from '../../lib/construct/email-pipeline';
-import { EmailPipelineMonitoring } from '../../lib/construct/monitoring/monitoring';
-import { PIPELINE_ENDPOINTS } from '../../lib/construct/pipeline/endpoints';
-import { SettingsError } from '../../lib/settings';
-import { BASE_PROPS } from './helpers';
+import { EmailPipeline, type EmailPipelineProps } from '../../../../../lib/construct/email-pipeline';
+import { EmailPipelineMonitoring } from '../../../../../lib/construct/monitoring/monitoring';
+import { PIPELINE_ENDPOINTS } from '../../../../../lib/construct/pipeline/endpoints';
+import { SettingsError } from '../../../../../lib/settings';
+import { BASE_PROPS } from '../../../helpers';
 
 function userStack(context: Record<string, unknown> = {}): { app: App; stack: Stack } {
   const app = new App({ context });

@@ -6,8 +6,8 @@
  * batching window, and the send function's environment names it.
  */
 import * as iam from 'aws-cdk-lib/aws-iam';
-import { ENV } from '../../lambdas/kernel/environment';
-import { resource, synthDefault, synthesize, type Synthesized } from './helpers';
+import { ENV } from '../../../../../lambdas/kernel/environment';
+import { resource, synthDefault, synthesize, type Synthesized } from '../../../helpers';
 
 const subscriptionsTo = (logicalId: string, s: Synthesized = synthDefault()) =>
   Object.values(s.template.findResources('AWS::SNS::Subscription'))

@@ -1,8 +1,8 @@
 import * as iam from 'aws-cdk-lib/aws-iam';
 import { CfnResource, Stack } from 'aws-cdk-lib';
-import { principalsFromStrings } from '../../lib/construct/email-pipeline';
-import { SettingsError, settingsFromContext, splitContextSettings } from '../../lib/settings';
-import { rendered, resource, synthDefault, synthesize, Synthesized } from './helpers';
+import { principalsFromStrings } from '../../../../../lib/construct/email-pipeline';
+import { SettingsError, settingsFromContext, splitContextSettings } from '../../../../../lib/settings';
+import { rendered, resource, synthDefault, synthesize, Synthesized } from '../../../helpers';
 
 type Statement = Record<string, any>;
 

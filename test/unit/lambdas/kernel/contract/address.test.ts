@@ -2,7 +2,7 @@
  * redactAddresses (lambdas/kernel/contract/address.ts): addresses in free text (SES's error messages,
  * which become logged reasons and DLQ attributes) are masked, in time linear in the text.
  */
-import { redactAddresses } from '../../lambdas/kernel/contract/address';
+import { redactAddresses } from '../../../../../lambdas/kernel/contract/address';
 
 test('masks each address in a sentence, whatever surrounds it', () => {
   expect(redactAddresses('Email address is not verified: ada@example.com, "bob@example.org" <carl@x.example>')).toBe(

@@ -10,8 +10,8 @@ import {
   LIMITS,
   validateEmail,
   type ValidationIssue,
-} from '../../lambdas/kernel/contract';
-import { validMessage } from './records';
+} from '../../../../../lambdas/kernel/contract';
+import { validMessage } from '../../../helpers';
 
 function issuesOf(message: unknown): readonly ValidationIssue[] {
   try {
@@ -66,7 +66,7 @@ describe('attachments', () => {
   });
 
   test('a file name with a path is refused on attachments[0].filename', () => {
-    expect(issuesOf(withAttachment({ filename: '../../etc/passwd' }))).toEqual([
+    expect(issuesOf(withAttachment({ filename: '../../../../../etc/passwd' }))).toEqual([
       issue('attachments[0].filename', 'without a path'),
     ]);
     expect(issuesOf(withAttachment({ filename: 'C:\\evil.pdf' }))).toEqual([
@@ -174,10 +174,10 @@ describe('attachments', () => {
   );
 
   test.each([
-    ['../other/x.txt', '. or .. segment'],
+    ['../../../../other/x.txt', '. or .. segment'],
     ['a/../../other/x', '. or .. segment'],
     ['team/..', '. or .. segment'],
-    ['./x.txt', '. or .. segment'],
+    ['../../../x.txt', '. or .. segment'],
     ['a/./b', '. or .. segment'],
     ['..', '. or .. segment'],
     ['/abs/x.txt', 'no leading /'],

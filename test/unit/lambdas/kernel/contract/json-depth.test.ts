@@ -2,7 +2,7 @@
  * How deep JSON nests, found without recursion (lambdas/kernel/contract/json-depth.ts): on the text before
  * it is parsed, and on a value before anything serializes it.
  */
-import { textTooDeep, valueTooDeep } from '../../lambdas/kernel/contract/json-depth';
+import { textTooDeep, valueTooDeep } from '../../../../../lambdas/kernel/contract/json-depth';
 
 /** `levels` arrays, one inside the other. */
 function arrays(levels: number): string {

@@ -2,7 +2,7 @@
  * SNS Number attributes by their value (lambdas/kernel/contract/sns-number.ts): the canonical text of a
  * Number key, worked out on decimal digits.
  */
-import { canonicalNumber, SNS_NUMBER } from '../../lambdas/kernel/contract/sns-number';
+import { canonicalNumber, SNS_NUMBER } from '../../../../../lambdas/kernel/contract/sns-number';
 
 function canonical(text: string): string | undefined {
   const result = canonicalNumber(text);

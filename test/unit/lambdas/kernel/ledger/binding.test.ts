@@ -10,8 +10,8 @@ import {
   originProblem,
   type ClaimEvidence,
   type TrustedOrigin,
-} from '../../lambdas/kernel/ledger/binding';
-import { idempotencyRecordId } from '../../lambdas/status/lookup';
+} from '../../../../../lambdas/kernel/ledger/binding';
+import { idempotencyRecordId } from '../../../../../lambdas/status/lookup';
 
 const TRUSTED: TrustedOrigin = {
   accountId: '111122223333',

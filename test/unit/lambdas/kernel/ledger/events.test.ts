@@ -11,10 +11,10 @@ import {
   statusOf,
   UntaggedSesEventError,
   type Derived,
-} from '../../lambdas/kernel/ledger/events';
-import type { LedgerEvent } from '../../lambdas/kernel/ledger/schema';
-import { eventBridgeEnvelope } from '../../tools/dev/local/event-bus';
-import { permutations } from './records';
+} from '../../../../../lambdas/kernel/ledger/events';
+import type { LedgerEvent } from '../../../../../lambdas/kernel/ledger/schema';
+import { eventBridgeEnvelope } from '../../../../../tools/dev/local/event-bus';
+import { permutations } from '../../../helpers';
 
 /** An SES event as SES publishes it to any event destination (EventBridge's detail) (trimmed to the fields we read and a few more). */
 function sesEvent(

@@ -2,9 +2,9 @@
  * Confirm before resend, its pure parts: which overwritten claim means an unknown fate, and
  * when an unknown-fate send looks for its SES event again.
  */
-import { lostAttemptAt } from '../../lambdas/send-email/claim/persistence';
-import { confirmationRetrySeconds } from '../../lambdas/send-email/confirm';
-import { readConfirmSettings } from '../../lambdas/kernel/environment';
+import { lostAttemptAt } from '../../../../../lambdas/send-email/claim/persistence';
+import { confirmationRetrySeconds } from '../../../../../lambdas/send-email/confirm';
+import { readConfirmSettings } from '../../../../../lambdas/kernel/environment';
 
 describe('lostAttemptAt', () => {
   test('a completed or expired record is no lost attempt', () => {

@@ -3,8 +3,8 @@ import {
   backoffSeconds,
   retryDelaySeconds,
   type RetryCause,
-} from '../../lambdas/send-email/outcome/backoff';
-import { SETTINGS } from '../../lib/settings';
+} from '../../../../../lambdas/send-email/outcome/backoff';
+import { SETTINGS } from '../../../../../lib/settings';
 
 /** Only the required variables: everything else takes its default. */
 const lowest = () => 0;

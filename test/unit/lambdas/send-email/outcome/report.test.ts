@@ -5,9 +5,9 @@
 import type { SQSRecord } from 'aws-lambda';
 import type { Logger } from '@aws-lambda-powertools/logger';
 import type { Metrics } from '@aws-lambda-powertools/metrics';
-import { RETRY_ATTRIBUTE } from '../../lambdas/kernel/names';
-import type { ParsedRecord } from '../../lambdas/send-email/parse';
-import { createReport } from '../../lambdas/send-email/outcome/report';
+import { RETRY_ATTRIBUTE } from '../../../../../lambdas/kernel/names';
+import type { ParsedRecord } from '../../../../../lambdas/send-email/parse';
+import { createReport } from '../../../../../lambdas/send-email/outcome/report';
 
 const NOW = Date.parse('2026-12-03T10:00:00Z');
 

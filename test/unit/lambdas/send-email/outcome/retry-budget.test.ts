@@ -1,5 +1,5 @@
 import type { SQSRecord } from 'aws-lambda';
-import { RetryableError } from '../../lambdas/kernel/errors';
+import { RetryableError } from '../../../../../lambdas/kernel/errors';
 import {
   ageSeconds,
   failureNumber,
@@ -7,8 +7,8 @@ import {
   planRetry,
   retryState,
   RetryBudgetExhaustedError,
-} from '../../lambdas/send-email/outcome/retry-budget';
-import { RETRY_ATTRIBUTE } from '../../lambdas/kernel/names';
+} from '../../../../../lambdas/send-email/outcome/retry-budget';
+import { RETRY_ATTRIBUTE } from '../../../../../lambdas/kernel/names';
 
 const NOW = 1_800_000_000_000;
 

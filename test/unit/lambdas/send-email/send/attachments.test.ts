@@ -8,10 +8,10 @@ import {
   InvalidMessageError,
   validateEmail,
   type EmailMessage,
-} from '../../lambdas/kernel/contract';
-import { RetryableError } from '../../lambdas/kernel/errors';
-import { createAttachmentObjects, type ObjectStore } from '../../lambdas/send-email/send/attachments';
-import { buildSendEmailInput } from '../../lambdas/send-email/send/email';
+} from '../../../../../lambdas/kernel/contract';
+import { RetryableError } from '../../../../../lambdas/kernel/errors';
+import { createAttachmentObjects, type ObjectStore } from '../../../../../lambdas/send-email/send/attachments';
+import { buildSendEmailInput } from '../../../../../lambdas/send-email/send/email';
 
 const sender = { senderAddress: 'noreply@example.com' };
 

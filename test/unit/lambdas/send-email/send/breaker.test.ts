@@ -1,4 +1,4 @@
-import { CircuitBreaker } from '../../lambdas/send-email/send/breaker';
+import { CircuitBreaker } from '../../../../../lambdas/send-email/send/breaker';
 
 function breaker() {
   let t = 0;

@@ -6,9 +6,9 @@
  */
 import { SESv2Client, SendEmailCommand } from '@aws-sdk/client-sesv2';
 import type { HttpHandlerOptions, HttpRequest, HttpResponse, RequestHandler } from '@smithy/types';
-import { classifySesError } from '../../lambdas/send-email/classify';
-import { SafeSesRetryStrategy, buildSendEmailInput } from '../../lambdas/send-email/send/email';
-import { AmbiguousSendError, RetryableError } from '../../lambdas/kernel/errors';
+import { classifySesError } from '../../../../../lambdas/send-email/classify';
+import { SafeSesRetryStrategy, buildSendEmailInput } from '../../../../../lambdas/send-email/send/email';
+import { AmbiguousSendError, RetryableError } from '../../../../../lambdas/kernel/errors';
 
 type Reply = { readonly status: number; readonly errorType?: string; readonly body: string } | Error;
 

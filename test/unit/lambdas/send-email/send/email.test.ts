@@ -1,20 +1,20 @@
 import { createHash } from 'node:crypto';
 import type { RetryErrorInfo, RetryErrorType, RetryToken } from '@smithy/types';
-import { classifySesError, provesNotSent } from '../../lambdas/send-email/classify';
+import { classifySesError, provesNotSent } from '../../../../../lambdas/send-email/classify';
 import {
   DEDUPE_TAG,
   SafeSesRetryStrategy,
   buildSendEmailInput,
   dedupeTagValue,
-} from '../../lambdas/send-email/send/email';
+} from '../../../../../lambdas/send-email/send/email';
 import {
   AmbiguousSendError,
   PermanentError,
   RetryableError,
   SystemicError,
   type PipelineError,
-} from '../../lambdas/kernel/errors';
-import type { EmailMessage } from '../../lambdas/kernel/contract';
+} from '../../../../../lambdas/kernel/errors';
+import type { EmailMessage } from '../../../../../lambdas/kernel/contract';
 
 const sender = { senderAddress: 'noreply@example.com' };
 const KEY = 'order-42-shipped';

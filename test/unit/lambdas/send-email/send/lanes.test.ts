@@ -2,7 +2,7 @@
  * The lanes as the send function sees them (send/lanes.ts): which queue an invocation's records come
  * from, by the queue's name in its URL and its ARN.
  */
-import { laneOfSource, queueName } from '../../lambdas/send-email/send/lanes';
+import { laneOfSource, queueName } from '../../../../../lambdas/send-email/send/lanes';
 
 test('a queue is known by its name in its URL and its ARN', () => {
   expect(queueName('https://sqs.eu-west-1.amazonaws.com/123456789012/pipe-high')).toBe('pipe-high');

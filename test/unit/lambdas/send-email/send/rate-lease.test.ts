@@ -4,9 +4,9 @@
  * the whole rate used by one container or many, never more than SES's bucket allows, the high
  * lane's reserve, borrowing, and the fallback to the static share.
  */
-import type { Lane } from '../../lambdas/kernel/names';
-import { SendPacer } from '../../lambdas/send-email/send/pacing';
-import { leaseSlots, laneItemId, type SlotStore, type SlotWrite } from '../../lambdas/send-email/send/rate-lease';
+import type { Lane } from '../../../../../lambdas/kernel/names';
+import { SendPacer } from '../../../../../lambdas/send-email/send/pacing';
+import { leaseSlots, laneItemId, type SlotStore, type SlotWrite } from '../../../../../lambdas/send-email/send/rate-lease';
 import {
   BORROW_PERIOD_MS,
   IMPLAUSIBLE_FALLBACK_MS,
@@ -15,7 +15,7 @@ import {
   maxLeaseAheadMs,
   SharedPacer,
   slotLagMs,
-} from '../../lambdas/send-email/send/shared-pacer';
+} from '../../../../../lambdas/send-email/send/shared-pacer';
 
 /** A virtual clock: sleepers wake in time order; time moves only when nothing else can run. */
 class VirtualClock {

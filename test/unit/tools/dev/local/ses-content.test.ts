@@ -2,7 +2,7 @@
  * The local SES layer's checks of attachments and headers (tools/dev/local/ses-content.ts), as SES
  * makes them before aws-ses-v2-local stores a send, and the mailbox page showing headers.
  */
-import { contentRefusal, SES_MAX_MESSAGE_BYTES, withHeadersShown } from '../../tools/dev/local/ses-content';
+import { contentRefusal, SES_MAX_MESSAGE_BYTES, withHeadersShown } from '../../../../../tools/dev/local/ses-content';
 
 const simple = (part: object) => ({ Content: { Simple: part } });
 

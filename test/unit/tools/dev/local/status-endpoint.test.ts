@@ -1,5 +1,5 @@
 /** The local status server's own behaviour (the lookup itself is tested against DynamoDB Local). */
-import { startStatusEndpoint, statusPort } from '../../tools/dev/local/status-endpoint';
+import { startStatusEndpoint, statusPort } from '../../../../../tools/dev/local/status-endpoint';
 
 const lookup = async (key: string) => ({ key, status: 'sent' as const, events: [] });
 
