@@ -1,8 +1,10 @@
 /**
- * Builders for queue records, so that each test states only what it is about.
- * The shapes follow what SQS hands the function for an SNS subscription with
- * raw message delivery off (the envelope), and for a message put straight on
- * the queue (raw).
+ * The unit suite's helpers, so that each test states only what it is about.
+ *
+ * Builders for queue records: the shapes follow what SQS hands the function for
+ * an SNS subscription with raw message delivery off (the envelope), and for a
+ * message put straight on the queue (raw). And the CLI run in this process, its
+ * lines captured.
  */
 import type { QueueRecordLike } from '../../lambdas/send-email/parse';
 import { snsEnvelope } from '../../tools/dev/local/records';
@@ -74,4 +76,25 @@ export function permutations<T>(items: readonly T[]): T[][] {
   return items.flatMap((item, i) =>
     permutations([...items.slice(0, i), ...items.slice(i + 1)]).map((rest) => [item, ...rest]),
   );
+}
+
+/** Output lines captured: `io` is what the CLI writes to, `out` and `err` what it wrote. */
+export function capture(): {
+  io: { out: (l: string) => void; err: (l: string) => void };
+  out: string[];
+  err: string[];
+} {
+  const out: string[] = [];
+  const err: string[] = [];
+  return { io: { out: (l: string) => out.push(l), err: (l: string) => err.push(l) }, out, err };
+}
+
+/** The CLI run in this process with `args`: its exit code and what it printed. */
+export async function cli(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  // Loaded on first use, so that the tests of queue records do not load the CLI.
+  const { run } = await import('../../lib/cli/main');
+  const out: string[] = [];
+  const err: string[] = [];
+  const code = await run(args, { out: (l) => out.push(l), err: (l) => err.push(l) });
+  return { code, stdout: out.join('\n'), stderr: err.join('\n') };
 }

@@ -5,7 +5,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { run } from '../../../../lib/cli/main';
+import { cli } from '../../helpers';
 
 let stateDir: string;
 const savedStateDir = process.env.LOCAL_STATE_DIR;
@@ -18,13 +18,6 @@ afterAll(() => {
   else process.env.LOCAL_STATE_DIR = savedStateDir;
   rmSync(stateDir, { recursive: true, force: true });
 });
-
-async function cli(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  const out: string[] = [];
-  const err: string[] = [];
-  const code = await run(args, { out: (l) => out.push(l), err: (l) => err.push(l) });
-  return { code, stdout: out.join('\n'), stderr: err.join('\n') };
-}
 
 test('cancel is a command of the packaged CLI, listed in its help', async () => {
   expect((await cli('--help')).stdout).toMatch(/^\s+cancel\s+cancel a key not yet sent/m);

@@ -1,13 +1,11 @@
 /**
  * dlq redrive --queue ledger: the drain (enable the ledger DLQ's mapping, follow the DLQ until it
- * is empty or stops shrinking, disable it whatever happened), its arguments (--code, --key, --max,
- * --rate refused with exit 2), the lines it prints, and the Lambda calls of the AWS switch (over a
- * stubbed fetch: the request shapes Lambda's REST API takes).
+ * is empty or stops shrinking, disable it whatever happened), the lines it prints, and the Lambda calls of the AWS switch (over a
+ * stubbed fetch: the request shapes Lambda's REST API takes). Its arguments: ledger-redrive-command.test.ts.
  */
 import { mkdtempSync, existsSync, rmSync } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { run } from '../../../../lib/cli/main';
 import {
   awsRedriveSwitch,
   drainLedgerDeadLetters,
@@ -17,12 +15,6 @@ import {
   type RedriveSwitch,
 } from '../../../../lib/cli/ledger-redrive';
 import { describeDrain } from '../../../../lib/cli/ledger-redrive-command';
-
-function capture() {
-  const out: string[] = [];
-  const err: string[] = [];
-  return { io: { out: (l: string) => out.push(l), err: (l: string) => err.push(l) }, out, err };
-}
 
 /** A switch that records its calls; `enable` or `disable` may be made to fail. */
 function recordingSwitch(fail: { enable?: boolean; disable?: boolean } = {}) {
@@ -233,34 +225,5 @@ describe('the switches', () => {
     ]);
     for (const r of requests)
       expect(r.auth).toMatch(/^AWS4-HMAC-SHA256 Credential=AKIDEXAMPLE\/\d{8}\/eu-west-1\/lambda\/aws4_request/);
-  });
-});
-
-describe('arguments', () => {
-  test.each([
-    [['--code', 'InvalidJson'], '--code does not go with --queue ledger: the ledger DLQ holds SES events, not sends'],
-    [['--key', 'order-42'], '--key does not go with --queue ledger: the ledger DLQ holds SES events, not sends'],
-    [['--max', '3'], '--max does not go with --queue ledger'],
-    [['--rate', '3'], '--rate does not go with --queue ledger'],
-  ])('dlq redrive --queue ledger %s is refused with exit 2 and one line', async (extra, reason) => {
-    const c = capture();
-    expect(await run(['dlq', 'redrive', '--queue', 'ledger', ...extra], c.io)).toBe(2);
-    expect(c.err[0]).toContain(reason);
-    expect(c.out).toEqual([]);
-  });
-
-  test('--stall goes only with the ledger queue, and is a whole number', async () => {
-    const send = capture();
-    expect(await run(['dlq', 'redrive', '--stall', '5'], send.io)).toBe(2);
-    expect(send.err[0]).toContain('--stall goes with dlq redrive --queue ledger');
-    const bad = capture();
-    expect(await run(['dlq', 'redrive', '--queue', 'ledger', '--stall', 'soon'], bad.io)).toBe(2);
-    expect(bad.err[0]).toContain('--stall must be a whole number');
-  });
-
-  test('the usage says how the ledger DLQ is redriven', async () => {
-    const c = capture();
-    expect(await run(['dlq', '--help'], c.io)).toBe(0);
-    expect(c.out.join('\n')).toContain('redrive --queue ledger never sends to the ledger');
   });
 });

@@ -6,14 +6,8 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { COMMANDS, run } from '../../../../lib/cli/main';
-
-async function cli(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  const out: string[] = [];
-  const err: string[] = [];
-  const code = await run(args, { out: (l) => out.push(l), err: (l) => err.push(l) });
-  return { code, stdout: out.join('\n'), stderr: err.join('\n') };
-}
+import { COMMANDS } from '../../../../lib/cli/main';
+import { cli } from '../../helpers';
 
 let stateDir: string;
 const saved = process.env.LOCAL_STATE_DIR;

@@ -7,7 +7,7 @@
  */
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { run } from '../../../../lib/cli/main';
+import { cli } from '../../helpers';
 
 const STACK = 'MailStack';
 const topic = (name: string) => `arn:aws:sns:eu-west-1:111122223333:${name}`;
@@ -104,13 +104,6 @@ beforeEach(() => {
   delete process.env.EMAIL_PIPELINE_STACK;
   delete process.env.EMAIL_PIPELINE_NAME;
 });
-
-async function cli(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  const out: string[] = [];
-  const err: string[] = [];
-  const code = await run(args, { out: (l) => out.push(l), err: (l) => err.push(l) });
-  return { code, stdout: out.join('\n'), stderr: err.join('\n') };
-}
 
 const EMAIL = ['--to', 'ada@example.com', '--subject', 'Invoice', '--text', 'Attached.'];
 

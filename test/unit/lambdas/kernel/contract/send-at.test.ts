@@ -1,4 +1,9 @@
-import { InvalidMessageError, readSendAt, sendAtRangeProblem, validateEmail } from '../../../../../lambdas/kernel/contract';
+import {
+  InvalidMessageError,
+  readSendAt,
+  sendAtRangeProblem,
+  validateEmail,
+} from '../../../../../lambdas/kernel/contract';
 
 const message = { to: 'ada@example.com', subject: 'Hi', text: 'Hello' };
 

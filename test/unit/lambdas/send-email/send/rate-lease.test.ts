@@ -6,7 +6,12 @@
  */
 import type { Lane } from '../../../../../lambdas/kernel/names';
 import { SendPacer } from '../../../../../lambdas/send-email/send/pacing';
-import { leaseSlots, laneItemId, type SlotStore, type SlotWrite } from '../../../../../lambdas/send-email/send/rate-lease';
+import {
+  leaseSlots,
+  laneItemId,
+  type SlotStore,
+  type SlotWrite,
+} from '../../../../../lambdas/send-email/send/rate-lease';
 import {
   BORROW_PERIOD_MS,
   IMPLAUSIBLE_FALLBACK_MS,

@@ -1,5 +1,10 @@
 import { round } from '../../../../../tools/dev/bench/stats';
-import { costModel, ledgerCostModel, type CostInputs, type LedgerCostInputs } from '../../../../../tools/dev/bench/cost';
+import {
+  costModel,
+  ledgerCostModel,
+  type CostInputs,
+  type LedgerCostInputs,
+} from '../../../../../tools/dev/bench/cost';
 
 /** The inputs of the 2026-11-29 run in BENCHMARKS.md section 5. */
 const SEND_PATH: CostInputs = {
