@@ -3,9 +3,7 @@ import type { IConstruct } from 'constructs';
 import { ENV, LEDGER_ENV } from '../../../../lambdas/kernel/environment';
 import { BUNDLING } from '../../../../lib/construct/bundling';
 import { DLQ_RETENTION, RUNTIME } from '../../../../lib/construct/email-pipeline';
-import { resource, synthDefault, synthesize } from '../../helpers';
-
-const arnOf = (logicalId: string) => ({ 'Fn::GetAtt': [logicalId, 'Arn'] });
+import { arnOf, resource, synthDefault, synthesize } from '../../helpers';
 
 describe('topic and queues', () => {
   test('the topic delivers to the queue with raw message delivery off', () => {

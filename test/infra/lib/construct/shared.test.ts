@@ -1,9 +1,8 @@
 import { CfnResource } from 'aws-cdk-lib';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import { SettingsError } from '../../../../lib/settings';
-import { resource, synthDefault, synthesize, Synthesized } from '../../helpers';
+import { arnOf, resource, synthDefault, synthesize, Synthesized } from '../../helpers';
 
-const arnOf = (logicalId: string) => ({ 'Fn::GetAtt': [logicalId, 'Arn'] });
 const accountRoot = {
   'Fn::Join': ['', ['arn:', { Ref: 'AWS::Partition' }, ':iam::', { Ref: 'AWS::AccountId' }, ':root']],
 };

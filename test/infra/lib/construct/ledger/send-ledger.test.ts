@@ -9,14 +9,19 @@ import { LEDGER_FUNCTIONS } from '../../../../../lib/construct/ledger/send-ledge
 import { CANCEL_WRITES } from '../../../../../lib/construct/ledger/functions';
 import type { UpdateItemCommand } from '@aws-sdk/client-dynamodb';
 import { LEDGER_INTERNAL, recordPipelineEvent } from '../../../../../lambdas/runtime/ledger-store';
-import { functionPolicyStatements, rendered, resource, statementsFor, synthDefault, synthesize } from '../../../helpers';
+import {
+  arnOf,
+  functionPolicyStatements,
+  rendered,
+  resource,
+  statementsFor,
+  synthDefault,
+  synthesize,
+} from '../../../helpers';
 
 const asList = <T>(v: T | T[]): T[] => ([] as T[]).concat(v);
 const ref = (stack: EmailPipelineStack, c: IConstruct) => ({
   Ref: stack.getLogicalId(c.node.defaultChild as CfnResource),
-});
-const arnOf = (stack: EmailPipelineStack, c: IConstruct) => ({
-  'Fn::GetAtt': [stack.getLogicalId(c.node.defaultChild as CfnResource), 'Arn'],
 });
 const idOf = (stack: EmailPipelineStack, c: IConstruct) => stack.getLogicalId(c.node.defaultChild as CfnResource);
 /** kms:ViaService of DynamoDB in the stack's region. */
@@ -112,8 +117,8 @@ describe("SES's events rule and the buffer", () => {
     const targets = resource(template, idOf(stack, ledger.eventsRule)).Properties.Targets as Array<Record<string, any>>;
     expect(targets).toEqual([
       expect.objectContaining({
-        Arn: arnOf(stack, ledger.bufferQueue),
-        DeadLetterConfig: { Arn: arnOf(stack, ledger.bufferDeadLetterQueue) },
+        Arn: arnOf(idOf(stack, ledger.bufferQueue)),
+        DeadLetterConfig: { Arn: arnOf(idOf(stack, ledger.bufferDeadLetterQueue)) },
         RetryPolicy: { MaximumEventAgeInSeconds: 86_400, MaximumRetryAttempts: 185 },
       }),
     ]);
@@ -137,7 +142,7 @@ describe("SES's events rule and the buffer", () => {
   test('the delivery-status topic is encrypted with the ledger topic key, which no service principal may use', () => {
     const { template, stack, ledger } = defaults();
     expect(resource(template, idOf(stack, ledger.deliveryStatusTopic)).Properties.KmsMasterKeyId).toEqual(
-      arnOf(stack, ledger.topicKey),
+      arnOf(idOf(stack, ledger.topicKey)),
     );
     const key = resource(template, idOf(stack, ledger.topicKey)).Properties;
     expect(key.EnableKeyRotation).toBe(true);
@@ -149,7 +154,7 @@ describe("SES's events rule and the buffer", () => {
     const subscriptions = Object.values(template.findResources('AWS::SNS::Subscription'));
     expect(
       subscriptions.filter(
-        (s) => JSON.stringify(s.Properties.Endpoint) === JSON.stringify(arnOf(stack, ledger.bufferQueue)),
+        (s) => JSON.stringify(s.Properties.Endpoint) === JSON.stringify(arnOf(idOf(stack, ledger.bufferQueue))),
       ),
     ).toEqual([]);
     expect(JSON.stringify(template.toJSON())).not.toContain('ses.amazonaws.com');
@@ -159,13 +164,13 @@ describe("SES's events rule and the buffer", () => {
     const { template, stack, ledger } = defaults();
     const buffer = resource(template, idOf(stack, ledger.bufferQueue)).Properties;
     expect(buffer).toMatchObject({
-      KmsMasterKeyId: arnOf(stack, ledger.queueKey),
+      KmsMasterKeyId: arnOf(idOf(stack, ledger.queueKey)),
       MessageRetentionPeriod: 14 * 86_400,
       VisibilityTimeout: 6 * LEDGER_FUNCTIONS.ledgerTimeoutSeconds,
-      RedrivePolicy: { deadLetterTargetArn: arnOf(stack, ledger.bufferDeadLetterQueue), maxReceiveCount: 5 },
+      RedrivePolicy: { deadLetterTargetArn: arnOf(idOf(stack, ledger.bufferDeadLetterQueue)), maxReceiveCount: 5 },
     });
     expect(resource(template, idOf(stack, ledger.bufferDeadLetterQueue)).Properties).toMatchObject({
-      KmsMasterKeyId: arnOf(stack, ledger.queueKey),
+      KmsMasterKeyId: arnOf(idOf(stack, ledger.queueKey)),
       MessageRetentionPeriod: 14 * 86_400,
       // A Lambda source too (its redrive mapping): 6 x the function timeout, as the buffer.
       VisibilityTimeout: 6 * LEDGER_FUNCTIONS.ledgerTimeoutSeconds,
@@ -176,7 +181,7 @@ describe("SES's events rule and the buffer", () => {
   test('the ledger function reads the buffer in batches with partial batch responses', () => {
     const { template, stack, ledger } = defaults();
     template.hasResourceProperties('AWS::Lambda::EventSourceMapping', {
-      EventSourceArn: arnOf(stack, ledger.bufferQueue),
+      EventSourceArn: arnOf(idOf(stack, ledger.bufferQueue)),
       FunctionName: ref(stack, ledger.ledgerFunction),
       BatchSize: LEDGER_FUNCTIONS.batchSize,
       FunctionResponseTypes: ['ReportBatchItemFailures'],
@@ -192,13 +197,14 @@ describe("SES's events rule and the buffer", () => {
     expect(mappings).toHaveLength(2);
     const [[id, dlq]] = mappings.filter(
       ([, r]) =>
-        JSON.stringify(r.Properties.EventSourceArn) === JSON.stringify(arnOf(stack, ledger.bufferDeadLetterQueue)),
+        JSON.stringify(r.Properties.EventSourceArn) ===
+        JSON.stringify(arnOf(idOf(stack, ledger.bufferDeadLetterQueue))),
     );
     const [[, buffer]] = mappings.filter(
-      ([, r]) => JSON.stringify(r.Properties.EventSourceArn) === JSON.stringify(arnOf(stack, ledger.bufferQueue)),
+      ([, r]) => JSON.stringify(r.Properties.EventSourceArn) === JSON.stringify(arnOf(idOf(stack, ledger.bufferQueue))),
     );
     expect(dlq.Properties).toEqual({
-      EventSourceArn: arnOf(stack, ledger.bufferDeadLetterQueue),
+      EventSourceArn: arnOf(idOf(stack, ledger.bufferDeadLetterQueue)),
       FunctionName: ref(stack, ledger.ledgerFunction),
       Enabled: false,
       BatchSize: buffer.Properties.BatchSize,
@@ -218,9 +224,9 @@ describe("SES's events rule and the buffer", () => {
     const on = (action: string) =>
       statementsFor(statements, action).flatMap((st) => asList(st.Resource).map((r) => JSON.stringify(r)));
     for (const action of ['sqs:ReceiveMessage', 'sqs:DeleteMessage', 'sqs:ChangeMessageVisibility']) {
-      expect(on(action)).toContain(JSON.stringify(arnOf(stack, ledger.bufferDeadLetterQueue)));
+      expect(on(action)).toContain(JSON.stringify(arnOf(idOf(stack, ledger.bufferDeadLetterQueue))));
     }
-    expect(on('kms:Decrypt')).toContain(JSON.stringify(arnOf(stack, ledger.queueKey)));
+    expect(on('kms:Decrypt')).toContain(JSON.stringify(arnOf(idOf(stack, ledger.queueKey))));
     // Reading the DLQ is all: the function never sends to the buffer or its DLQ.
     expect(statementsFor(statements, 'sqs:SendMessage')).toEqual([]);
   });
@@ -302,7 +308,7 @@ describe('ledger function', () => {
     const { template, stack, ledger } = defaults();
     const statements = functionPolicyStatements(template, idOf(stack, ledger.ledgerFunction));
     const onIdempotencyTable = statements.filter((s) =>
-      asList(s.Resource).some((r) => JSON.stringify(r) === JSON.stringify(arnOf(stack, stack.pipeline.table))),
+      asList(s.Resource).some((r) => JSON.stringify(r) === JSON.stringify(arnOf(idOf(stack, stack.pipeline.table)))),
     );
     expect(onIdempotencyTable.flatMap((s) => asList<string>(s.Action))).toEqual(['dynamodb:GetItem']);
   });
@@ -335,11 +341,15 @@ describe('ledger function', () => {
         'sqs:ReceiveMessage',
       ].sort(),
     );
-    expect(statementsFor(statements, 'dynamodb:UpdateItem')[0].Resource).toEqual(arnOf(stack, ledger.table));
+    expect(statementsFor(statements, 'dynamodb:UpdateItem')[0].Resource).toEqual(arnOf(idOf(stack, ledger.table)));
     expect(statementsFor(statements, 'sns:Publish')[0].Resource).toEqual(ref(stack, ledger.deliveryStatusTopic));
     const dataKeys = statementsFor(statements, 'kms:GenerateDataKey');
     expect(new Set(dataKeys.map((s) => JSON.stringify(s.Resource)))).toEqual(
-      new Set([arnOf(stack, ledger.topicKey), arnOf(stack, stack.pipeline.tableKey!)].map((r) => JSON.stringify(r))),
+      new Set(
+        [arnOf(idOf(stack, ledger.topicKey)), arnOf(idOf(stack, stack.pipeline.tableKey!))].map((r) =>
+          JSON.stringify(r),
+        ),
+      ),
     );
     // The table key only through DynamoDB.
     for (const s of dataKeys.filter((d) => JSON.stringify(d.Resource).includes('TableKey'))) {
@@ -415,7 +425,7 @@ describe('status function and endpoint', () => {
     const { template, stack, ledger } = defaults();
     template.hasResourceProperties('AWS::Lambda::Url', {
       AuthType: 'AWS_IAM',
-      TargetFunctionArn: arnOf(stack, ledger.statusFunction),
+      TargetFunctionArn: arnOf(idOf(stack, ledger.statusFunction)),
     });
   });
 
@@ -441,11 +451,13 @@ describe('status function and endpoint', () => {
       'logs:PutLogEvents',
     ]);
     const [key] = statementsFor(statements, 'kms:Decrypt');
-    expect(key?.Resource).toEqual(arnOf(stack, stack.pipeline.tableKey!));
+    expect(key?.Resource).toEqual(arnOf(idOf(stack, stack.pipeline.tableKey!)));
     expect(key?.Condition).toEqual({ StringEquals: { 'kms:ViaService': viaDynamoDb } });
     const reads = statementsFor(statements, 'dynamodb:GetItem').flatMap((s) => asList(s.Resource));
     expect(new Set(reads.map((r) => JSON.stringify(r)))).toEqual(
-      new Set([arnOf(stack, ledger.table), arnOf(stack, stack.pipeline.table)].map((r) => JSON.stringify(r))),
+      new Set(
+        [arnOf(idOf(stack, ledger.table)), arnOf(idOf(stack, stack.pipeline.table))].map((r) => JSON.stringify(r)),
+      ),
     );
   });
 
@@ -467,13 +479,13 @@ describe('status function and endpoint', () => {
     const [update, ...moreUpdates] = statementsFor(statements, 'dynamodb:UpdateItem');
     expect([morePuts, moreUpdates]).toEqual([[], []]);
     expect(asList(put?.Action)).toEqual(['dynamodb:PutItem']);
-    expect(put?.Resource).toEqual(arnOf(stack, stack.pipeline.table));
+    expect(put?.Resource).toEqual(arnOf(idOf(stack, stack.pipeline.table)));
     expect(put?.Condition).toEqual({
       'ForAllValues:StringEquals': { 'dynamodb:Attributes': ['id', 'status', 'expiration', 'data', 'ledgerKey'] },
       StringEqualsIfExists: { 'dynamodb:ReturnValues': 'NONE' },
     });
     expect(asList(update?.Action)).toEqual(['dynamodb:UpdateItem']);
-    expect(update?.Resource).toEqual(arnOf(stack, ledger.table));
+    expect(update?.Resource).toEqual(arnOf(idOf(stack, ledger.table)));
     expect(update?.Condition['ForAllValues:StringEquals']['dynamodb:Attributes']).toEqual([...CANCEL_WRITES.ledger]);
     // What the ledger write touches is exactly the item's fields, its place in the index by outcome and
     // its bookkeeping: the attributes the `Cancelled` write itself names.
@@ -522,7 +534,7 @@ describe('status function and endpoint', () => {
     const { template, stack, ledger } = defaults();
     template.hasResourceProperties('AWS::Lambda::Url', {
       AuthType: 'AWS_IAM',
-      TargetFunctionArn: arnOf(stack, ledger.cancelFunction),
+      TargetFunctionArn: arnOf(idOf(stack, ledger.cancelFunction)),
     });
     expect(idOf(stack, ledger.cancelFunction)).not.toBe(idOf(stack, ledger.statusFunction));
     const fn = resource(template, idOf(stack, ledger.cancelFunction)).Properties;

@@ -1,5 +1,3 @@
-import * as fs from 'node:fs';
-import * as path from 'node:path';
 import { SettingsError } from '../../../../../lib/settings';
 import {
   ALARM_NAMES,
@@ -9,7 +7,6 @@ import {
   DEFAULT_ALARMS,
   DEFAULT_RUNBOOK_URL,
   HANDLER_METRICS,
-  KEY_PLACEHOLDER,
   LEDGER_METRICS,
   OPERATOR_DEAD_LETTER_CODES,
   runbookAnchor,
@@ -504,50 +501,6 @@ describe('outputs', () => {
   });
 });
 
-describe('saved Logs Insights queries', () => {
-  function queries(s: Synthesized): Array<{ Name: string; QueryString: string; LogGroupNames?: string[] }> {
-    return Object.values(s.template.findResources('AWS::Logs::QueryDefinition')).map((q) => q.Properties);
-  }
-  const named = (s: Synthesized, part: string) => {
-    const found = queries(s).filter((q) => q.Name.includes(part));
-    expect(found).toHaveLength(1);
-    return found[0];
-  };
-
-  test('there are four, in the pipeline folder', () => {
-    const qs = queries(synthDefault());
-    expect(qs).toHaveLength(4);
-    for (const q of qs) expect(q.Name.startsWith('EmailPipeline-Monitoring/')).toBe(true);
-  });
-
-  test("one key's story reads the send, ledger and status log groups for the key placeholder", () => {
-    const s = synthDefault();
-    const q = named(s, "One key's story");
-    const n = s.stack.pipeline.logGroupNames;
-    expect(q.LogGroupNames).toEqual([n.send, n.ledger, n.status]);
-    expect(q.QueryString).toContain(`dedupeKey = "${KEY_PLACEHOLDER}"`);
-    expect(q.QueryString).toContain('sort @timestamp asc');
-  });
-
-  test('outcomes by reason count decisions by class and code', () => {
-    const q = named(synthDefault(), 'Outcomes by decision and reason');
-    expect(q.QueryString).toContain('stats count(*) as records by decision, errorClass, errorCode');
-  });
-
-  test("unconfirmed resends match the send function's WARN line", () => {
-    const q = named(synthDefault(), 'Unconfirmed resends');
-    expect(q.QueryString).toContain('filter message like "no SES event for an earlier attempt"');
-    const confirm = fs.readFileSync(path.join(__dirname, '..', '..', '..', '..', '..', 'lambdas', 'send-email', 'confirm.ts'), 'utf8');
-    expect(confirm).toContain("'no SES event for an earlier attempt");
-  });
-
-  test('slowest sends sort the send function invocations by duration', () => {
-    const q = named(synthDefault(), 'Slowest send invocations');
-    expect(q.QueryString).toContain('filter @type = "REPORT"');
-    expect(q.QueryString).toContain('sort @duration desc');
-  });
-});
-
 describe('dashboard', () => {
   type Widget = { type: string; x: number; y: number; properties: Record<string, any> };
   function widgets(s: Synthesized): Widget[] {
@@ -752,47 +705,6 @@ describe('dashboard', () => {
     const s = synthesize({}, undefined, { monitoring: { dashboard: false } });
     expect(Object.keys(s.template.findResources('AWS::CloudWatch::Dashboard'))).toHaveLength(0);
     expect(alarms(s).length).toBeGreaterThan(0);
-  });
-});
-
-describe('SES events counted in CloudWatch', () => {
-  test('the CloudWatch destination counts rejects and rendering failures too', () => {
-    const destinations = Object.values(
-      synthDefault().template.findResources('AWS::SES::ConfigurationSetEventDestination'),
-    ).map((d) => d.Properties.EventDestination);
-    const cloudWatch = destinations.filter((d) => d.CloudWatchDestination !== undefined);
-    expect(cloudWatch).toHaveLength(1);
-    expect([...cloudWatch[0].MatchingEventTypes].sort()).toEqual(
-      ['bounce', 'complaint', 'delivery', 'reject', 'renderingFailure'].sort(),
-    );
-    expect(cloudWatch[0].CloudWatchDestination.DimensionConfigurations).toEqual([
-      { DimensionName: 'ses:configuration-set', DimensionValueSource: 'messageTag', DefaultDimensionValue: 'none' },
-    ]);
-  });
-
-  test('the owned configuration set publishes its reputation metrics', () => {
-    synthDefault().template.hasResourceProperties('AWS::SES::ConfigurationSet', {
-      ReputationOptions: { ReputationMetricsEnabled: true },
-    });
-  });
-});
-
-describe('runbooks in docs/operators.md', () => {
-  const guide = fs.readFileSync(path.join(__dirname, '..', '..', '..', '..', '..', 'docs', 'operators.md'), 'utf8');
-
-  test.each(ALARM_NAMES)('%s has a runbook section the alarm links to', (name) => {
-    // GitHub's anchor of "#### Alarm: name" is "alarm-<name in lower case>".
-    expect(guide).toContain(`\n#### Alarm: ${name}\n`);
-    expect(runbookAnchor(name)).toBe(`alarm-${name.toLowerCase()}`);
-  });
-
-  test.each(ALARM_NAMES)('%s is in the alarm table with its default severity and datapoints', (name) => {
-    const d = DEFAULT_ALARMS[name];
-    const row = guide.split('\n').find((l) => l.startsWith(`| [\`${name}\`](#${runbookAnchor(name)}) `));
-    expect(row).toBeDefined();
-    const cells = row!.split('|').map((c) => c.trim());
-    expect(cells[2]).toBe(d.severity);
-    expect(cells[5]).toBe(`${d.datapointsToAlarm} of ${d.evaluationPeriods} × ${d.periodSeconds} s`);
   });
 });
 

@@ -1,21 +1,15 @@
 /**
- * The construct as a platform engineer uses it: inside their own stack, several to a stack, with
- * settings from their app's CDK context, and publishers granted after construction.
+ * The construct as a platform engineer uses it: inside their own stack, several to a stack,
+ * and publishers granted after construction; their settings from the app's CDK context are in
+ * context-props.test.ts.
  */
-import { App, Stack } from 'aws-cdk-lib';
-import { Annotations, Match, Template } from 'aws-cdk-lib/assertions';
+import { Template } from 'aws-cdk-lib/assertions';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import { Construct } from 'constructs';
 import { EmailPipeline, type EmailPipelineProps } from '../../../../../lib/construct/email-pipeline';
 import { EmailPipelineMonitoring } from '../../../../../lib/construct/monitoring/monitoring';
 import { PIPELINE_ENDPOINTS } from '../../../../../lib/construct/pipeline/endpoints';
-import { SettingsError } from '../../../../../lib/settings';
-import { BASE_PROPS } from '../../../helpers';
-
-function userStack(context: Record<string, unknown> = {}): { app: App; stack: Stack } {
-  const app = new App({ context });
-  return { app, stack: new Stack(app, 'MailStack') };
-}
+import { BASE_PROPS, userStack } from '../../../helpers';
 
 /** The outputs whose value is an endpoints object, parsed as the CLI parses them (tokens left as objects). */
 function endpointsOutputs(template: Template): Array<Record<string, unknown>> {
@@ -72,60 +66,6 @@ describe('two pipelines in one user stack', () => {
     const { stack: other } = userStack();
     const nested = new EmailPipeline(new Construct(other, 'Platform'), 'Mail', BASE_PROPS);
     expect(nested.pathInStack).toBe('Platform/Mail');
-  });
-});
-
-describe('settings from the user app’s context', () => {
-  const context = {
-    'emailPipeline:senderAddress': 'ops@example.com',
-    'emailPipeline:sesIdentity': 'example.com',
-    'emailPipeline:maxSendRate': '50',
-    'emailPipeline:publisherPrincipals': '111122223333',
-  };
-
-  test('propsFromContext reads every emailPipeline: key, coerced and checked', () => {
-    const { stack } = userStack(context);
-    const props = EmailPipeline.propsFromContext(stack);
-    expect(props.maxSendRate).toBe(50);
-    expect(props.senderAddress).toBe('ops@example.com');
-    expect(props.publisherPrincipals?.map((p) => (p as iam.AccountPrincipal).accountId)).toEqual(['111122223333']);
-    const pipeline = new EmailPipeline(stack, 'Mail', props);
-    expect(pipeline.settings.maxSendRate).toBe(50);
-    Annotations.fromStack(stack).hasNoWarning('*', Match.anyValue());
-  });
-
-  test('a misspelled key fails the synth, naming the closest known one', () => {
-    const { stack } = userStack({ ...context, 'emailPipeline:senderAdress': 'x@y.z' });
-    expect(() => new EmailPipeline(stack, 'Mail', BASE_PROPS)).toThrow(SettingsError);
-    expect(() => EmailPipeline.propsFromContext(stack)).toThrow(/did you mean emailPipeline:senderAddress/);
-  });
-
-  test('a known key the props do not carry is reported, not silently ignored', () => {
-    const { stack } = userStack(context);
-    new EmailPipeline(stack, 'Mail', BASE_PROPS);
-    const warnings = Annotations.fromStack(stack).findWarning('*', Match.anyValue());
-    const text = warnings.map((w) => String(w.entry.data)).join('\n');
-    expect(text).toContain('emailPipeline:maxSendRate');
-    expect(text).toContain('emailPipeline:publisherPrincipals');
-    expect(text).toContain('propsFromContext');
-  });
-
-  test('a key set to what the props already resolve to is not reported', () => {
-    const { stack } = userStack({ 'emailPipeline:maxSendRate': 14 });
-    new EmailPipeline(stack, 'Mail', BASE_PROPS);
-    Annotations.fromStack(stack).hasNoWarning('*', Match.anyValue());
-  });
-
-  test('the monitoring reports an alarmEmail in context that its props do not carry', () => {
-    const { stack } = userStack({ 'emailPipeline:alarmEmail': 'oncall@example.com' });
-    const pipeline = new EmailPipeline(stack, 'Mail', BASE_PROPS);
-    new EmailPipelineMonitoring(stack, 'Monitoring', { pipeline });
-    const text = Annotations.fromStack(stack)
-      .findWarning('*', Match.anyValue())
-      .map((w) => String(w.entry.data))
-      .join('\n');
-    expect(text).toContain('emailPipeline:alarmEmail');
-    expect(text).not.toContain('emailPipeline:senderAddress');
   });
 });
 

@@ -1,8 +1,14 @@
 import { CfnResource } from 'aws-cdk-lib';
 import * as iam from 'aws-cdk-lib/aws-iam';
-import { functionPolicyStatements, statementsFor, synthDefault, synthesize, type Synthesized } from '../../../helpers';
+import {
+  arnOf,
+  functionPolicyStatements,
+  statementsFor,
+  synthDefault,
+  synthesize,
+  type Synthesized,
+} from '../../../helpers';
 
-const arnOf = (logicalId: string) => ({ 'Fn::GetAtt': [logicalId, 'Arn'] });
 /** An SES ARN of this stack; `ref`, when given, is the logical id whose Ref ends it (the owned configuration set). */
 const sesArn = (resource: string, ref?: string) => ({
   'Fn::Join': [
