@@ -4,7 +4,7 @@
  * select nothing, and `dlq delete --code` or `redrive --code` would say "0 message(s)" as if the DLQ
  * held none. The send function's permanent failures (lambdas/send-email: parse.ts, classify.ts, the
  * contract's checks, schedule.ts, send/attachments.ts), the end of the retry budget, and SQS's own
- * redrive (no code of ours). test/unit/cli-codes.test.ts reads the sources to keep this complete.
+ * redrive (no code of ours). test/unit/lib/cli/codes.test.ts reads the sources to keep this complete.
  */
 import { suggestion, UsageError } from './errors';
 

@@ -1,7 +1,7 @@
 /**
  * The settings' types: what a platform engineer writes (construct props, cdk.json context) and
  * what resolution gives back. Their defaults, bounds and descriptions live in declaration.ts;
- * the `@default` tags below are checked against it (test/unit/settings-types.test.ts).
+ * the `@default` tags below are checked against it (test/unit/lib/settings/types.test.ts).
  */
 
 /** Log levels understood by Powertools Logger. */

@@ -1,7 +1,7 @@
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { App, CfnResource, Validations } from 'aws-cdk-lib';
+import { App, CfnResource, Stack, Validations } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
 import { IConstruct } from 'constructs';
 import { EmailPipelineProps } from '../../lib/construct/email-pipeline';
@@ -208,4 +208,13 @@ export function rendered(value: unknown): string {
   if (v.Ref !== undefined) return `{${v.Ref}}`;
   if (v['Fn::Join'] !== undefined) return v['Fn::Join'][1].map(rendered).join(v['Fn::Join'][0]);
   throw new Error(`cannot render ${JSON.stringify(value)}`);
+}
+
+/** The ARN of a resource of the template, as CloudFormation writes it: `Fn::GetAtt` of its logical id. */
+export const arnOf = (logicalId: string) => ({ 'Fn::GetAtt': [logicalId, 'Arn'] });
+
+/** A user's own app and stack, with `context` as the app's CDK context, to build pipelines in. */
+export function userStack(context: Record<string, unknown> = {}): { app: App; stack: Stack } {
+  const app = new App({ context });
+  return { app, stack: new Stack(app, 'MailStack') };
 }

@@ -15,7 +15,7 @@ import { emulatorClients } from '../../tools/dev/local/emulators';
 import { createResources, type LocalResources } from '../../tools/dev/local/resources';
 import { sesEventsFor } from '../../tools/dev/local/ses-front';
 import { loadLocalSettings } from '../../tools/dev/local/settings';
-import { permutations } from '../unit/records';
+import { permutations } from '../unit/helpers';
 import { email, endpointsFromEnv, startTestPipeline, uniqueName, until, type TestPipeline } from './support';
 
 const endpoints = endpointsFromEnv();

@@ -3,6 +3,9 @@
  * lines, and each opens with a comment saying what it is for; the kernel (lambdas/kernel/)
  * imports nothing but itself and Node, no SDK; and the send function's folder is its own: product
  * code elsewhere never imports it, the development tools only through its composition root.
+ * Tests sit at the path of what they test: a test file in a suite's subfolder names a source file
+ * at that path, and most substantial product files have one (`STRUCTURE_REPORT=1 npx jest
+ * test/unit/structure.test.ts` prints the share and the files without one).
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
@@ -108,4 +111,64 @@ test('nothing outside lambdas/send-email/ imports it; the dev tools only through
       .map((imported) => `${file} -> ${imported}`),
   );
   expect(crossings).toEqual([]);
+});
+
+/** Product files over this many lines are expected to have a test at their own path. */
+const SUBSTANTIAL_LINES = 50;
+/** The share of them that must have one. */
+const MIN_TESTED_SHARE = 0.7;
+/** Tests that are about the repository as a whole, not one file: they stay at the suite's root. */
+const SUITE_ROOT = /^test\/(unit|infra)\/[^/]+\.test\.ts$/;
+
+/**
+ * Where a file's tests may sit: its path under test/unit (`lib/cli/args.ts` ->
+ * `test/unit/lib/cli/args.test.ts`, or `args.<aspect>.test.ts` beside it), under test/infra for
+ * the construct and the CDK app (they need a synth), and under test/integration for what only an
+ * emulator can exercise.
+ */
+function suitesFor(file: string): string[] {
+  if (/^(lib\/construct|bin)\//.test(file)) return ['test/unit', 'test/infra', 'test/integration'];
+  return ['test/unit', 'test/integration'];
+}
+
+function testsAt(file: string): string[] {
+  const stem = file.replace(/\.(ts|mts|cts)$/, '');
+  return suitesFor(file).flatMap((suite) => {
+    const dir = path.join(ROOT, suite, path.dirname(stem));
+    if (!fs.existsSync(dir)) return [];
+    const base = path.basename(stem);
+    return fs
+      .readdirSync(dir)
+      .filter((name) => name === `${base}.test.ts` || (name.startsWith(`${base}.`) && name.endsWith('.test.ts')))
+      .map((name) => `${suite}/${path.dirname(stem)}/${name}`);
+  });
+}
+
+const lineCount = (file: string): number =>
+  fs.readFileSync(path.join(ROOT, file), 'utf8').replace(/\n$/, '').split('\n').length;
+
+test('a test file below a suite root sits at the path of a source file it tests', () => {
+  const tests = ['test/unit', 'test/infra'].flatMap((suite) =>
+    filesUnder(suite).filter((file) => file.endsWith('.test.ts') && !SUITE_ROOT.test(file)),
+  );
+  expect(tests.length).toBeGreaterThan(50);
+  const astray = tests.filter((test) => {
+    const source = test.replace(/^test\/(unit|infra)\//, '').replace(/(\.[\w-]+)?\.test\.ts$/, '.ts');
+    return !FILES.includes(source);
+  });
+  expect(astray).toEqual([]);
+});
+
+test(`at least ${MIN_TESTED_SHARE * 100} % of the product files over ${SUBSTANTIAL_LINES} lines have a test at their own path`, () => {
+  const substantial = ['bin', 'lib', 'lambdas']
+    .flatMap(filesUnder)
+    .filter((file) => lineCount(file) > SUBSTANTIAL_LINES)
+    .sort();
+  const untested = substantial.filter((file) => testsAt(file).length === 0);
+  const share = (substantial.length - untested.length) / substantial.length;
+  const report =
+    `${substantial.length - untested.length} of ${substantial.length} product files over ${SUBSTANTIAL_LINES} lines ` +
+    `(${(share * 100).toFixed(1)} %) have a test at their own path; without one:\n  ${untested.join('\n  ')}`;
+  if (process.env.STRUCTURE_REPORT) process.stdout.write(`${report}\n`);
+  expect({ share: share >= MIN_TESTED_SHARE ? 'enough' : report }).toEqual({ share: 'enough' });
 });

@@ -1,63 +1,172 @@
 /**
- * The send stage's reservation: an email's files are held in the container's byte budget at the
- * size the fingerprint saw, before they are read.
+ * The send stage's attachments and headers: the SES request carries them on simple and template
+ * content; objects are fingerprinted (ETag into the email the claim hashes) before the claim and
+ * read at that ETag at the send; each failure has its class and names its field.
  */
-import { validateEmail, type EmailMessage } from '../../../../../lambdas/kernel/contract';
+import {
+  ATTACHMENT_LIMITS,
+  InvalidMessageError,
+  validateEmail,
+  type EmailMessage,
+} from '../../../../../lambdas/kernel/contract';
+import { RetryableError } from '../../../../../lambdas/kernel/errors';
 import { createAttachmentObjects, type ObjectStore } from '../../../../../lambdas/send-email/send/attachments';
-import { createByteBudget } from '../../../../../lambdas/send-email/send/byte-budget';
+import { buildSendEmailInput } from '../../../../../lambdas/send-email/send/email';
 
-const MIB = 1024 * 1024;
+const sender = { senderAddress: 'noreply@example.com' };
 
-function bucket(heads: { count: number }): ObjectStore {
+function s3Error(status: number, name: string): Error {
+  return Object.assign(new Error(name), { name, $metadata: { httpStatusCode: status } });
+}
+
+/** A bucket of one object, `report.csv` ("a,b"), and what was asked of it. */
+function bucket(overrides: Partial<ObjectStore> = {}): ObjectStore & { gets: [string, string][] } {
+  const gets: [string, string][] = [];
   return {
-    head: async () => {
-      heads.count += 1;
-      return { etag: '"e1"', size: 8 * MIB };
+    gets,
+    head: async (key) => {
+      if (key !== 'report.csv') throw s3Error(404, 'NotFound');
+      return { etag: '"e1"', size: 3 };
     },
-    get: async () => Buffer.alloc(8),
+    get: async (key, etag) => {
+      gets.push([key, etag]);
+      return Buffer.from('a,b');
+    },
+    ...overrides,
   };
 }
 
-const email = (i: number): EmailMessage =>
+const byKey = (s3Key = 'report.csv'): EmailMessage =>
   validateEmail({
     to: 'ada@example.com',
-    subject: 'Report',
-    text: 'attached',
-    attachments: [{ filename: 'report.pdf', contentType: 'application/pdf', s3Key: `report-${i}.pdf` }],
+    subject: 'Q1',
+    text: 'Attached.',
+    attachments: [{ filename: 'report.csv', contentType: 'text/csv', s3Key }],
   });
 
-describe('attachment reservation', () => {
-  test("an email's objects are held at their fingerprinted size, without asking S3 again", async () => {
-    const heads = { count: 0 };
-    const budget = createByteBudget(100 * MIB);
-    const objects = createAttachmentObjects(bucket(heads), budget);
-    const release = await objects.reserve(await objects.fingerprint(email(1)));
-    expect(budget.held()).toBe(8 * MIB);
-    expect(heads.count).toBe(1);
-    release();
-    expect(budget.held()).toBe(0);
+async function failure(promise: Promise<unknown>): Promise<Error> {
+  try {
+    await promise;
+  } catch (error) {
+    return error as Error;
+  }
+  throw new Error('expected a failure');
+}
+
+describe('the SES request', () => {
+  const email = validateEmail({
+    to: 'ada@example.com',
+    subject: 'Hi',
+    html: '<img src="cid:logo">',
+    headers: { 'List-Unsubscribe': '<https://example.com/u/1>', 'List-Unsubscribe-Post': 'List-Unsubscribe=One-Click' },
+    attachments: [
+      { filename: 'logo.png', contentType: 'image/png', content: 'iVBO', disposition: 'inline', contentId: 'logo' },
+    ],
   });
 
-  test('a second email waits while the first holds the budget', async () => {
-    const budget = createByteBudget(10 * MIB);
-    const objects = createAttachmentObjects(bucket({ count: 0 }), budget);
-    const first = await objects.reserve(await objects.fingerprint(email(1)));
-    let granted = false;
-    const second = objects.reserve(await objects.fingerprint(email(2))).then((release) => {
-      granted = true;
-      return release;
+  test('headers and attachments ride on simple content', async () => {
+    const parts = await createAttachmentObjects(undefined).parts(email);
+    const simple = buildSendEmailInput(email, sender, 'k', undefined, parts).Content?.Simple;
+    expect(simple?.Headers).toEqual([
+      { Name: 'List-Unsubscribe', Value: '<https://example.com/u/1>' },
+      { Name: 'List-Unsubscribe-Post', Value: 'List-Unsubscribe=One-Click' },
+    ]);
+    expect(simple?.Attachments).toEqual([
+      {
+        FileName: 'logo.png',
+        ContentType: 'image/png',
+        ContentDisposition: 'INLINE',
+        ContentTransferEncoding: 'BASE64',
+        ContentId: 'logo',
+        RawContent: Buffer.from('iVBO', 'base64'),
+      },
+    ]);
+  });
+
+  test('headers and attachments ride on template content too', async () => {
+    const templated = validateEmail({
+      to: 'ada@example.com',
+      template: { name: 'invoice' },
+      headers: { 'X-Campaign': 'spring' },
+      attachments: [{ filename: 'invoice.pdf', contentType: 'application/pdf', content: 'JVBERi0=' }],
     });
-    await new Promise((resolve) => setImmediate(resolve));
-    expect(granted).toBe(false);
-    first();
-    (await second)();
-    expect(granted).toBe(true);
+    const parts = await createAttachmentObjects(undefined).parts(templated);
+    const template = buildSendEmailInput(templated, sender, 'k', undefined, parts).Content?.Template;
+    expect(template?.Headers).toEqual([{ Name: 'X-Campaign', Value: 'spring' }]);
+    expect(template?.Attachments?.[0]).toMatchObject({ FileName: 'invoice.pdf', ContentDisposition: 'ATTACHMENT' });
   });
 
-  test('an email without files holds nothing', async () => {
-    const budget = createByteBudget(MIB);
-    const objects = createAttachmentObjects(undefined, budget);
-    await objects.reserve(validateEmail({ to: 'ada@example.com', subject: 'Hi', text: 'Hi' }));
-    expect(budget.held()).toBe(0);
+  test('an email without them sends no Headers or Attachments (the request of v1.1)', () => {
+    const plain = validateEmail({ to: 'ada@example.com', subject: 'Hi', text: 'Hi' });
+    const simple = buildSendEmailInput(plain, sender, 'k').Content?.Simple;
+    expect(simple).not.toHaveProperty('Headers');
+    expect(simple).not.toHaveProperty('Attachments');
+  });
+});
+
+describe('objects: fingerprint before the claim, read at the send', () => {
+  test('an email without objects is returned as it is, the bucket never asked', async () => {
+    const store = bucket({ head: () => Promise.reject(new Error('asked')) });
+    const email = validateEmail({ to: 'ada@example.com', subject: 'Hi', text: 'Hi' });
+    expect(await createAttachmentObjects(store).fingerprint(email)).toBe(email);
+  });
+
+  test("the object's ETag is written into its attachment (the payload hash covers it)", async () => {
+    const fingerprinted = await createAttachmentObjects(bucket()).fingerprint(byKey());
+    expect(fingerprinted.attachments?.[0]).toEqual({
+      filename: 'report.csv',
+      contentType: 'text/csv',
+      disposition: 'attachment',
+      s3Key: 'report.csv',
+      etag: '"e1"',
+    });
+  });
+
+  test('the object is read at its fingerprinted ETag', async () => {
+    const store = bucket();
+    const objects = createAttachmentObjects(store);
+    const parts = await objects.parts(await objects.fingerprint(byKey()));
+    expect(store.gets).toEqual([['report.csv', '"e1"']]);
+    expect(Buffer.from(parts?.[0]?.RawContent ?? []).toString()).toBe('a,b');
+  });
+
+  test('a missing object is permanent, on attachments[0].s3Key', async () => {
+    const error = await failure(createAttachmentObjects(bucket()).fingerprint(byKey('gone.csv')));
+    expect(error).toBeInstanceOf(InvalidMessageError);
+    expect((error as InvalidMessageError).code).toBe('AttachmentUnreadable');
+    expect((error as InvalidMessageError).issues[0]?.field).toBe('attachments[0].s3Key');
+  });
+
+  test('an object the function may not read (403: S3 says so for a missing key without ListBucket) is permanent', async () => {
+    const store = bucket({ head: () => Promise.reject(s3Error(403, 'Forbidden')) });
+    expect(await failure(createAttachmentObjects(store).fingerprint(byKey()))).toBeInstanceOf(InvalidMessageError);
+  });
+
+  test('S3 not answering is retryable', async () => {
+    const store = bucket({ head: () => Promise.reject(s3Error(503, 'SlowDown')) });
+    const error = await failure(createAttachmentObjects(store).fingerprint(byKey()));
+    expect(error).toBeInstanceOf(RetryableError);
+    expect((error as RetryableError).code).toBe('AttachmentStoreUnavailable');
+  });
+
+  test(`objects over ${ATTACHMENT_LIMITS.maxTotalBytes} bytes together are permanent, on attachments`, async () => {
+    const store = bucket({ head: async () => ({ etag: '"big"', size: ATTACHMENT_LIMITS.maxTotalBytes + 1 }) });
+    const error = await failure(createAttachmentObjects(store).fingerprint(byKey()));
+    expect((error as InvalidMessageError).issues).toEqual([
+      { field: 'attachments', reason: expect.stringContaining('over the limit') as unknown as string },
+    ]);
+  });
+
+  test('an object replaced between the fingerprint and the send fails retryable, before SES', async () => {
+    const store = bucket({ get: () => Promise.reject(s3Error(412, 'PreconditionFailed')) });
+    const objects = createAttachmentObjects(store);
+    const error = await failure(objects.parts(await objects.fingerprint(byKey())));
+    expect(error).toBeInstanceOf(RetryableError);
+    expect((error as RetryableError).code).toBe('AttachmentChanged');
+  });
+
+  test('without a bucket, an s3Key is refused (permanent) on its field', async () => {
+    const error = await failure(createAttachmentObjects(undefined).fingerprint(byKey()));
+    expect((error as InvalidMessageError).issues[0]?.field).toBe('attachments[0].s3Key');
   });
 });

@@ -1,0 +1,52 @@
+/** The saved CloudWatch Logs Insights queries: one per question an operator asks, over the pipeline's own log groups. */
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { KEY_PLACEHOLDER } from '../../../../../lib/construct/monitoring/monitoring';
+import { synthDefault, Synthesized } from '../../../helpers';
+
+describe('saved Logs Insights queries', () => {
+  function queries(s: Synthesized): Array<{ Name: string; QueryString: string; LogGroupNames?: string[] }> {
+    return Object.values(s.template.findResources('AWS::Logs::QueryDefinition')).map((q) => q.Properties);
+  }
+  const named = (s: Synthesized, part: string) => {
+    const found = queries(s).filter((q) => q.Name.includes(part));
+    expect(found).toHaveLength(1);
+    return found[0];
+  };
+
+  test('there are four, in the pipeline folder', () => {
+    const qs = queries(synthDefault());
+    expect(qs).toHaveLength(4);
+    for (const q of qs) expect(q.Name.startsWith('EmailPipeline-Monitoring/')).toBe(true);
+  });
+
+  test("one key's story reads the send, ledger and status log groups for the key placeholder", () => {
+    const s = synthDefault();
+    const q = named(s, "One key's story");
+    const n = s.stack.pipeline.logGroupNames;
+    expect(q.LogGroupNames).toEqual([n.send, n.ledger, n.status]);
+    expect(q.QueryString).toContain(`dedupeKey = "${KEY_PLACEHOLDER}"`);
+    expect(q.QueryString).toContain('sort @timestamp asc');
+  });
+
+  test('outcomes by reason count decisions by class and code', () => {
+    const q = named(synthDefault(), 'Outcomes by decision and reason');
+    expect(q.QueryString).toContain('stats count(*) as records by decision, errorClass, errorCode');
+  });
+
+  test("unconfirmed resends match the send function's WARN line", () => {
+    const q = named(synthDefault(), 'Unconfirmed resends');
+    expect(q.QueryString).toContain('filter message like "no SES event for an earlier attempt"');
+    const confirm = fs.readFileSync(
+      path.join(__dirname, '..', '..', '..', '..', '..', 'lambdas', 'send-email', 'confirm.ts'),
+      'utf8',
+    );
+    expect(confirm).toContain("'no SES event for an earlier attempt");
+  });
+
+  test('slowest sends sort the send function invocations by duration', () => {
+    const q = named(synthDefault(), 'Slowest send invocations');
+    expect(q.QueryString).toContain('filter @type = "REPORT"');
+    expect(q.QueryString).toContain('sort @duration desc');
+  });
+});
