@@ -7,6 +7,29 @@ import { ENV, LEDGER_ENV } from '../../lambdas/kernel/environment';
 import type { ResolvedSettings } from '../settings';
 import { SETTINGS, type SettingName } from '../settings';
 
+/** The ledger and status functions' memory, MB (their local consumers run with it too). */
+export const LEDGER_FUNCTION_MEMORY_MB = 256;
+
+/**
+ * The size of each of V8's two semi-spaces (the young generation, where short-lived objects live
+ * until a scavenge) for a function of `memoryMb`: 1/32 of the memory, at most 16 MiB (a 512 MB
+ * function: 16; the 256 MB ledger and status functions: 8). Left to itself, the V8 of Node 22 and
+ * later sizes them from the memory the process sees, not the function's: 64 MiB each on a 24 GiB
+ * host (Node 20: 16), a young generation of up to 192 MiB that a busy container fills with garbage
+ * before it collects. That was the soak's doubled memory (BENCHMARKS.md, "The soak").
+ */
+export function semiSpaceMb(memoryMb: number): number {
+  return Math.max(1, Math.min(16, Math.floor(memoryMb / 32)));
+}
+
+/**
+ * NODE_OPTIONS of a function of `memoryMb` (and of its local consumer): stack traces mapped to our
+ * sources, and the young generation sized to the function ({@link semiSpaceMb}).
+ */
+export function functionNodeOptions(memoryMb: number): string {
+  return `--enable-source-maps --max-semi-space-size=${semiSpaceMb(memoryMb)}`;
+}
+
 /** The service name in logs and the `service` metric dimension. */
 export const SERVICE_NAME = 'email-pipeline';
 

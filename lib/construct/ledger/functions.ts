@@ -21,7 +21,7 @@ import { CLAIM_ATTRIBUTES } from '../../../lambdas/kernel/ledger/binding';
 import { LEDGER_STATUS_INDEX, LEDGER_TABLE } from '../../../lambdas/kernel/ledger/schema';
 import type { ResolvedSettings } from '../../settings';
 import { handlerCode, type LambdaName } from '../assets';
-import { ledgerEnvironment } from '../handler-env';
+import { LEDGER_FUNCTION_MEMORY_MB, functionNodeOptions, ledgerEnvironment } from '../handler-env';
 import { tableKeyStatement } from '../shared';
 
 /** Fixed sizing of the two ledger-side functions and the buffer; small, as their work is. */
@@ -36,7 +36,7 @@ export const LEDGER_FUNCTIONS = {
    * the cancel principals only.
    */
   cancelReservedConcurrency: 2,
-  memorySizeMb: 256,
+  memorySizeMb: LEDGER_FUNCTION_MEMORY_MB,
   batchSize: 10,
   maxBatchingWindowSeconds: 1,
   maxConcurrency: 5,
@@ -73,7 +73,7 @@ function commonEnvironment(props: LedgerFunctionsCommon): Record<string, string>
     POWERTOOLS_LOG_LEVEL: props.settings.logLevel,
     POWERTOOLS_METRICS_NAMESPACE: props.settings.metricsNamespace,
     [LEDGER_ENV.tableName]: props.table.tableName,
-    NODE_OPTIONS: '--enable-source-maps',
+    NODE_OPTIONS: functionNodeOptions(LEDGER_FUNCTIONS.memorySizeMb),
   };
 }
 

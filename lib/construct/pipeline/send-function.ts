@@ -15,7 +15,7 @@ import type * as sqs from 'aws-cdk-lib/aws-sqs';
 import type { Construct } from 'constructs';
 import type { ResolvedSettings } from '../../settings';
 import { handlerCode } from '../assets';
-import { handlerEnvironment } from '../handler-env';
+import { functionNodeOptions, handlerEnvironment } from '../handler-env';
 import { RUNTIME } from '../shared';
 
 /** What {@link buildSendFunction} made. */
@@ -58,7 +58,7 @@ export function buildSendFunction(
       highPriorityTopicArn: props.highPriorityTopic.topicArn,
     }),
     POWERTOOLS_SERVICE_NAME: props.serviceName,
-    NODE_OPTIONS: '--enable-source-maps',
+    NODE_OPTIONS: functionNodeOptions(settings.memorySizeMb),
   };
 
   // Own role, no AWSLambdaBasicExecutionRole: logs go to this log group only.

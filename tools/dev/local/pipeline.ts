@@ -9,7 +9,12 @@ import { GetQueueAttributesCommand, type SQSClient } from '@aws-sdk/client-sqs';
 import { DECISIONS, type Decision, type Lane } from '../../../lambdas/kernel/names';
 import { ENV, LEDGER_ENV } from '../../../lambdas/kernel/environment';
 import type { ResolvedSettings } from '../../../lib/settings';
-import { handlerEnvironment, ledgerEnvironment } from '../../../lib/construct/handler-env';
+import {
+  LEDGER_FUNCTION_MEMORY_MB,
+  handlerEnvironment,
+  ledgerEnvironment,
+  semiSpaceMb,
+} from '../../../lib/construct/handler-env';
 import { buildBundles, type Bundles } from './build';
 import { emulatorClients, type EmulatorClients, type EmulatorEndpoints } from './emulators';
 import { LOCAL_AWS_ENV } from './emulator-config';
@@ -240,6 +245,7 @@ export class LocalPipeline {
       BATCH_SIZE: '10',
       BATCHING_WINDOW_SECONDS: '0',
       FUNCTION_TIMEOUT_SECONDS: String(LEDGER_FUNCTION_TIMEOUT_SECONDS),
+      AWS_LAMBDA_FUNCTION_MEMORY_SIZE: String(LEDGER_FUNCTION_MEMORY_MB),
       CONSUMER_NAME: name,
       ...extra,
     };
@@ -260,9 +266,11 @@ export class LocalPipeline {
 
   private async launchConsumer(name: string, env: Record<string, string>): Promise<Consumer> {
     let ready = false;
-    // The heap cannot grow past the function's memory either (Buffers live outside it: the RSS watch counts those).
+    // The heap cannot grow past the function's memory either (Buffers live outside it: the RSS watch
+    // counts those), and its young generation is the function's (NODE_OPTIONS in the construct).
     const memoryMb = Number(env.AWS_LAMBDA_FUNCTION_MEMORY_SIZE);
-    const heapLimit = memoryMb > 0 ? [`--max-old-space-size=${memoryMb}`] : [];
+    const heapLimit =
+      memoryMb > 0 ? [`--max-old-space-size=${memoryMb}`, `--max-semi-space-size=${semiSpaceMb(memoryMb)}`] : [];
     const proc = await launch({
       name,
       command: process.execPath,

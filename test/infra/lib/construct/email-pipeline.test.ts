@@ -135,7 +135,7 @@ describe('function', () => {
       POWERTOOLS_SERVICE_NAME: 'email-pipeline',
       POWERTOOLS_LOG_LEVEL: 'DEBUG',
       POWERTOOLS_METRICS_NAMESPACE: 'Mail',
-      NODE_OPTIONS: '--enable-source-maps',
+      NODE_OPTIONS: '--enable-source-maps --max-semi-space-size=16',
     });
     // Every name the handler reads is set, except the optional sender name (the configuration set is the ledger's own).
     const missing = Object.values(ENV).filter((name) => !(name in vars));

@@ -1,6 +1,6 @@
 import { readSettings } from '../../../../lambdas/kernel/environment';
 import { CONTEXT_PREFIX, SettingsError, resolveSettings, settingsFromContext } from '../../../../lib/settings';
-import { handlerEnvironment } from '../../../../lib/construct/handler-env';
+import { functionNodeOptions, handlerEnvironment, semiSpaceMb } from '../../../../lib/construct/handler-env';
 import { SETTINGS, type SettingDeclaration } from '../../../../lib/settings';
 
 const refs = {
@@ -86,5 +86,26 @@ describe('handlerEnvironment', () => {
 
     expect(attempt).toThrow(SettingsError);
     expect(attempt).toThrow('Invalid setting sesTimeoutMs=6000: must be a whole number from 100 to half the function');
+  });
+});
+
+describe('functionNodeOptions', () => {
+  // V8 in Node 22 and later sizes the young generation from the host's memory (64 MiB semi-spaces on
+  // a 24 GiB machine), not the function's: the option pins it to the function.
+  test.each([
+    [128, 4],
+    [256, 8],
+    [512, 16],
+    [1024, 16],
+    [10_240, 16],
+    [16, 1],
+  ])('a %i MB function gets semi-spaces of %i MiB', (memoryMb, semiMb) => {
+    expect(semiSpaceMb(memoryMb)).toBe(semiMb);
+    expect(functionNodeOptions(memoryMb)).toBe(`--enable-source-maps --max-semi-space-size=${semiMb}`);
+  });
+
+  test('the young generation (three semi-spaces) stays under a tenth of the function', () => {
+    for (const memoryMb of [128, 256, 512, 1024, 3008])
+      expect(3 * semiSpaceMb(memoryMb)).toBeLessThanOrEqual(memoryMb / 10);
   });
 });
