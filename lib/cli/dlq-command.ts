@@ -46,6 +46,7 @@ export const DLQ_USAGE = `Usage: email-pipeline dlq list      [--summary | --cod
        email-pipeline dlq redrive   (--code C | --key K...) [--max N] [--force] [--yes | --dry-run] [--json] [--queue Q] ${T}
        email-pipeline dlq redrive   [--rate N | --copy [--max N]] [--force] [--yes | --dry-run] [--json] [--queue Q] ${T}
        email-pipeline dlq redrive   --queue ledger [--stall SECONDS] [--yes | --dry-run] [--json] ${T}
+       email-pipeline dlq redrive   --queue ledger --stop [--json] ${T}
        email-pipeline dlq delete    (--code C | --key K...) [--yes | --dry-run] [--json] [--queue Q] ${T}
        email-pipeline dlq purge     [--yes | --dry-run] [--json] [--queue Q] ${T}
        email-pipeline dlq tasks     [--json] [--queue Q] ${T}
@@ -65,6 +66,7 @@ that a redrive cannot fix (KeyReusedWithDifferentContent, InvalidMessage, ...) a
 redrive --queue ledger never sends to the ledger's buffer (only SES's events rule may): it enables the
 ledger function's own mapping of the ledger DLQ until the DLQ is empty, or has not shrunk for --stall
 seconds (default ${DEFAULT_STALL_SECONDS}: events the function fails on return to the DLQ), then disables it (also on Ctrl-C).
+A redrive killed before it could disable the mapping leaves it on (verify reports it): --stop disables it.
 delete removes the selected messages for good (also to remove a person's data); purge removes all.
 redrive, delete and purge ask before they change anything (y/N); --yes goes ahead without asking
 (needed with no terminal to ask on, as in CI); --dry-run says what they would do and changes nothing.
@@ -87,6 +89,7 @@ const OPTIONS = {
   max: { type: 'string' },
   rate: { type: 'string' },
   stall: { type: 'string' },
+  stop: { type: 'boolean' },
   json: { type: 'boolean' },
   summary: { type: 'boolean' },
   code: { type: 'string' },
@@ -105,7 +108,7 @@ const OPTIONS = {
 /** Which options each subcommand takes (beyond the target's and --help). */
 const ALLOWED: Readonly<Record<Subcommand, readonly string[]>> = {
   list: ['summary', 'code', 'key', 'max', 'json', 'queue'],
-  redrive: ['code', 'key', 'force', 'max', 'rate', 'copy', 'queue', 'stall', 'yes', 'dry-run', 'json'],
+  redrive: ['code', 'key', 'force', 'max', 'rate', 'copy', 'queue', 'stall', 'stop', 'yes', 'dry-run', 'json'],
   delete: ['code', 'key', 'queue', 'yes', 'dry-run', 'json'],
   purge: ['queue', 'yes', 'dry-run', 'json', 'yes-delete-all-messages'],
   tasks: ['queue', 'json'],
@@ -188,7 +191,10 @@ export function dlqOptions(
       );
     }
   }
-  const change = CHANGES[sub];
+  const stop = sub === 'redrive' && values.stop === true;
+  if (stop) stopOptions(queue, values);
+  // --stop only turns a switch off: nothing to confirm.
+  const change = stop ? undefined : CHANGES[sub];
   const mode = change === undefined ? undefined : consent(values, change, DLQ_USAGE, io);
   const target = targetOptions(values, DLQ_USAGE);
   return {
@@ -200,6 +206,7 @@ export function dlqOptions(
       summary: values.summary === true,
       force: values.force === true,
       copy: values.copy === true,
+      ...(stop ? { stop } : {}),
       ...(mode !== undefined ? { mode } : {}),
       ...(code !== undefined ? { code } : {}),
       ...(keys !== undefined ? { keys } : {}),
@@ -209,6 +216,18 @@ export function dlqOptions(
       ...(stall !== undefined ? { stallSeconds: stall } : {}),
     },
   };
+}
+
+/** What --stop needs: the ledger queue, and nothing that would start or shape a redrive. */
+function stopOptions(queue: QueueName, values: Readonly<Record<string, unknown>>): void {
+  if (queue !== 'ledger') {
+    throw new UsageError(
+      '--stop goes with dlq redrive --queue ledger (the mapping it disables); a move task stops with dlq stop-task',
+      DLQ_USAGE,
+    );
+  }
+  const extra = ['stall', 'yes', 'dry-run'].find((name) => values[name] !== undefined);
+  if (extra) throw new UsageError(`--${extra} does not go with --stop: it only disables the mapping`, DLQ_USAGE);
 }
 
 /** What a redrive of the ledger DLQ refuses (and --stall, which only it takes). */

@@ -19,7 +19,7 @@ import type { Io } from './command';
 import { confirmed } from './confirm';
 import { OperationError } from './errors';
 import { queueDepth } from './ledger-redrive';
-import { redriveLedger } from './ledger-redrive-command';
+import { redriveLedger, stopLedgerRedrive } from './ledger-redrive-command';
 import { printable } from './printable';
 import { output, type Target } from './target';
 import {
@@ -226,6 +226,7 @@ async function redriveCommand(
   io: Io,
 ): Promise<void> {
   const mode = options.mode ?? 'ask';
+  if (options.stop) return stopLedgerRedrive(sqs, target, dlqUrl, where, options.json, io);
   if (options.queue === 'ledger') {
     if (mode !== 'yes') {
       const count = await approximately(sqs, dlqUrl);

@@ -29,6 +29,8 @@ export interface DlqOptions {
   readonly rate?: number;
   /** dlq redrive --queue ledger: stop after this long without the DLQ shrinking. */
   readonly stallSeconds?: number;
+  /** dlq redrive --queue ledger --stop: disable the mapping a redrive left on. */
+  readonly stop?: boolean;
 }
 
 export function selectorOf(options: DlqOptions): Selector | undefined {

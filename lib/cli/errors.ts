@@ -47,6 +47,16 @@ export function suggestion(word: string, known: readonly string[], render = (k: 
 }
 
 /**
+ * What to do when the profile's role (its `role_arn`) could not be assumed: the redrive role the
+ * stack creates admits only the principals it lists, and nobody while none is listed.
+ */
+export const ASSUME_ROLE_DENIED =
+  "These credentials may not assume the profile's role (role_arn in AWS_PROFILE's config). If it is the stack's " +
+  'redrive role (output RedriveRoleArn): it admits only the principals listed in redrivePrincipals (or ' +
+  'redriveRoleAssumedBy), and nobody while none is listed. List yours (cdk.json context ' +
+  '"emailPipeline:redrivePrincipals", or the construct props) and deploy again; docs/operators.md, "The redrive role"';
+
+/**
  * An AWS SDK error as the command's OperationError: what failed, what AWS said, and what to do
  * next (advice about credentials, permissions and the network only when `onAws`: the local
  * emulators take any credentials).
@@ -70,6 +80,8 @@ export function awsFailure(what: string, error: unknown, onAws = true): Operatio
       'or AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY.';
   } else if (/ExpiredToken|token .*expired/i.test(`${name} ${message}`)) {
     next = 'The AWS credentials have expired: refresh them (aws sso login) and try again.';
+  } else if (/sts:AssumeRole\b/.test(message)) {
+    next = ASSUME_ROLE_DENIED;
   } else if (/AccessDenied|not authorized|AuthorizationError/i.test(`${name} ${message}`)) {
     next =
       'The credentials lack a permission this command needs: the README lists them under "What an operator needs on AWS".';

@@ -30,6 +30,16 @@ export interface RedriveSwitch {
   enable(): Promise<void>;
   /** Turns it off (best effort is the caller's: this throws when it could not). */
   disable(): Promise<void>;
+  /** Its state now: Lambda's word for the mapping (Enabled, Disabled, Enabling, ...), locally Enabled or Disabled. */
+  state(): Promise<string>;
+}
+
+/** States in which the ledger function reads (or is about to read) its DLQ. */
+const ON_STATES: readonly string[] = ['Enabled', 'Enabling'];
+
+/** Whether a switch in `state` lets the ledger function read its DLQ. */
+export function isOn(state: string): boolean {
+  return ON_STATES.includes(state);
 }
 
 export interface DrainOptions {
@@ -172,6 +182,7 @@ export function localRedriveSwitch(flagFile: string): RedriveSwitch {
       rmSync(flagFile, { force: true });
       return existsSync(flagFile) ? Promise.reject(new Error(`${flagFile} is still there`)) : Promise.resolve();
     },
+    state: () => Promise.resolve(existsSync(flagFile) ? 'Enabled' : 'Disabled'),
   };
 }
 
@@ -201,5 +212,6 @@ export function awsRedriveSwitch(
     disable: async () => {
       await setSourceEnabled(await resolveAws(settings), source, false);
     },
+    state: async () => (await readSource(await resolveAws(settings), uuid)).state,
   };
 }

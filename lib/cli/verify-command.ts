@@ -4,6 +4,7 @@
  * to, each check printed with its result and, when it fails, a fix (verify.ts holds the checks).
  *
  * On AWS it needs: cloudformation:DescribeStacks on the stack; lambda:ListEventSourceMappings;
+ * lambda:GetEventSourceMapping on the ledger DLQ's mapping;
  * sqs:GetQueueAttributes on the three DLQs; sns:Publish on the topic (a publisher's right); dynamodb:GetItem
  * on both tables (grantStatusLookup); cloudwatch:ListMetrics and cloudwatch:DescribeAlarms.
  *
@@ -22,6 +23,8 @@ import { EmailPublisher } from '../publisher';
 import { parseCommand, wholeNumber } from './args';
 import type { Command, Io } from './command';
 import { OperationError, UsageError } from './errors';
+import { isOn } from './ledger-redrive';
+import { ledgerRedriveSwitch } from './ledger-redrive-command';
 import { readPause } from './pause';
 import { pauseSwitch } from './pause-command';
 import {
@@ -46,6 +49,8 @@ const USAGE = `Usage: email-pipeline verify ${TARGET_SYNOPSIS} [--timeout SECOND
 Proves the pipeline works on the account it is deployed to, and says what to fix when it does not:
   - sending is on (every event source of the send function enabled)
   - the dead-letter queues are empty
+  - the ledger DLQ's redrive mapping is off (a dlq redrive --queue ledger that was killed leaves it on:
+    dlq redrive --queue ledger --stop turns it off)
   - a canary to SES's mailbox simulator (${CANARY_RECIPIENT}) is delivered, and its SES Send and
     Delivery events are trusted by the ledger (the caller identity and origin checks hold on real events)
   - the reputation metrics exist under the dimension the alarms read
@@ -101,6 +106,15 @@ function probesOf(target: Target): { probes: VerifyProbes; close: () => void } {
       }
       return counts;
     },
+    ...(target.outputs[target.local ? 'LedgerRedriveFile' : 'LedgerDeadLetterMappingId']
+      ? {
+          async ledgerRedrive() {
+            const source = ledgerRedriveSwitch(target);
+            const state = await source.state();
+            return { id: source.name, state, on: isOn(state) };
+          },
+        }
+      : {}),
     async publishCanary(key) {
       const publisher = new EmailPublisher({
         topicArn: output(target, 'TopicArn'),

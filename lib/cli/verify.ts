@@ -43,6 +43,12 @@ export interface VerifyProbes {
   sendSources(): Promise<ReadonlyArray<{ readonly id: string; readonly enabled: boolean }>>;
   /** Messages in each DLQ of the pipeline. */
   deadLetters(): Promise<readonly DeadLetterCount[]>;
+  /**
+   * The ledger function's mapping of the ledger DLQ (disabled but while `dlq redrive --queue
+   * ledger` runs): its id, its state, and whether the ledger function reads the DLQ in that state;
+   * locally the flag file. Undefined where the stack has none.
+   */
+  readonly ledgerRedrive?: () => Promise<{ readonly id: string; readonly state: string; readonly on: boolean }>;
   /** Publishes the canary (a mail to SES's success simulator) under `key`. */
   publishCanary(key: string): Promise<void>;
   /** The key's delivery status now. */
@@ -107,6 +113,24 @@ async function checkDeadLetters(probes: VerifyProbes): Promise<CheckResult> {
     status: 'fail',
     detail: full.map((c) => `${c.queue}: ${c.messages}`).join(', '),
     fix: 'email-pipeline dlq list --queue <queue> --summary shows why; the operators’ guide says which codes to redrive',
+  };
+}
+
+async function checkLedgerRedriveOff(probes: VerifyProbes): Promise<CheckResult> {
+  const name = 'the ledger DLQ’s redrive mapping is off (no redrive left it on)';
+  if (!probes.ledgerRedrive) {
+    return { name, status: 'skip', detail: 'the stack has no LedgerDeadLetterMappingId output (deploy this version)' };
+  }
+  const { id, state, on } = await probes.ledgerRedrive();
+  if (!on) return { name, status: 'pass', detail: `${id}: ${state}` };
+  return {
+    name,
+    status: 'fail',
+    detail:
+      `${id}: ${state}. A dlq redrive --queue ledger turns it on only while it runs: one was stopped before it could ` +
+      'turn it off (or one is running now), and the ledger function keeps reading its DLQ, retrying the events it ' +
+      'fails on until they expire',
+    fix: 'unless a redrive is running now: email-pipeline dlq redrive --queue ledger --stop',
   };
 }
 
@@ -204,6 +228,7 @@ export async function verifyPipeline(probes: VerifyProbes, options: VerifyOption
   const checks: Array<[string, () => Promise<CheckResult>]> = [
     ['sending is on', () => checkSending(probes)],
     ['dead-letter queues are empty', () => checkDeadLetters(probes)],
+    ['the ledger DLQ redrive is off', () => checkLedgerRedriveOff(probes)],
     ['the canary', () => checkCanary(probes, options)],
     ['reputation metrics', () => checkReputation(probes)],
     ['alarms', () => checkAlarms(probes)],

@@ -85,13 +85,14 @@ export interface EmailPipelineProps extends PipelineSettings {
    * users (`ArnPrincipal`). Accounts are refused: an account's ARN would
    * exempt only its root user, and a whole account is not a name. Never a tag:
    * a principal that may tag itself could give itself the exemption.
-   * @default none: only the redrive role
+   * They alone may assume the redrive role too (unless `redriveRoleAssumedBy` says otherwise).
+   * @default none: only the redrive role, which then nobody may assume (a synth warning says so)
    */
   readonly redrivePrincipals?: readonly iam.IPrincipal[];
   /**
    * Who may assume the redrive role ({@link EmailPipeline.redriveRole}): its trust policy. Why
    * the default is what it is: lib/construct/pipeline/redrive-role.ts (redriveTrust).
-   * @default the `redrivePrincipals` only; with none, the deploying account, whose IAM decides
+   * @default the `redrivePrincipals` only; with none, nobody (not the whole deploying account)
    */
   readonly redriveRoleAssumedBy?: iam.IPrincipal;
   /**

@@ -303,8 +303,9 @@ export const SETTINGS = {
   },
   redrivePrincipals: {
     kind: 'list',
-    default: { described: "none (the stack's redrive role only)" },
-    notes: 'IAM role/user ARNs that may also redrive (the queue policies exempt them by ARN); `-c` comma-separated',
+    default: { described: "none (the stack's redrive role only, which nobody may then assume)" },
+    notes:
+      'IAM role/user ARNs that may redrive (the queue policies exempt them by ARN) and assume the redrive role; `-c` comma-separated',
     contextKey: true,
   },
   cancelPrincipals: {

@@ -182,10 +182,10 @@ export interface AppContextSettings {
    */
   readonly publisherPrincipals?: readonly string[];
   /**
-   * Who, besides the redrive role the stack creates, may redrive: IAM role and
-   * user ARNs (no accounts: an exemption names principals). `-c` takes them
-   * comma-separated, cdk.json as a list.
-   * @default none (the stack's redrive role only)
+   * Who, besides the redrive role the stack creates, may redrive, and who alone
+   * may assume that role: IAM role and user ARNs (no accounts: an exemption
+   * names principals). `-c` takes them comma-separated, cdk.json as a list.
+   * @default none (the stack's redrive role only, which nobody may then assume)
    */
   readonly redrivePrincipals?: readonly string[];
   /**

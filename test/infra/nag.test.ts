@@ -1,6 +1,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { App, Validations } from 'aws-cdk-lib';
+import * as iam from 'aws-cdk-lib/aws-iam';
 import * as kms from 'aws-cdk-lib/aws-kms';
 import * as sns from 'aws-cdk-lib/aws-sns';
 import { build } from './helpers';
@@ -20,21 +21,32 @@ function findings(app: App): Array<{ plugin: string; rule: string; resources: st
   );
 }
 
+/** A pipeline whose operators are listed: nobody may assume its redrive role otherwise, and the synth warns. */
+const OPERATORS = { redrivePrincipals: [new iam.ArnPrincipal('arn:aws:iam::123456789012:role/oncall')] };
+
 describe('cdk-nag AwsSolutions and Serverless checks', () => {
-  test('report no unacknowledged finding (errors or warnings)', () => {
-    const { app } = build({}, undefined, { nag: true });
+  test('report no unacknowledged finding (errors or warnings) with redrive principals listed', () => {
+    const { app } = build(OPERATORS, undefined, { nag: true });
     expect(() => app.synth()).not.toThrow();
     expect(findings(app)).toEqual([]);
   });
 
+  test('with the default props, the one finding is the warning that nobody may assume the redrive role', () => {
+    const { app } = build({}, undefined, { nag: true });
+    expect(() => app.synth()).not.toThrow();
+    expect(findings(app)).toEqual([
+      { plugin: 'Construct Annotations', rule: 'Annotation::exactly-once-email:redriveRoleUnassumable', resources: [] },
+    ]);
+  });
+
   test('report no unacknowledged finding with an alarm email subscribed', () => {
-    const { app } = build({}, undefined, { nag: true, monitoring: { alarmEmail: 'oncall@example.com' } });
+    const { app } = build(OPERATORS, undefined, { nag: true, monitoring: { alarmEmail: 'oncall@example.com' } });
     expect(() => app.synth()).not.toThrow();
     expect(findings(app)).toEqual([]);
   });
 
   test('report no unacknowledged finding with the reputation pause on and both topics subscribed', () => {
-    const { app } = build({}, undefined, {
+    const { app } = build(OPERATORS, undefined, {
       nag: true,
       monitoring: {
         alarmEmail: 'oncall@example.com',

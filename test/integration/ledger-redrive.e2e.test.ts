@@ -4,8 +4,10 @@
  * redrive policy moves events the ledger function failed on); the redrive lets the ledger consumer
  * read its DLQ (the flag file, the local stand-in of the disabled mapping) until it is empty, never
  * sending to the buffer; the key's status then shows the events, and the flag is off again. A
- * poison event stops it after --stall seconds without progress, said with how many remain.
+ * poison event stops it after --stall seconds without progress, said with how many remain. A
+ * redrive killed (SIGKILL) leaves the flag on: verify reports it with the fix, and --stop turns it off.
  */
+import { spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
@@ -99,6 +101,54 @@ test('an event the ledger function keeps failing on stops the redrive after --st
   expect(run.stderr).toContain('the ledger function fails on them again');
   expect(existsSync(flagFile)).toBe(false);
   expect(await count(ledger.bufferDeadLetterQueueUrl)).toBe(1);
+});
+
+test('a redrive killed midway leaves the switch on: verify reports it with the fix, and --stop turns it off', async () => {
+  const { ledger } = p.pipeline.resources;
+  // A poison event keeps the redrive running (it never drains); it is killed before it can disable the switch.
+  await p.pipeline.sqs.send(
+    new SendMessageCommand({ QueueUrl: ledger.bufferDeadLetterQueueUrl, MessageBody: 'still not an SNS envelope' }),
+  );
+  const root = path.join(__dirname, '..', '..');
+  const child = spawn(
+    process.execPath,
+    [
+      path.join(root, 'node_modules', 'tsx', 'dist', 'cli.mjs'),
+      path.join(root, 'bin', 'email-pipeline.ts'),
+      ...['dlq', 'redrive', '--queue', 'ledger', '--stall', '600', '--yes'],
+    ],
+    { cwd: root, env: { ...process.env, LOCAL_STATE_DIR: stateDir }, stdio: 'ignore' },
+  );
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  try {
+    await until('the redrive turned the switch on', () => existsSync(flagFile), 60_000);
+  } finally {
+    child.kill('SIGKILL');
+    await exited;
+  }
+  expect(existsSync(flagFile)).toBe(true);
+
+  // verify finds it (--timeout 1: the canary's own result does not matter here).
+  const verify = cli(['verify', '--json', '--timeout', '1']);
+  const checks = verify.stdout
+    .split('\n')
+    .filter((line) => line.startsWith('{'))
+    .map((line) => JSON.parse(line) as { name: string; status: string; detail: string; fix?: string });
+  const check = checks.find((c) => c.name.includes('redrive mapping is off'));
+  expect(check).toMatchObject({ status: 'fail', detail: expect.stringContaining('Enabled') });
+  expect(check?.fix).toContain('email-pipeline dlq redrive --queue ledger --stop');
+  expect(verify.status).toBe(1);
+
+  const stop = cli(['dlq', 'redrive', '--queue', 'ledger', '--stop']);
+  expect(stop).toMatchObject({ status: 0 });
+  expect(stop.stdout).toContain(
+    `Disabled the local ledger consumer's DLQ source (flag file ${flagFile}) (it was Enabled)`,
+  );
+  expect(stop.stdout).toMatch(/[12] message\(s\) remain in the ledger DLQ/);
+  expect(existsSync(flagFile)).toBe(false);
+  const again = cli(['dlq', 'redrive', '--queue', 'ledger', '--stop']);
+  expect(again).toMatchObject({ status: 0 });
+  expect(again.stdout).toContain('was already Disabled: nothing to stop.');
 });
 
 test('--code and --key are refused on the ledger DLQ: it holds SES events, not sends', () => {

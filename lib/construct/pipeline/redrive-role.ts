@@ -8,10 +8,10 @@
  * `lambda:FunctionArn` being the ledger function's: the mapping cannot be pointed at another
  * function. IAM has no condition key for an update's FilterCriteria (the Service Authorization
  * Reference lists only lambda:FunctionArn for UpdateEventSourceMapping), so a holder of this role
- * could still set a filter; that is why who may assume it is narrowed (see EmailPipeline's
- * redriveRoleAssumedBy and redrivePrincipals).
+ * could still set a filter; that is why who may assume it is narrowed: the listed redrive
+ * principals, and nobody until some are listed (see {@link redriveTrust}).
  */
-import { Duration, Stack } from 'aws-cdk-lib';
+import { Annotations, Duration, Stack } from 'aws-cdk-lib';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import type * as kms from 'aws-cdk-lib/aws-kms';
 import type * as sqs from 'aws-cdk-lib/aws-sqs';
@@ -19,15 +19,30 @@ import type { Construct } from 'constructs';
 import { principalArn } from './principals';
 
 /**
+ * The trust policy's condition value when no redrive principal is listed: not an ARN, so no
+ * principal's `aws:PrincipalArn` equals it, and it says in the console why nobody may assume the role.
+ */
+export const NO_REDRIVE_PRINCIPAL = 'none listed: set redrivePrincipals or redriveRoleAssumedBy';
+
+/**
  * Who may assume the redrive role unless `redriveRoleAssumedBy` says: the listed redrive principals
- * (roles or users, by ARN), and only they. With none listed, the deploying account, whose IAM then
- * decides (any principal whose IAM policies allow sts:AssumeRole on the role: administrators, and
- * PowerUserAccess, which allows every STS action). Why not nobody: the construct cannot know an
- * account's operators, and a pipeline nobody can redrive loses its dead letters to retention (the
- * queue policies deny every other sender). Listing the operators narrows it.
+ * (roles or users, by ARN), and only they. With none listed, nobody: the trust names the deploying
+ * account (a trust policy must name a principal) on the condition that the caller's
+ * `aws:PrincipalArn` is {@link NO_REDRIVE_PRINCIPAL}, which no principal's is. (The account's root
+ * user alone would not do either: it cannot call sts:AssumeRole.) Why not the whole account, whose
+ * IAM would then decide: every principal whose policies allow sts:AssumeRole on it (administrators,
+ * and PowerUserAccess, which allows every STS action) could take a role that switches the ledger's
+ * mapping and sends to the work queue past its policy. The cost of nobody: until operators are
+ * listed and the stack deployed again, no one can redrive the DLQ or the subscription DLQ (their
+ * policies deny every other sender); dead letters wait there for the DLQs' retention (14 days,
+ * SQS's most), long enough to list principals and deploy. The synth warns (buildRedriveRole).
  */
 export function redriveTrust(redrivePrincipals: readonly iam.IPrincipal[]): iam.IPrincipal {
-  if (redrivePrincipals.length === 0) return new iam.AccountRootPrincipal();
+  if (redrivePrincipals.length === 0) {
+    return new iam.PrincipalWithConditions(new iam.AccountRootPrincipal(), {
+      StringEquals: { 'aws:PrincipalArn': NO_REDRIVE_PRINCIPAL },
+    });
+  }
   for (const principal of redrivePrincipals) principalArn(principal, 'redrivePrincipals');
   const [first, ...more] = redrivePrincipals;
   return more.length === 0 && first ? first : new iam.CompositePrincipal(...redrivePrincipals);
@@ -63,6 +78,15 @@ export function buildRedriveRole(
     description: "Operators' role for the email pipeline's DLQ: list, redrive and purge it",
     maxSessionDuration: Duration.hours(1),
   });
+  if (props.assumedBy === undefined && props.redrivePrincipals.length === 0) {
+    Annotations.of(role).addWarningV2(
+      'exactly-once-email:redriveRoleUnassumable',
+      'Nobody may assume the redrive role: no redrivePrincipals are listed and redriveRoleAssumedBy is not set. ' +
+        'Until operators are listed (the construct prop redrivePrincipals, or the context key ' +
+        'emailPipeline:redrivePrincipals with EmailPipeline.propsFromContext) and the stack is deployed again, ' +
+        'nobody can redrive the DLQs: dead letters wait there for their retention (14 days).',
+    );
+  }
   role.addToPolicy(
     new iam.PolicyStatement({
       sid: 'ReadStackOutputs',

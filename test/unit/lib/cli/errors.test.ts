@@ -45,6 +45,24 @@ describe('awsFailure: what AWS said, and what to do next', () => {
     ).toContain('AWS could not be reached');
   });
 
+  test('a role the profile may not assume: the redrive role and the props that list who may', () => {
+    const denied = sdkError(
+      'AccessDenied',
+      'User: arn:aws:iam::123456789012:user/ada is not authorized to perform: sts:AssumeRole on resource: ' +
+        'arn:aws:iam::123456789012:role/MailStack-MailRedriveRole-EXAMPLE',
+    );
+    const message = awsFailure('Could not redrive the DLQ of stack MailStack', denied).message;
+    expect(message).toContain('sts:AssumeRole on resource');
+    expect(message).toContain('redrivePrincipals');
+    expect(message).toContain('redriveRoleAssumedBy');
+    expect(message).toContain('emailPipeline:redrivePrincipals');
+    expect(message).not.toContain('What an operator needs on AWS');
+    // Another action denied keeps the general advice.
+    expect(
+      awsFailure('x', sdkError('AccessDenied', 'not authorized to perform: sqs:SendMessage')).message,
+    ).not.toContain('redrivePrincipals');
+  });
+
   test('against the local emulators, no AWS advice; an OperationError passes through as it is', () => {
     expect(
       awsFailure('Could not list the DLQ', sdkError('Error', 'connect ECONNREFUSED', 'ECONNREFUSED'), false).message,

@@ -9,6 +9,7 @@ import * as path from 'node:path';
 import {
   awsRedriveSwitch,
   drainLedgerDeadLetters,
+  isOn,
   localRedriveSwitch,
   type Depth,
   type DrainOptions,
@@ -29,6 +30,7 @@ function recordingSwitch(fail: { enable?: boolean; disable?: boolean } = {}) {
       calls.push('disable');
       return fail.disable ? Promise.reject(new Error('ThrottlingException: slow down')) : Promise.resolve();
     },
+    state: () => Promise.resolve(calls.at(-1) === 'enable' ? 'Enabled' : 'Disabled'),
   };
   return { source, calls };
 }
@@ -170,24 +172,35 @@ describe('the drain', () => {
 });
 
 describe('the switches', () => {
-  test('locally a flag file: enable writes it, disable removes it', async () => {
+  test('on means the ledger function reads its DLQ, or is about to', () => {
+    expect(['Enabled', 'Enabling'].map(isOn)).toEqual([true, true]);
+    expect(['Disabled', 'Disabling', 'Creating', 'Updating', 'Deleting', 'Unknown'].map(isOn)).toEqual(
+      Array(6).fill(false),
+    );
+  });
+
+  test('locally a flag file: enable writes it, disable removes it; its state is whether it is there', async () => {
     const dir = mkdtempSync(path.join(os.tmpdir(), 'ledger-redrive-'));
     try {
       const flag = path.join(dir, 'ledger-dlq-redrive');
       const local = localRedriveSwitch(flag);
+      expect(await local.state()).toBe('Disabled');
       await local.enable();
       expect(existsSync(flag)).toBe(true);
+      expect(await local.state()).toBe('Enabled');
+      expect(isOn(await local.state())).toBe(true);
       await local.disable();
       expect(existsSync(flag)).toBe(false);
+      expect(isOn(await local.state())).toBe(false);
       await local.disable();
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
   });
 
-  test('on AWS: UpdateEventSourceMapping Enabled=true, GetEventSourceMapping until Enabled, then Enabled=false', async () => {
+  test('on AWS: UpdateEventSourceMapping Enabled=true, GetEventSourceMapping until Enabled, then Enabled=false; state by GetEventSourceMapping', async () => {
     const requests: { method: string; url: string; body?: string; auth: string }[] = [];
-    const states = ['Enabling', 'Enabling', 'Enabled'];
+    const states = ['Enabling', 'Enabling', 'Enabled', 'Disabling'];
     const original = globalThis.fetch;
     globalThis.fetch = ((url: string, init: RequestInit) => {
       const headers = init.headers as Record<string, string>;
@@ -211,6 +224,7 @@ describe('the switches', () => {
       const aws = awsRedriveSwitch({ region: 'eu-west-1' }, 'u-1', { pollMs: 1 });
       await aws.enable();
       await aws.disable();
+      expect(await aws.state()).toBe('Disabling');
     } finally {
       globalThis.fetch = original;
       process.env = env;
@@ -222,6 +236,7 @@ describe('the switches', () => {
       ['GET', base, undefined],
       ['GET', base, undefined],
       ['PUT', base, '{"Enabled":false}'],
+      ['GET', base, undefined],
     ]);
     for (const r of requests)
       expect(r.auth).toMatch(/^AWS4-HMAC-SHA256 Credential=AKIDEXAMPLE\/\d{8}\/eu-west-1\/lambda\/aws4_request/);

@@ -23,6 +23,7 @@ function probes(change: Partial<VerifyProbes> = {}, reports: DeliveryReport[] = 
       { queue: 'send', messages: 0 },
       { queue: 'ledger', messages: 0 },
     ],
+    ledgerRedrive: async () => ({ id: 'the mapping m-1', state: 'Disabled', on: false }),
     publishCanary: async () => undefined,
     report: async () => sequence[Math.min(look++, sequence.length - 1)] as DeliveryReport,
     reputation: async () => ({ account: true, configurationSet: true }),
@@ -40,7 +41,7 @@ const options = (extra = {}) => ({ timeoutMs: 60_000, pollMs: 1000, canaryKey: '
 
 test('a healthy pipeline passes every check', async () => {
   const results = await verifyPipeline(probes(), options());
-  expect(results.map((r) => r.status)).toEqual(['pass', 'pass', 'pass', 'pass', 'pass']);
+  expect(results.map((r) => r.status)).toEqual(['pass', 'pass', 'pass', 'pass', 'pass', 'pass']);
 });
 
 test('a paused event source fails, naming it, with resume as the fix', async () => {
@@ -73,9 +74,9 @@ test('a canary the ledger never confirms fails after the timeout and points at t
     timeoutMs: 10_000,
   });
   // sent with no Send event recorded: the ledger did not take SES's events
-  expect(results[2]).toMatchObject({ status: 'fail' });
-  expect(results[2]?.detail).toContain('no Send event');
-  expect(results[2]?.fix).toContain('caller identity');
+  expect(results[3]).toMatchObject({ status: 'fail' });
+  expect(results[3]?.detail).toContain('no Send event');
+  expect(results[3]?.fix).toContain('caller identity');
   expect(c.now()).toBeGreaterThanOrEqual(10_000);
 });
 
@@ -87,8 +88,8 @@ test('a canary that is delivered stops the wait at once', async () => {
 
 test('a dead-lettered canary fails with the dlq command as the fix', async () => {
   const results = await verifyPipeline(probes({}, [report('dead-lettered', ['DeadLettered'])]), options());
-  expect(results[2]).toMatchObject({ status: 'fail' });
-  expect(results[2]?.fix).toContain('dlq list');
+  expect(results[3]).toMatchObject({ status: 'fail' });
+  expect(results[3]?.fix).toContain('dlq list');
 });
 
 test('reputation metrics only for the account fail: the alarms read the configuration set too', async () => {
@@ -96,13 +97,13 @@ test('reputation metrics only for the account fail: the alarms read the configur
     probes({ reputation: async () => ({ account: true, configurationSet: false }) }),
     options(),
   );
-  expect(results[3]).toMatchObject({ status: 'fail', detail: expect.stringContaining('configuration set') });
+  expect(results[4]).toMatchObject({ status: 'fail', detail: expect.stringContaining('configuration set') });
 });
 
 test('without CloudWatch the metric and alarm checks are skipped with the reason, not failed', async () => {
   const local: VerifyProbes = { ...probes(), reputation: undefined, alarmsFiring: undefined };
   const results = await verifyPipeline({ ...local, skipReason: 'the local pipeline has no CloudWatch' }, options());
-  expect(results.slice(3).map((r) => [r.status, r.detail])).toEqual([
+  expect(results.slice(4).map((r) => [r.status, r.detail])).toEqual([
     ['skip', 'the local pipeline has no CloudWatch'],
     ['skip', 'the local pipeline has no CloudWatch'],
   ]);
@@ -110,7 +111,7 @@ test('without CloudWatch the metric and alarm checks are skipped with the reason
 
 test('alarms in ALARM fail, named', async () => {
   const results = await verifyPipeline(probes({ alarmsFiring: async () => ['Mail-page-ledgerSilent'] }), options());
-  expect(results[4]).toMatchObject({ status: 'fail', detail: 'Mail-page-ledgerSilent' });
+  expect(results[5]).toMatchObject({ status: 'fail', detail: 'Mail-page-ledgerSilent' });
 });
 
 test('a probe that throws fails its check with the error, and the others still run', async () => {
@@ -123,8 +124,27 @@ test('a probe that throws fails its check with the error, and the others still r
     options(),
   );
   expect(results[1]).toMatchObject({ status: 'fail', detail: expect.stringContaining('AccessDenied') });
-  expect(results).toHaveLength(5);
-  expect(results[2]?.status).toBe('pass');
+  expect(results).toHaveLength(6);
+  expect(results[3]?.status).toBe('pass');
+});
+
+test('the ledger DLQ mapping left on fails, saying its state, with --stop as the fix; off, it passes', async () => {
+  const on = await verifyPipeline(
+    probes({ ledgerRedrive: async () => ({ id: 'the mapping m-1', state: 'Enabled', on: true }) }),
+    options(),
+  );
+  expect(on[2]).toMatchObject({ status: 'fail', detail: expect.stringContaining('the mapping m-1: Enabled') });
+  expect(on[2]?.detail).toContain('dlq redrive --queue ledger');
+  expect(on[2]?.fix).toContain('email-pipeline dlq redrive --queue ledger --stop');
+  // The other checks still run and hold.
+  expect(on.filter((r) => r.status === 'fail')).toHaveLength(1);
+  const off = await verifyPipeline(probes(), options());
+  expect(off[2]).toMatchObject({ status: 'pass', detail: 'the mapping m-1: Disabled' });
+});
+
+test('a stack without the ledger DLQ mapping output skips that check, saying why', async () => {
+  const results = await verifyPipeline({ ...probes(), ledgerRedrive: undefined }, options());
+  expect(results[2]).toMatchObject({ status: 'skip', detail: expect.stringContaining('LedgerDeadLetterMappingId') });
 });
 
 test('a failed result prints its fix on a second line; a passed one does not', () => {

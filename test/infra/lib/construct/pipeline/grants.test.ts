@@ -1,4 +1,5 @@
 import { CfnResource } from 'aws-cdk-lib';
+import { Annotations, Match } from 'aws-cdk-lib/assertions';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import {
   arnOf,
@@ -8,6 +9,7 @@ import {
   synthesize,
   type Synthesized,
 } from '../../../helpers';
+import { NO_REDRIVE_PRINCIPAL } from '../../../../../lib/construct/pipeline/redrive-role';
 
 /** An SES ARN of this stack; `ref`, when given, is the logical id whose Ref ends it (the owned configuration set). */
 const sesArn = (resource: string, ref?: string) => ({
@@ -162,37 +164,82 @@ describe('redrive role', () => {
   const resourcesOf = (statements: Array<Record<string, any>>, action: string) =>
     asSet(statementsFor(statements, action).flatMap((s) => asList(s.Resource)));
 
-  test('with no redrive principals listed, the deploying account may assume it (through IAM policies that allow sts:AssumeRole on it)', () => {
-    const s = synthDefault();
+  /** The account the trust is evaluated in, and its partition (what the template's Refs stand for). */
+  const ACCOUNT = '123456789012';
+  const resolveArn = (value: unknown): string => {
+    if (typeof value === 'string') return value;
+    const join = (value as { 'Fn::Join'?: [string, unknown[]] })['Fn::Join'];
+    if (!join) throw new Error(`cannot resolve ${JSON.stringify(value)}`);
+    const refs: Record<string, string> = { 'AWS::Partition': 'aws', 'AWS::AccountId': ACCOUNT };
+    return join[1].map((part) => (typeof part === 'string' ? part : refs[(part as { Ref: string }).Ref])).join('');
+  };
+  /**
+   * Whether the role's trust policy lets `caller` (a role or user ARN: the root user cannot call
+   * sts:AssumeRole) assume it, as IAM reads the statements the template holds: a principal is the
+   * caller's ARN or its account's root (the account: its IAM then decides, assumed to allow); every
+   * condition must hold. A condition this does not model fails the test rather than pass unread.
+   */
+  function trustAdmits(s: Synthesized, caller: string): boolean {
     const role = s.template.toJSON().Resources[redriveRole(s).id].Properties;
-    expect(role.AssumeRolePolicyDocument.Statement).toEqual([
-      {
-        Effect: 'Allow',
-        Action: 'sts:AssumeRole',
-        Principal: {
-          AWS: { 'Fn::Join': ['', ['arn:', { Ref: 'AWS::Partition' }, ':iam::', { Ref: 'AWS::AccountId' }, ':root']] },
-        },
-      },
-    ]);
+    const account = caller.split(':')[4];
+    return (role.AssumeRolePolicyDocument.Statement as Array<Record<string, any>>).some((st) => {
+      if (st.Effect !== 'Allow' || !asList(st.Action).includes('sts:AssumeRole')) return false;
+      const named = asList(st.Principal?.AWS ?? []).map(resolveArn);
+      if (!named.includes(caller) && !named.includes(`arn:aws:iam::${account}:root`)) return false;
+      return Object.entries((st.Condition ?? {}) as Record<string, Record<string, unknown>>).every(([op, keys]) => {
+        if (op !== 'StringEquals') throw new Error(`condition operator ${op} is not modelled`);
+        return Object.entries(keys).every(([key, values]) => {
+          if (key !== 'aws:PrincipalArn') throw new Error(`condition key ${key} is not modelled`);
+          return asList(values).map(resolveArn).includes(caller);
+        });
+      });
+    });
+  }
+  const admin = `arn:aws:iam::${ACCOUNT}:role/Admin`;
+  const powerUser = `arn:aws:iam::${ACCOUNT}:user/power`;
+  const outsider = 'arn:aws:iam::210987654321:role/oncall';
+  const warnings = (s: Synthesized) =>
+    Annotations.fromStack(s.stack)
+      .findWarning('*', Match.stringLikeRegexp('redriveRoleUnassumable'))
+      .map((w) => String(w.entry.data));
+
+  test('with no redrive principals listed, nobody may assume it: not an administrator or any other principal of the account', () => {
+    const s = synthDefault();
+    for (const caller of [admin, powerUser, outsider]) expect(trustAdmits(s, caller)).toBe(false);
+    const role = s.template.toJSON().Resources[redriveRole(s).id].Properties;
+    // The account is named only under a condition on aws:PrincipalArn that is no ARN at all.
+    for (const st of role.AssumeRolePolicyDocument.Statement) {
+      expect(st.Condition).toEqual({ StringEquals: { 'aws:PrincipalArn': NO_REDRIVE_PRINCIPAL } });
+    }
+    expect(NO_REDRIVE_PRINCIPAL).not.toMatch(/^arn:/);
     expect(role.ManagedPolicyArns).toBeUndefined();
     expect(role.MaxSessionDuration).toBe(3600);
   });
 
+  test('with none listed the synth warns, naming redrivePrincipals and redriveRoleAssumedBy; with some, it does not', () => {
+    const [warning, ...more] = warnings(synthDefault());
+    expect(more).toEqual([]);
+    expect(warning).toMatch(/Nobody may assume the redrive role/);
+    expect(warning).toContain('redrivePrincipals');
+    expect(warning).toContain('redriveRoleAssumedBy');
+    expect(warning).toContain('emailPipeline:redrivePrincipals');
+    const listed = synthesize({ redrivePrincipals: [new iam.ArnPrincipal(`arn:aws:iam::${ACCOUNT}:role/oncall`)] });
+    expect(warnings(listed)).toEqual([]);
+    const assumedBy = synthesize({ redriveRoleAssumedBy: new iam.ArnPrincipal(`arn:aws:iam::${ACCOUNT}:role/oncall`) });
+    expect(warnings(assumedBy)).toEqual([]);
+  });
+
   test('with redrivePrincipals, only they may assume it: not the account, not an outsider', () => {
-    const s = synthesize({
-      redrivePrincipals: [
-        new iam.ArnPrincipal('arn:aws:iam::123456789012:role/oncall'),
-        new iam.ArnPrincipal('arn:aws:iam::123456789012:user/ada'),
-      ],
-    });
+    const oncall = `arn:aws:iam::${ACCOUNT}:role/oncall`;
+    const ada = `arn:aws:iam::${ACCOUNT}:user/ada`;
+    const s = synthesize({ redrivePrincipals: [new iam.ArnPrincipal(oncall), new iam.ArnPrincipal(ada)] });
     const role = s.template.toJSON().Resources[redriveRole(s).id].Properties;
     expect(role.AssumeRolePolicyDocument.Statement).toEqual([
-      {
-        Effect: 'Allow',
-        Action: 'sts:AssumeRole',
-        Principal: { AWS: ['arn:aws:iam::123456789012:role/oncall', 'arn:aws:iam::123456789012:user/ada'] },
-      },
+      { Effect: 'Allow', Action: 'sts:AssumeRole', Principal: { AWS: [oncall, ada] } },
     ]);
+    expect(trustAdmits(s, oncall)).toBe(true);
+    expect(trustAdmits(s, ada)).toBe(true);
+    for (const caller of [admin, powerUser, outsider]) expect(trustAdmits(s, caller)).toBe(false);
     expect(JSON.stringify(role.AssumeRolePolicyDocument)).not.toContain(':root');
   });
 
