@@ -158,4 +158,20 @@ export const WARNING_ALARMS = {
     description: () =>
       'SES accepted sends, then rejected them (virus) or could not render their template: nothing was delivered. Check the template and its data.',
   },
+  rateLeaseRepairs: {
+    ...onAny('warn'),
+    watches: '`RateLeaseRepairs`',
+    summary: 'a rate lease item held a value no lease writes and was repaired; sending went on at the static share',
+    metric: (p, period) => handlerMetric(p, HANDLER_METRICS.rateLeaseRepairs, { period }),
+    description: () =>
+      'A lane\'s shared rate lease item held a value no lease writes (far ahead, below zero, not a number) and was replaced; meanwhile that container sent at its static share. Read the send log group ("rate lease item implausible") and find who wrote the item (CloudTrail, the idempotency table).',
+  },
+  cancelFunctionErrors: {
+    ...onAny('warn'),
+    watches: 'cancel function `Errors`',
+    summary: 'the cancel function failed invocations: cancels answered 5xx and cancelled nothing',
+    metric: (p, period) => p.ledger.cancelFunction.metricErrors({ period, statistic: sum }),
+    description: () =>
+      'The cancel function failed invocations: DELETE /deliveries/{key} answered 5xx and those keys were not cancelled. Read the status log group (the cancel function logs there), then cancel again.',
+  },
 } satisfies Record<string, AlarmDeclaration>;

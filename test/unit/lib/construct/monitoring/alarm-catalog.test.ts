@@ -67,6 +67,11 @@ describe('the alarm catalog', () => {
     expect(faster.retryingTooLong.threshold).toBe(120);
     expect(faster.retriesStalled.threshold).toBe(DEFAULT_ALARMS.retriesStalled.threshold);
   });
+
+  test('the two alarms added with the catalog: rate lease repairs and cancel errors warn on any', () => {
+    expect(DEFAULT_ALARMS.rateLeaseRepairs).toMatchObject({ severity: 'warn', threshold: 0, datapointsToAlarm: 1 });
+    expect(DEFAULT_ALARMS.cancelFunctionErrors).toMatchObject({ severity: 'warn', threshold: 0, datapointsToAlarm: 1 });
+  });
 });
 
 describe('runbook sections of docs/operators.md', () => {
