@@ -1,8 +1,9 @@
 /**
  * The optional automatic pause: a tiny function the reputation alarms invoke (a CloudWatch Lambda
  * alarm action, no topic in between) that turns sending off for the pipeline's configuration set
- * with SES v2 PutConfigurationSetSendingOptions. It can only pause, only this configuration set;
- * resuming is a person's decision (README: "Automatic pause").
+ * with SES v2 PutConfigurationSetSendingOptions (its handler: lambdas/reputation-pause/handler.ts,
+ * bundled like the other functions). It can only pause, only this configuration set; resuming is a
+ * person's decision (docs/operators.md: "Automatic pause").
  */
 import { Duration, RemovalPolicy, Stack, Validations } from 'aws-cdk-lib';
 import type * as cw from 'aws-cdk-lib/aws-cloudwatch';
@@ -11,23 +12,8 @@ import * as iam from 'aws-cdk-lib/aws-iam';
 import * as lambda from 'aws-cdk-lib/aws-lambda';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import type { Construct } from 'constructs';
+import { handlerCode } from '../assets';
 import { RUNTIME } from '../shared';
-
-/**
- * The handler. The runtime's AWS SDK v3 is enough; the alarm action invokes it asynchronously
- * (Lambda retries twice on a failure), and only on the transition to ALARM.
- */
-const PAUSE_CODE = `
-const { SESv2Client, PutConfigurationSetSendingOptionsCommand } = require('@aws-sdk/client-sesv2');
-const ses = new SESv2Client({});
-exports.handler = async (event) => {
-  const alarm = event && event.alarmData ? event.alarmData : {};
-  if (!alarm.state || alarm.state.value !== 'ALARM') return;
-  const name = process.env.CONFIGURATION_SET_NAME;
-  await ses.send(new PutConfigurationSetSendingOptionsCommand({ ConfigurationSetName: name, SendingEnabled: false }));
-  console.log(JSON.stringify({ level: 'WARN', message: 'sending paused for the configuration set', configurationSet: name, alarm: alarm.alarmName, reason: alarm.state.reason }));
-};
-`.trim();
 
 /** The pause function and its log group, in `scope`; returns the alarm action that invokes it. */
 export function buildReputationPause(
@@ -62,7 +48,7 @@ export function buildReputationPause(
   const fn = new lambda.Function(scope, 'PauseSending', {
     runtime: RUNTIME,
     handler: 'index.handler',
-    code: lambda.Code.fromInline(PAUSE_CODE),
+    code: handlerCode('reputation-pause'),
     description: 'Pauses sending for the email pipeline configuration set (reputation alarm action)',
     role,
     logGroup,

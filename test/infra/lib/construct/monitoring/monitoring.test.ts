@@ -157,6 +157,8 @@ const EXPECTED: Record<
   tableThrottles: { severity: 'warn', metric: 'WriteThrottleEvents', threshold: 0, datapoints: [2, 3], period: 300 },
   tableSystemErrors: { severity: 'warn', metric: 'SystemErrors', threshold: 0, datapoints: [1, 1], period: 300 },
   sesRejects: { severity: 'warn', metric: 'Rendering Failure', threshold: 0, datapoints: [1, 1], period: 300 },
+  rateLeaseRepairs: { severity: 'warn', metric: 'RateLeaseRepairs', threshold: 0, datapoints: [1, 1], period: 300 },
+  cancelFunctionErrors: { severity: 'warn', metric: 'Errors', threshold: 0, datapoints: [1, 1], period: 300 },
 };
 
 describe('alarms', () => {
