@@ -14,6 +14,8 @@ export const CANCEL_ENTRY = path.join(__dirname, '..', '..', 'lambdas', 'status'
 export const REPUTATION_PAUSE_ENTRY = path.join(__dirname, '..', '..', 'lambdas', 'reputation-pause', 'handler.ts');
 /** The functions' credential chain: environment, then a container endpoint (see the module). */
 export const LAMBDA_CREDENTIALS_ENTRY = path.join(__dirname, '..', '..', 'lambdas', 'runtime', 'lambda-credentials.ts');
+/** In place of the SDK's event-stream code, which no function calls (see the module). */
+export const NO_EVENT_STREAMS_ENTRY = path.join(__dirname, '..', '..', 'lambdas', 'runtime', 'no-event-streams.ts');
 
 /** Every function of the pipeline by name (its asset folder), each bundled with the same options below. */
 export const LAMBDA_ENTRIES = {
@@ -41,9 +43,13 @@ export const BUNDLING = {
   mainFields: ['module', 'main'],
   /**
    * Modules put in place of others in every bundle: the SDK's default credential chain (shared
-   * files, SSO, STS, IMDS: code a function never runs) by the one Lambda needs.
+   * files, SSO, STS, IMDS: code a function never runs) by the one Lambda needs, and the SDK's
+   * event-stream code, which no function calls, by a stub that says so.
    */
-  alias: { '@aws-sdk/credential-provider-node': LAMBDA_CREDENTIALS_ENTRY } as Readonly<Record<string, string>>,
+  alias: {
+    '@aws-sdk/credential-provider-node': LAMBDA_CREDENTIALS_ENTRY,
+    '@smithy/core/event-streams': NO_EVENT_STREAMS_ENTRY,
+  } as Readonly<Record<string, string>>,
   /** Unused SDK operation schemas are dropped (tools/build/sdk-schema-keys.ts). */
   dropUnusedSdkSchemas: true,
 } as const;

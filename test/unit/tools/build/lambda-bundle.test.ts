@@ -1,7 +1,8 @@
 /**
  * What the Lambda bundles leave out (tools/build/lambda-bundle.ts): the SDK's default credential
- * chain, replaced by lambdas/runtime/lambda-credentials.ts, and the schemas of SDK operations no
- * handler calls (tools/build/sdk-schema-keys.ts). Read from esbuild's metafile and output.
+ * chain, replaced by lambdas/runtime/lambda-credentials.ts, the SDK's event-stream code, replaced
+ * by lambdas/runtime/no-event-streams.ts, and the schemas of SDK operations no handler calls
+ * (tools/build/sdk-schema-keys.ts). Read from esbuild's metafile and output.
  */
 import * as path from 'node:path';
 import { build, type Metafile } from 'esbuild';
@@ -67,5 +68,12 @@ describe('the send-email bundle', () => {
     expect(bundle.code).toContain('/v2/email/outbound-emails');
     expect(bundle.code).not.toContain('/v2/email/contact-lists');
     expect(bundle.code).not.toContain('CreateContactList');
+  });
+
+  test('carries no event-stream code of the SDK, only the stub that refuses it', () => {
+    const eventStreamFiles = Object.keys(bundle.inputs).filter((file) => file.includes('submodules/event-streams/'));
+
+    expect(eventStreamFiles).toEqual([]);
+    expect(Object.keys(bundle.inputs)).toContain('lambdas/runtime/no-event-streams.ts');
   });
 });
