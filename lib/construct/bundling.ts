@@ -10,6 +10,7 @@ export const HANDLER_ENTRY = path.join(__dirname, '..', '..', 'lambdas', 'send-e
 export const LEDGER_ENTRY = path.join(__dirname, '..', '..', 'lambdas', 'ledger', 'handler.ts');
 export const STATUS_ENTRY = path.join(__dirname, '..', '..', 'lambdas', 'status', 'handler.ts');
 export const CANCEL_ENTRY = path.join(__dirname, '..', '..', 'lambdas', 'status', 'cancel-handler.ts');
+export const SCHEDULE_ENTRY = path.join(__dirname, '..', '..', 'lambdas', 'schedule', 'handler.ts');
 /** The functions' credential chain: environment, then a container endpoint (see the module). */
 export const LAMBDA_CREDENTIALS_ENTRY = path.join(__dirname, '..', '..', 'lambdas', 'runtime', 'lambda-credentials.ts');
 
@@ -19,6 +20,7 @@ export const LAMBDA_ENTRIES = {
   ledger: LEDGER_ENTRY,
   status: STATUS_ENTRY,
   cancel: CANCEL_ENTRY,
+  schedule: SCHEDULE_ENTRY,
 } as const;
 export type LambdaName = keyof typeof LAMBDA_ENTRIES;
 

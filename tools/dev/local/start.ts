@@ -155,6 +155,8 @@ export async function main(argv: readonly string[] = process.argv.slice(2)): Pro
     // The high-priority queue's own mapping: one consumer of its own.
     await pipeline.startConsumer({ lane: 'high', name: 'high-1' });
     await pipeline.startLedgerConsumer();
+    // Scheduled mail waits in the schedule queue, moved on by its own consumer (the schedule function).
+    await pipeline.startScheduleConsumer();
     // GET /deliveries/{key} and the cancel URL's DELETE: the deployed functions' code over the local tables.
     const target = {
       db: DynamoDBDocumentClient.from(pipeline.dynamodb),
