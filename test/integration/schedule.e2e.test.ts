@@ -148,6 +148,8 @@ test('a send due in 30 s is not sent before its time, reports scheduled meanwhil
   const forwarded = p.pipeline.lines.filter((l) => l.consumer === 'schedule' && l.json?.message === 'due: forwarded');
   expect(forwarded).toHaveLength(1);
   expect(forwarded[0]?.json).toMatchObject({ lane: 'normal' });
+  // The schedule consumer runs with the schedule function's memory (128 MB) as its limit, as Lambda would.
+  expect(p.pipeline.outOfMemory).toEqual([]);
 
   // Once: its status moves on from scheduled as the ledger records the send, and no second email comes.
   await until('status sent (or later)', async () => !['scheduled', 'in-progress'].includes((await report(key)).status));
