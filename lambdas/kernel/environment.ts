@@ -21,6 +21,8 @@ export const ENV = {
   keyPrefix: 'IDEMPOTENCY_KEY_PREFIX',
   dedupeWindowSeconds: 'DEDUPE_WINDOW_SECONDS',
   sourceQueueUrl: 'SOURCE_QUEUE_URL',
+  /** The schedule queue: a message not yet due waits there (the schedule function's lane), not in its own queue. */
+  scheduleQueueUrl: 'SCHEDULE_QUEUE_URL',
   deadLetterQueueUrl: 'DEAD_LETTER_QUEUE_URL',
   maxReceiveCount: 'MAX_RECEIVE_COUNT',
   failOpen: 'FAIL_OPEN',
@@ -73,6 +75,8 @@ export interface HandlerSettings {
   readonly keyPrefix: string;
   readonly dedupeWindowSeconds: number;
   readonly sourceQueueUrl: string;
+  /** Where a message not yet due waits for its `sendAt` (schedule.ts), off the lanes' queues. */
+  readonly scheduleQueueUrl: string;
   readonly deadLetterQueueUrl: string;
   readonly maxReceiveCount: number;
   readonly failOpen: boolean;
@@ -177,6 +181,7 @@ export function readSettings(env: Env = process.env): HandlerSettings {
     keyPrefix: read.required(ENV.keyPrefix),
     dedupeWindowSeconds: read.positiveInt(ENV.dedupeWindowSeconds),
     sourceQueueUrl: read.required(ENV.sourceQueueUrl),
+    scheduleQueueUrl: read.required(ENV.scheduleQueueUrl),
     deadLetterQueueUrl: read.required(ENV.deadLetterQueueUrl),
     maxReceiveCount: read.positiveInt(ENV.maxReceiveCount),
     failOpen: read.boolean(ENV.failOpen, false),
@@ -190,6 +195,26 @@ export function readSettings(env: Env = process.env): HandlerSettings {
     maxConcurrency: read.positiveInt(ENV.maxConcurrency),
     ...(highPriorityQueueUrl ? { highPriorityQueueUrl } : {}),
     highPriorityRateShare: read.nonNegativeInt(ENV.highPriorityRateShare, 0),
+  };
+}
+
+/** The schedule function's settings: the queue it waits in and the lanes' queues a due copy goes back to. */
+export interface ScheduleSettings {
+  readonly scheduleQueueUrl: string;
+  /** The work queue (the normal lane). */
+  readonly workQueueUrl: string;
+  /** The high-priority queue; none: a copy of the high lane goes to the work queue. */
+  readonly highPriorityQueueUrl?: string;
+}
+
+/** Reads the schedule function's settings; throws naming the variable at fault. */
+export function readScheduleSettings(env: Env = process.env): ScheduleSettings {
+  const read = new EnvReader(env);
+  const highPriorityQueueUrl = read.optional(ENV.highPriorityQueueUrl);
+  return {
+    scheduleQueueUrl: read.required(ENV.scheduleQueueUrl),
+    workQueueUrl: read.required(ENV.sourceQueueUrl),
+    ...(highPriorityQueueUrl ? { highPriorityQueueUrl } : {}),
   };
 }
 

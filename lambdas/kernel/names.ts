@@ -60,7 +60,11 @@ export const PRIORITY_ATTRIBUTE = 'priority';
  * from METRIC: the dashboard and alarms (lib/construct/monitoring) do not show them yet.
  */
 export const SCHEDULE_METRIC = {
-  /** A copy not yet due deferred by one more hop (schedule.ts); the first hop of a key counts EmailsScheduled too. */
+  /**
+   * A copy not yet due deferred by one more hop: by the send function into the schedule queue
+   * (schedule.ts; the first hop of a key counts EmailsScheduled too), or by the schedule function
+   * within it (lambdas/schedule/).
+   */
   scheduleHops: 'ScheduleHops',
   emailsScheduled: 'EmailsScheduled',
   /** A copy of a cancelled key suppressed at its claim: never sent. */
@@ -90,6 +94,13 @@ export const RETRY_ATTRIBUTE = {
   attempt: 'retry-attempt',
   /** 1 for the first copy a not-yet-due message was deferred as (schedule.ts), 2 for the next hop, ... */
   scheduleHop: 'schedule-hop',
+  /**
+   * On a copy in the schedule queue: its `sendAt` in epoch milliseconds, as the send function read
+   * it from the body (the schedule function waits for it without reading the body).
+   */
+  scheduleSendAt: 'schedule-send-at',
+  /** On a copy in the schedule queue: the lane it came from (`normal`, `high`), whose queue it goes back to when due. */
+  scheduleLane: 'schedule-lane',
 } as const;
 
 /** The send function's confirm-before-resend counts (same namespace and `service` dimension). */

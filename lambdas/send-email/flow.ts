@@ -2,7 +2,7 @@
  * The flow of one queue record, top to bottom: parse -> schedule -> claim -> confirm -> send -> outcome,
  * each a call into its stage:
  *   parse.ts     the SNS envelope in the SQS record, the dedupe key;
- *   schedule.ts  a message whose sendAt is still ahead goes back to the queue as a delayed copy;
+ *   schedule.ts  a message whose sendAt is still ahead waits in the schedule queue until due;
  *   claim/       the Powertools idempotency claim of the key (persistence.ts: its persistence layer);
  *   confirm.ts   confirm before resend: an earlier attempt of unknown fate is looked up in the ledger;
  *   send/        pacing, the circuit breaker, the SES request and its retry strategy;

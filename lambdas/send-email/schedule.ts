@@ -1,18 +1,23 @@
 /**
  * The schedule stage, before the claim: a message whose `sendAt` (contract v1.2) is still ahead is
- * not sent; it goes back to the work queue as a delayed copy, one hop of at most 900 s (SQS's
- * largest delay) after another, until it is due, and only then goes on to its claim. The copy keeps
- * the body (envelope, key), the publisher's attributes and the time the message first reached the
- * queue (the reference of the range rule and of the retry budget, retry-budget.ts), and counts its
- * hops; the first deferral of a key records `Scheduled` in the send ledger (status `scheduled`).
+ * not sent; it goes to the schedule queue, the waiting lane of its own, as a delayed copy (one
+ * receive on the due lane per scheduled email). There the schedule function (lambdas/schedule/)
+ * moves it on, one hop of at most 900 s (SQS's largest delay) after another, and forwards it to
+ * the queue it came from (the copy names its lane) once due; only then does it come back here and
+ * go on to its claim. The copy keeps the body (envelope, key), the publisher's attributes and the
+ * time the message first reached the queue (the reference of the range rule and of the retry
+ * budget, retry-budget.ts), counts its hops, and carries its `sendAt` (epoch ms) and lane, so that
+ * the schedule function never reads the body; the first deferral of a key records `Scheduled` in
+ * the send ledger (status `scheduled`).
  *
- * Never early: a copy is sent on only when the function's clock has passed `sendAt`; a copy SQS
- * hands over early by that clock is deferred again by the seconds left. Late by at most the hop's
- * rounding to whole seconds plus the event source's polling and batching window.
+ * Never early: a copy goes on to its claim only when this function's clock has passed `sendAt`,
+ * read from the body again; a copy that comes back early by that clock goes to the schedule queue
+ * again for the seconds left. Late by at most the hop's rounding to whole seconds plus both event
+ * sources' polling and batching windows.
  *
  * A `sendAt` further ahead than `maxScheduleAheadSeconds` from when the message reached the queue
  * is a permanent failure (the dedupe window covers only that much). Nothing here reads the cancel
- * mark: a cancelled key's copies hop until due and are then suppressed at their claim (claim/).
+ * mark: a cancelled key's copy waits until due and is then suppressed at its claim (claim/).
  */
 import type { SQSRecord } from 'aws-lambda';
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
@@ -23,19 +28,20 @@ import { InvalidMessageError, readSendAt, sendAtRangeProblem } from '../kernel/c
 import type { HandlerSettings } from '../kernel/environment';
 import { RetryableError } from '../kernel/errors';
 import { RETRY_ATTRIBUTE, SCHEDULE_METRIC } from '../kernel/names';
-import { SQS_MAX_DELAY_SECONDS } from '../kernel/sqs-limits';
+import { hopDelaySeconds } from '../kernel/sqs-limits';
 import { maskAddress } from '../kernel/contract';
 import { ledgerKey, PIPELINE_EVENT } from '../kernel/ledger/schema';
 import { recordPipelineEvent } from '../runtime/ledger-store';
 import type { ParsedRecord } from './parse';
 import { attr, originalAttributes, type QueueClient } from './outcome/queue-record';
 import { retryState } from './outcome/retry-budget';
+import { laneOfSource } from './send/lanes';
 
 /** Records a key's first deferral in the send ledger (`Scheduled`, status `scheduled`); best effort. */
 export type RecordScheduled = (key: string, sendAt: string, at: string) => Promise<void>;
 
 export interface ScheduleDeps {
-  readonly settings: Pick<HandlerSettings, 'sourceQueueUrl' | 'maxScheduleAheadSeconds'>;
+  readonly settings: Pick<HandlerSettings, 'scheduleQueueUrl' | 'highPriorityQueueUrl' | 'maxScheduleAheadSeconds'>;
   readonly sqs: QueueClient;
   readonly logger: Logger;
   readonly metrics: Metrics;
@@ -46,15 +52,13 @@ export interface ScheduleDeps {
 
 /**
  * `due` when the record may go on to its claim (no `sendAt`, or it has passed); `deferred` when a
- * delayed copy went back to the queue and the record is done with. Throws InvalidMessageError
+ * delayed copy went to the schedule queue and the record is done with. Throws InvalidMessageError
  * (permanent) for a `sendAt` too far ahead, RetryableError when the copy could not be enqueued.
  */
 export type Schedule = (record: SQSRecord, parsed: ParsedRecord) => Promise<'due' | 'deferred'>;
 
-/** How long the next hop waits: the seconds left to `sendAt`, rounded up, at most SQS's largest delay. */
-export function hopDelaySeconds(sendAtMs: number, nowMs: number): number {
-  return Math.max(1, Math.min(SQS_MAX_DELAY_SECONDS, Math.ceil((sendAtMs - nowMs) / 1000)));
-}
+/** How long the copy waits before the schedule function first looks at it (kernel/sqs-limits.ts). */
+export { hopDelaySeconds };
 
 function hopOf(record: SQSRecord): number {
   const value = Number(record.messageAttributes?.[RETRY_ATTRIBUTE.scheduleHop]?.stringValue ?? '0');
@@ -85,13 +89,16 @@ export function createSchedule(deps: ScheduleDeps): Schedule {
     try {
       await sqs.send(
         new SendMessageCommand({
-          QueueUrl: settings.sourceQueueUrl,
+          QueueUrl: settings.scheduleQueueUrl,
           MessageBody: record.body,
           DelaySeconds: delaySeconds,
           MessageAttributes: {
             ...originalAttributes(record),
             [RETRY_ATTRIBUTE.firstEnqueuedAt]: attr(String(state.firstEnqueuedAt)),
             [RETRY_ATTRIBUTE.scheduleHop]: attr(String(hop)),
+            [RETRY_ATTRIBUTE.scheduleSendAt]: attr(String(read.ms)),
+            // The lane is the queue the record came from (send/lanes.ts): the copy goes back there when due.
+            [RETRY_ATTRIBUTE.scheduleLane]: attr(laneOfSource(record.eventSourceARN, settings.highPriorityQueueUrl)),
           },
         }),
       );

@@ -1,9 +1,10 @@
 /**
  * The EmailPipeline construct: SNS topic -> SQS queue -> send function -> DynamoDB
- * idempotency record + SES v2, with its DLQs, keys, policies and the send ledger.
+ * idempotency record + SES v2, with its DLQs, keys, policies and the send ledger; mail not yet
+ * due waits in a schedule queue of its own, moved on by the schedule function.
  * It only composes: each part is built by a function of its own in pipeline/
- * (queues, topic, idempotency store, logs, send function, grants, redrive role,
- * resource policies) or is a construct of its own (ledger/SendLedger).
+ * (queues, topic, idempotency store, logs, send and schedule functions, grants,
+ * redrive role, resource policies) or is a construct of its own (ledger/SendLedger).
  */
 import { CfnOutput, RemovalPolicy } from 'aws-cdk-lib';
 import type * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
@@ -21,16 +22,17 @@ import { SendLedger } from './ledger/send-ledger';
 import { buildAttachmentsBucket } from './pipeline/attachments-bucket';
 import { PIPELINE_MARKER, endpointsJson, pathInStack, pipelineEndpointValues } from './pipeline/endpoints';
 import { buildFunctionLogs } from './pipeline/function-logs';
-import { grantSendFunctionLeastPrivilege } from './pipeline/grants';
+import { grantSendFunctionLeastPrivilege, grantTableReads } from './pipeline/grants';
 import { buildIdempotencyStore } from './pipeline/idempotency-store';
 import { checkContextApplied, propsFromContext, type ContextProps } from './pipeline/context-props';
 import { checkConstructOptions } from './pipeline/options';
 import { buildQueues } from './pipeline/queues';
 import { buildRedriveRole } from './pipeline/redrive-role';
+import { buildScheduleFunction } from './pipeline/schedule-function';
 import * as policies from './pipeline/resource-policies';
 import { buildSendFunction } from './pipeline/send-function';
 import { buildTopics } from './pipeline/topic';
-import { DEFAULT_SERVICE_NAME, RUNTIME, acknowledgeServerlessRules, rotatingKey, tableKeyStatement } from './shared';
+import { DEFAULT_SERVICE_NAME, RUNTIME, acknowledgeServerlessRules, rotatingKey } from './shared';
 
 export { DEFAULT_SERVICE_NAME, DLQ_RETENTION, RUNTIME } from './shared';
 export { principalsFromStrings } from './pipeline/principals';
@@ -141,6 +143,10 @@ export class EmailPipeline extends Construct {
   public readonly deadLetterQueue: sqs.Queue;
   /** Deliveries SNS could not make to the work queue (the subscription's redrive policy). */
   public readonly subscriptionDeadLetterQueue: sqs.Queue;
+  /** Mail not yet due waits here, off both lanes' queues: {@link scheduleFunction}'s source. */
+  public readonly scheduleQueue: sqs.Queue;
+  /** Moves scheduled mail on, one hop after another, and a due copy to its lane's queue. */
+  public readonly scheduleFunction: lambda.Function;
   /** Customer-managed key (rotation on) of the function's logs, unless `encryptLogs` is false. */
   public readonly logsKey?: kms.Key;
   /** Powertools idempotency records, one per dedupe key. */
@@ -229,12 +235,8 @@ export class EmailPipeline extends Construct {
     this.queue = queues.queue;
     this.highPriorityQueue = queues.highPriorityQueue;
     this.subscriptionDeadLetterQueue = queues.subscriptionDeadLetterQueue;
-    const topics = buildTopics(this, {
-      topicKey: this.topicKey,
-      queue: this.queue,
-      highPriorityQueue: this.highPriorityQueue,
-      subscriptionDeadLetterQueue: this.subscriptionDeadLetterQueue,
-    });
+    this.scheduleQueue = queues.scheduleQueue;
+    const topics = buildTopics(this, { ...queues, topicKey: this.topicKey });
     this.topic = topics.topic;
     this.highPriorityTopic = topics.highPriorityTopic;
     const publishers = props.publisherPrincipals ?? [new iam.AccountRootPrincipal()];
@@ -266,10 +268,18 @@ export class EmailPipeline extends Construct {
       table: this.table,
       queue: this.queue,
       highPriorityQueue: this.highPriorityQueue,
+      scheduleQueue: this.scheduleQueue,
       deadLetterQueue: this.deadLetterQueue,
     });
     this.role = send.role;
     this.sendFunction = send.sendFunction;
+    const schedule = buildScheduleFunction(this, {
+      ...queues,
+      settings,
+      serviceName: this.serviceName,
+      logGroup: this.logGroup,
+    });
+    this.scheduleFunction = schedule.scheduleFunction;
     const highPublishers = props.highPriorityPublisherPrincipals ?? [];
     this.#grantHighPriority = policies.restrictHighPriorityPublishers(
       this.highPriorityTopic,
@@ -302,6 +312,7 @@ export class EmailPipeline extends Construct {
       ...(this.tableKey ? { tableKey: this.tableKey } : {}),
       queue: this.queue,
       highPriorityQueue: this.highPriorityQueue,
+      scheduleQueue: this.scheduleQueue,
       deadLetterQueue: this.deadLetterQueue,
       queueKey: this.queueKey,
       configurationSetName: this.ledger.configurationSetName,
@@ -321,14 +332,16 @@ export class EmailPipeline extends Construct {
       highPriorityTopic: this.highPriorityTopic,
       queue: this.queue,
       highPriorityQueue: this.highPriorityQueue,
+      scheduleQueue: this.scheduleQueue,
       deadLetterQueue: this.deadLetterQueue,
       subscriptionDeadLetterQueue: this.subscriptionDeadLetterQueue,
       senderRole: this.role,
+      scheduleRole: schedule.role,
       redrivePrincipals: [this.redriveRole, ...(props.redrivePrincipals ?? [])],
     });
     acknowledgeServerlessRules({
       deadLetterQueues: [this.deadLetterQueue, this.subscriptionDeadLetterQueue],
-      functions: [this.sendFunction],
+      functions: [this.sendFunction, this.scheduleFunction],
     });
 
     this.node.addValidation(new DeliveryContractValidation(this, this.queue));
@@ -380,20 +393,6 @@ export class EmailPipeline extends Construct {
    * their key (through DynamoDB) when it is customer-managed.
    */
   public grantStatusLookup(grantee: iam.IGrantable): iam.Grant {
-    const grant = iam.Grant.addToPrincipal({
-      grantee,
-      actions: ['dynamodb:GetItem'],
-      resourceArns: [this.table.tableArn, this.ledger.table.tableArn],
-    });
-    if (this.tableKey === undefined) return grant;
-    const key = tableKeyStatement('UseTableKey', this.tableKey, 'read');
-    return grant.combine(
-      iam.Grant.addToPrincipal({
-        grantee,
-        actions: key.actions,
-        resourceArns: key.resources,
-        conditions: key.conditions,
-      }),
-    );
+    return grantTableReads(grantee, [this.table, this.ledger.table], this.tableKey);
   }
 }

@@ -1,5 +1,5 @@
 /**
- * The send-email and ledger functions' environment, built from the settings and the names of the
+ * The send-email, ledger and schedule functions' environment, built from the settings and the names of the
  * resources: one mapping for the construct (CDK tokens), the local pipeline and the benchmark (real
  * names), so a setting cannot reach one and miss the other. Also the idempotency table's shape.
  */
@@ -9,6 +9,20 @@ import { SETTINGS, type SettingName } from '../settings';
 
 /** The ledger and status functions' memory, MB (their local consumers run with it too). */
 export const LEDGER_FUNCTION_MEMORY_MB = 256;
+
+/** Fixed sizing of the schedule function (lib/construct/pipeline/schedule-function.ts; its local consumer too): one SendMessage per record, nothing held. */
+export const SCHEDULE_FUNCTION = {
+  memorySizeMb: 128,
+  /** The schedule queue's visibility timeout is six times this. */
+  timeoutSeconds: 30,
+  batchSize: 10,
+  /**
+   * Concurrent invocations of its mapping: each moves ten copies in tens of milliseconds, so five
+   * move several hundred a second (a million emails scheduled a day ahead make about 1,100 hops a
+   * second: BENCHMARKS.md, 5c), and never more than five of the account's concurrency.
+   */
+  maxConcurrency: 5,
+} as const;
 
 /**
  * The size of each of V8's two semi-spaces (the young generation, where short-lived objects live
@@ -47,6 +61,8 @@ export interface HandlerResourceRefs {
   readonly highPriorityTopicArn?: string;
   readonly tableName: string;
   readonly sourceQueueUrl: string;
+  /** The schedule queue (SCHEDULE_QUEUE_URL): a message not yet due waits there. */
+  readonly scheduleQueueUrl: string;
   readonly deadLetterQueueUrl: string;
   /** The high-priority queue (HIGH_PRIORITY_QUEUE_URL): its retries go back there. @default none: one lane */
   readonly highPriorityQueueUrl?: string;
@@ -67,6 +83,7 @@ const RESOURCE_ENV: Readonly<Record<keyof HandlerResourceRefs, string>> = {
   highPriorityTopicArn: ENV.highPriorityTopicArn,
   tableName: ENV.tableName,
   sourceQueueUrl: ENV.sourceQueueUrl,
+  scheduleQueueUrl: ENV.scheduleQueueUrl,
   deadLetterQueueUrl: ENV.deadLetterQueueUrl,
   highPriorityQueueUrl: ENV.highPriorityQueueUrl,
   ledgerTableName: LEDGER_ENV.tableName,
@@ -86,6 +103,7 @@ const LAYOUT = [
   'idempotencyKeyPrefix',
   'dedupeWindowSeconds',
   'sourceQueueUrl',
+  'scheduleQueueUrl',
   'deadLetterQueueUrl',
   'maxReceiveCount',
   'failOpen',
@@ -133,6 +151,35 @@ export function handlerEnvironment(settings: ResolvedSettings, refs: HandlerReso
     }
   }
   return environment;
+}
+
+/** The queues the schedule function knows (CDK tokens in a stack, real values locally). */
+export interface ScheduleResourceRefs {
+  /** Where not-yet-due copies wait: its source, and where a copy still not due goes back. */
+  readonly scheduleQueueUrl: string;
+  /** The work queue: where a due copy of the normal lane goes. */
+  readonly workQueueUrl: string;
+  /** The high-priority queue: where a due copy of the high lane goes. */
+  readonly highPriorityQueueUrl: string;
+}
+
+/**
+ * The schedule function's environment: its queues, and the metric namespace of the settings (its
+ * ScheduleHops count with the send function's, under the same `service`).
+ */
+export function scheduleEnvironment(
+  settings: Pick<ResolvedSettings, 'metricsNamespace' | 'logLevel'>,
+  refs: ScheduleResourceRefs,
+  serviceName: string = SERVICE_NAME,
+): Record<string, string> {
+  return {
+    [ENV.scheduleQueueUrl]: refs.scheduleQueueUrl,
+    [ENV.sourceQueueUrl]: refs.workQueueUrl,
+    [ENV.highPriorityQueueUrl]: refs.highPriorityQueueUrl,
+    POWERTOOLS_SERVICE_NAME: serviceName,
+    POWERTOOLS_LOG_LEVEL: settings.logLevel,
+    POWERTOOLS_METRICS_NAMESPACE: settings.metricsNamespace,
+  };
 }
 
 /** Where genuine SES events come from: the ledger function takes no event from elsewhere. */

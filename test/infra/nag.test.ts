@@ -100,12 +100,12 @@ describe('cdk-nag AwsSolutions and Serverless checks', () => {
         'AwsSolutions::AwsSolutions-SQS3',
         // The three DLQs (work queue, subscription, ledger buffer): no DLQ of a DLQ.
         ...Array<string>(3).fill('Serverless::Serverless-SQSRedrivePolicy'),
-        // Send, ledger, status and cancel functions are invoked synchronously (SQS mapping, function URL).
-        ...Array<string>(4).fill('Serverless::Serverless-LambdaDLQ'),
-        ...Array<string>(4).fill('Serverless::Serverless-LambdaTracing'),
-        // The four SQS mappings (work queue, high-priority queue, ledger buffer: the queue's redrive policy is the
-        // failure path; the ledger DLQ, enabled only to redrive it: a failed event stays in that DLQ).
-        ...Array<string>(4).fill('Serverless::Serverless-LambdaEventSourceMappingDestination'),
+        // Send, schedule, ledger, status and cancel functions are invoked synchronously (SQS mapping, function URL).
+        ...Array<string>(5).fill('Serverless::Serverless-LambdaDLQ'),
+        ...Array<string>(5).fill('Serverless::Serverless-LambdaTracing'),
+        // The five SQS mappings (work queue, high-priority queue, schedule queue, ledger buffer: the queue's redrive
+        // policy is the failure path; the ledger DLQ, enabled only to redrive it: a failed event stays in that DLQ).
+        ...Array<string>(5).fill('Serverless::Serverless-LambdaEventSourceMappingDestination'),
       ].sort(),
     );
     for (const [, reason] of acks) expect(reason.length).toBeGreaterThan(80);

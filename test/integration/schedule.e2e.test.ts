@@ -2,8 +2,9 @@
  * sendAt and cancel end to end on the emulators: the real send-email and ledger bundles in
  * consumer processes, the local status server with the deployed status and cancel code (GET at the
  * status URL, DELETE at the cancel URL), and the operator CLI's `cancel` as an operator runs it
- * (npm run cancel), against a local pipeline found through its outputs.json. Scheduled copies hop
- * through fauxqs with real delays.
+ * (npm run cancel), against a local pipeline found through its outputs.json. Scheduled copies wait
+ * in the schedule queue, moved on by the schedule function's bundle in a consumer of its own, with
+ * fauxqs's real delays: the due lane sees a scheduled email once before it is due.
  */
 import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -23,7 +24,7 @@ let status: StatusEndpoint;
 let stateDir: string;
 
 beforeAll(async () => {
-  p = await startTestPipeline({ ledger: true });
+  p = await startTestPipeline({ ledger: true, schedule: true });
   const { resources } = p.pipeline;
   const settings = loadLocalSettings();
   const target = {
@@ -114,6 +115,15 @@ test('a send due in 30 s is not sent before its time, reports scheduled meanwhil
   expect((await report(key)).events).toEqual([
     expect.objectContaining({ type: 'Scheduled', detail: `sendAt ${sendAt.toISOString()}` }),
   ]);
+  // While it waits, the copy is in the schedule queue, and nothing of it in the work queue.
+  const held = (depth: { visible: number; inFlight: number; delayed: number }) =>
+    depth.visible + depth.inFlight + depth.delayed;
+  await until(
+    'the copy waiting in the schedule queue',
+    async () => held(await p.pipeline.queueDepth('schedule')) === 1,
+  );
+  await until('the work queue empty', async () => held(await p.pipeline.queueDepth('queue')) === 0);
+  expect(Date.now()).toBeLessThan(sendAt.getTime());
 
   // Watch the mailbox until the email appears: it must not appear before sendAt.
   let firstSeenAt = 0;
@@ -132,6 +142,14 @@ test('a send due in 30 s is not sent before its time, reports scheduled meanwhil
   const sent = p.decisions('sent').filter((d) => d.dedupeKey === key);
   expect(sent).toHaveLength(1);
   expect(Date.parse(String(sent[0]?.timestamp))).toBeGreaterThanOrEqual(sendAt.getTime());
+
+  // The due lane received it once while it waited (its one deferral); the schedule consumer forwarded it when due.
+  expect(p.decisions('scheduled').filter((d) => d.dedupeKey === key)).toHaveLength(1);
+  const forwarded = p.pipeline.lines.filter((l) => l.consumer === 'schedule' && l.json?.message === 'due: forwarded');
+  expect(forwarded).toHaveLength(1);
+  expect(forwarded[0]?.json).toMatchObject({ lane: 'normal' });
+  // The schedule consumer runs with the schedule function's memory (128 MB) as its limit, as Lambda would.
+  expect(p.pipeline.outOfMemory).toEqual([]);
 
   // Once: its status moves on from scheduled as the ledger records the send, and no second email comes.
   await until('status sent (or later)', async () => !['scheduled', 'in-progress'].includes((await report(key)).status));

@@ -72,6 +72,8 @@ export interface TestPipelineOptions {
   readonly endpoints?: Partial<EmulatorEndpoints>;
   /** Start the ledger consumer (SES events into the send ledger) too. @default false */
   readonly ledger?: boolean;
+  /** Start the schedule consumer (scheduled mail waits in the schedule queue) too. @default false */
+  readonly schedule?: boolean;
   /** SEND_CONFIRMATION_GRACE_SECONDS of the consumers. @default {@link TEST_GRACE_SECONDS} */
   readonly sendConfirmationGraceSeconds?: number;
   /** The flag file `email-pipeline pause` writes locally (the consumers honour it). @default none */
@@ -110,6 +112,7 @@ export async function startTestPipeline(options: TestPipelineOptions = {}): Prom
     ...(options.ledgerRedriveFile !== undefined ? { ledgerRedriveFile: options.ledgerRedriveFile } : {}),
   });
   if (options.ledger) await pipeline.startLedgerConsumer();
+  if (options.schedule) await pipeline.startScheduleConsumer();
   const consumers = options.consumers ?? [{}];
   const started = await Promise.all(
     consumers.map((consumer, i) =>

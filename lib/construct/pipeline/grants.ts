@@ -1,7 +1,8 @@
 /**
  * The send function's own permissions, least privilege: its records, SendEmail
  * as the configured sender only, the DLQ and the two work queues (a retry goes
- * back to its own queue as a delayed copy), the shared rate lease's items (in
+ * back to its own queue as a delayed copy), the schedule queue (a message not
+ * yet due waits there), the shared rate lease's items (in
  * its table), and the keys it needs for them. The event source adds
  * receive and delete on the work queue; the ledger adds its table.
  */
@@ -27,6 +28,8 @@ export function grantSendFunctionLeastPrivilege(
     readonly queue: sqs.IQueue;
     /** Its retries go back to the queue they came from. */
     readonly highPriorityQueue: sqs.IQueue;
+    /** A message not yet due goes there. */
+    readonly scheduleQueue: sqs.IQueue;
     readonly deadLetterQueue: sqs.IQueue;
     readonly queueKey: kms.IKey;
     /** The configuration set every send uses (the ledger's). */
@@ -80,6 +83,13 @@ export function grantSendFunctionLeastPrivilege(
       resources: [props.queue.queueArn, props.highPriorityQueue.queueArn],
     }),
   );
+  fn.addToRolePolicy(
+    new iam.PolicyStatement({
+      sid: 'DeferScheduled',
+      actions: ['sqs:SendMessage'],
+      resources: [props.scheduleQueue.queueArn],
+    }),
+  );
   // Both tables (its records, the ledger items it reads and marks) with their key, through DynamoDB.
   if (props.tableKey) fn.addToRolePolicy(tableKeyStatement('UseTableKey', props.tableKey, 'write'));
   // SendMessage to the KMS-encrypted DLQ needs a data key.
@@ -99,6 +109,32 @@ export function grantSendFunctionLeastPrivilege(
         'the identity is fixed and ses:FromAddress pins the sender. Set sesTemplateNames to list the templates instead.',
     });
   }
+}
+
+/**
+ * GetItem on `tables` for `grantee` (EmailPipeline.grantStatusLookup), and their key, through
+ * DynamoDB, when it is customer-managed.
+ */
+export function grantTableReads(
+  grantee: iam.IGrantable,
+  tables: readonly dynamodb.ITable[],
+  tableKey: kms.IKey | undefined,
+): iam.Grant {
+  const grant = iam.Grant.addToPrincipal({
+    grantee,
+    actions: ['dynamodb:GetItem'],
+    resourceArns: tables.map((table) => table.tableArn),
+  });
+  if (tableKey === undefined) return grant;
+  const key = tableKeyStatement('UseTableKey', tableKey, 'read');
+  return grant.combine(
+    iam.Grant.addToPrincipal({
+      grantee,
+      actions: key.actions,
+      resourceArns: key.resources,
+      conditions: key.conditions,
+    }),
+  );
 }
 
 /** How cdk-nag renders an SES ARN of this stack in a finding id. */

@@ -1,8 +1,15 @@
 /**
  * The pipeline's queues and their key: the work queue and the high-priority
- * queue (their names fixed at synth), the dead-letter queue (shared) only they
- * may redrive into, and the DLQ of the topic's subscriptions, all encrypted
- * with one customer-managed key.
+ * queue (their names fixed at synth), the schedule queue where mail not yet
+ * due waits off both, the dead-letter queue (shared) only they may redrive
+ * into, and the DLQ of the topic's subscriptions, all encrypted with one
+ * customer-managed key.
+ *
+ * The schedule queue dead-letters into the same DLQ: a copy lands there only
+ * when the schedule function failed to move it maxReceiveCount times, and what
+ * the DLQ tools do with any dead letter (redrive it to the work queue, where
+ * the send function decides again) is right for it too; the DLQ's alarms and
+ * `verify` already watch that queue.
  */
 import { ArnFormat, Duration, Names, RemovalPolicy, Stack, Validations } from 'aws-cdk-lib';
 import type * as kms from 'aws-cdk-lib/aws-kms';
@@ -10,6 +17,7 @@ import * as sqs from 'aws-cdk-lib/aws-sqs';
 import type { Construct } from 'constructs';
 import type { ResolvedSettings } from '../../settings';
 import { DLQ_RETENTION, rotatingKey } from '../shared';
+import { SCHEDULE_FUNCTION } from './schedule-function';
 
 /** What {@link buildQueues} made. */
 export interface PipelineQueues {
@@ -23,6 +31,8 @@ export interface PipelineQueues {
   readonly highPriorityQueue: sqs.Queue;
   /** Deliveries SNS could not make to the work queue (the subscription's redrive policy). */
   readonly subscriptionDeadLetterQueue: sqs.Queue;
+  /** Mail not yet due, waiting for its `sendAt` (the schedule function's source). */
+  readonly scheduleQueue: sqs.Queue;
 }
 
 /** The key, the DLQ, the work queue and the subscription's DLQ, in `scope` (the pipeline). */
@@ -43,6 +53,7 @@ export function buildQueues(
   const baseName = Names.uniqueResourceName(scope, { maxLength: 74, separator: '-' });
   const queueName = baseName + '-work';
   const highPriorityQueueName = baseName + '-high';
+  const scheduleQueueName = baseName + '-schedule';
   const arnOf = (name: string) =>
     Stack.of(scope).formatArn({ service: 'sqs', resource: name, arnFormat: ArnFormat.NO_RESOURCE_NAME });
   const deadLetterQueue = new sqs.Queue(scope, 'DeadLetterQueue', {
@@ -51,10 +62,10 @@ export function buildQueues(
     encryptionMasterKey: queueKey,
     enforceSSL: true,
   });
-  // Only the two work queues may use this DLQ (set on the L1: the L2 would need the queue objects).
+  // Only the two work queues and the schedule queue may use this DLQ (set on the L1: the L2 would need the queue objects).
   (deadLetterQueue.node.defaultChild as sqs.CfnQueue).redriveAllowPolicy = {
     redrivePermission: 'byQueue',
-    sourceQueueArns: [arnOf(queueName), arnOf(highPriorityQueueName)],
+    sourceQueueArns: [arnOf(queueName), arnOf(highPriorityQueueName), arnOf(scheduleQueueName)],
   };
 
   // Both lanes' queues alike: same retention, visibility, redrive and key (dedupe, retries and the DLQ work the same).
@@ -70,6 +81,16 @@ export function buildQueues(
     });
   const queue = workQueue('Queue', queueName);
   const highPriorityQueue = workQueue('HighPriorityQueue', highPriorityQueueName);
+  // The waiting lane: the same retention, key and DLQ; its visibility is the schedule function's.
+  const scheduleQueue = new sqs.Queue(scope, 'ScheduleQueue', {
+    queueName: scheduleQueueName,
+    visibilityTimeout: Duration.seconds(SCHEDULE_FUNCTION.timeoutSeconds * 6),
+    retentionPeriod: Duration.seconds(settings.retentionPeriodSeconds),
+    deadLetterQueue: { queue: deadLetterQueue, maxReceiveCount: settings.maxReceiveCount },
+    encryption: sqs.QueueEncryption.KMS,
+    encryptionMasterKey: queueKey,
+    enforceSSL: true,
+  });
 
   const subscriptionDeadLetterQueue = new sqs.Queue(scope, 'SubscriptionDeadLetterQueue', {
     retentionPeriod: DLQ_RETENTION,
@@ -84,5 +105,5 @@ export function buildQueues(
       'redrive policies as DLQ use, and a DLQ of a DLQ would only move the same messages once more.',
   });
 
-  return { queueKey, deadLetterQueue, queue, highPriorityQueue, subscriptionDeadLetterQueue };
+  return { queueKey, deadLetterQueue, queue, highPriorityQueue, subscriptionDeadLetterQueue, scheduleQueue };
 }

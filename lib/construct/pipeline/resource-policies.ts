@@ -2,8 +2,9 @@
  * The pipeline's resource policies, each a Deny that no IAM policy of the
  * account can open and no tag a principal could set on itself unlocks: only
  * the listed publishers may publish to the topic, and only the topic, the send
- * function and the queue's own redrive (plus the named redrive principals) may
- * send to the queues.
+ * and schedule functions and the queue's own redrive (plus the named redrive
+ * principals) may send to the queues; to the schedule queue, only the two
+ * functions.
  */
 import { Lazy } from 'aws-cdk-lib';
 import * as iam from 'aws-cdk-lib/aws-iam';
@@ -107,11 +108,12 @@ export function restrictHighPriorityPublishers(
 }
 
 /**
- * Queue policies: only the topic (and the function, re-enqueueing a retried
- * message) may send to the work queue, only the high-priority topic (and the
- * function) to the high-priority queue, only the
- * function (and the two queues' own redrive) to their DLQ, only the topics to the subscription's DLQ; the redrive
- * principals, named by ARN, are exempt. A Deny, so that no IAM policy
+ * Queue policies: only the topic (and the functions: the send function re-enqueueing a retried
+ * message, the schedule function forwarding a due one) may send to the work queue, only the
+ * high-priority topic (and the functions) to the high-priority queue, only the send and schedule
+ * functions to the schedule queue (no redrive principal either: the DLQ tools redrive to the work
+ * queue), only the send function (and the three queues' own redrive) to their DLQ, only the topics
+ * to the subscription's DLQ; the redrive principals, named by ARN, are exempt elsewhere. A Deny, so that no IAM policy
  * (PowerUser, a CI role) can plant a message the function would send, and no
  * tag a principal could set on itself opens it.
  */
@@ -122,10 +124,14 @@ export function restrictQueueSenders(props: {
   readonly queue: sqs.IQueue;
   /** The high-priority queue: the same rule as the work queue. */
   readonly highPriorityQueue: sqs.IQueue;
+  /** The waiting lane: the two functions only. */
+  readonly scheduleQueue: sqs.IQueue;
   readonly deadLetterQueue: sqs.IQueue;
   readonly subscriptionDeadLetterQueue: sqs.IQueue;
   /** The send function's role. */
   readonly senderRole: iam.IRole;
+  /** The schedule function's role: it forwards due copies to the lanes' queues. */
+  readonly scheduleRole: iam.IRole;
   /** The redrive role and `redrivePrincipals`: roles or users, by ARN. */
   readonly redrivePrincipals: readonly iam.IPrincipal[];
 }): void {
@@ -144,12 +150,15 @@ export function restrictQueueSenders(props: {
   ] as const) {
     deny(queue, 'OnlyTheTopicSends', {
       'aws:SourceArn': [topic.topicArn],
-      'aws:PrincipalArn': [props.senderRole.roleArn],
+      'aws:PrincipalArn': [props.senderRole.roleArn, props.scheduleRole.roleArn],
     });
   }
+  onlyTheseSend(props.scheduleQueue, 'OnlyThePipelineFunctionsSchedule', {
+    'aws:PrincipalArn': [props.senderRole.roleArn, props.scheduleRole.roleArn],
+  });
   deny(props.deadLetterQueue, 'OnlyTheFunctionDeadLetters', {
     'aws:PrincipalArn': [props.senderRole.roleArn],
-    'aws:SourceArn': [props.queue.queueArn, props.highPriorityQueue.queueArn],
+    'aws:SourceArn': [props.queue.queueArn, props.highPriorityQueue.queueArn, props.scheduleQueue.queueArn],
   });
   deny(props.subscriptionDeadLetterQueue, 'OnlyTheTopicDeadLetters', {
     'aws:SourceArn': [props.topic.topicArn, props.highPriorityTopic.topicArn],

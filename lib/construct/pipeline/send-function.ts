@@ -2,7 +2,9 @@
  * The send-email function: its own execution role (no managed policies; it
  * writes to its own log group only), the pre-built bundle, the environment from
  * the settings, and the work queue and the high-priority queue as its event
- * sources (batches, partial batch responses; no batching window for the high one). Its other permissions are in grants.ts.
+ * sources (batches, partial batch responses; no batching window for the high one). A message not
+ * yet due goes to the schedule queue (schedule-function.ts) and comes back when due. Its other
+ * permissions are in grants.ts.
  */
 import { Duration } from 'aws-cdk-lib';
 import type * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
@@ -39,6 +41,8 @@ export function buildSendFunction(
     readonly table: dynamodb.ITable;
     readonly queue: sqs.IQueue;
     readonly highPriorityQueue: sqs.IQueue;
+    /** Where a message not yet due waits (the schedule function's lane). */
+    readonly scheduleQueue: sqs.IQueue;
     readonly deadLetterQueue: sqs.IQueue;
     /** The attachments bucket, which the function reads objects of. */
     readonly attachmentsBucketName: string;
@@ -52,6 +56,7 @@ export function buildSendFunction(
       topicArn: props.topic.topicArn,
       tableName: props.table.tableName,
       sourceQueueUrl: props.queue.queueUrl,
+      scheduleQueueUrl: props.scheduleQueue.queueUrl,
       deadLetterQueueUrl: props.deadLetterQueue.queueUrl,
       attachmentsBucketName: props.attachmentsBucketName,
       highPriorityQueueUrl: props.highPriorityQueue.queueUrl,

@@ -125,6 +125,7 @@ export async function measureBundle(options: {
       topicArn: 'arn:aws:sns:us-east-1:000000000000:bench-topic',
       tableName: 'bench-idempotency',
       sourceQueueUrl: 'http://127.0.0.1:9/000000000000/bench-queue',
+      scheduleQueueUrl: 'http://127.0.0.1:9/000000000000/bench-schedule',
       deadLetterQueueUrl: 'http://127.0.0.1:9/000000000000/bench-dlq',
     }),
   };

@@ -158,6 +158,7 @@ export async function measureClientCpu(options: ClientCpuOptions): Promise<Clien
       topicArn,
       tableName: variant === 'handler' ? tables.handler : tables.other,
       sourceQueueUrl: 'http://127.0.0.1:9/000000000000/bench-cpu-queue',
+      scheduleQueueUrl: 'http://127.0.0.1:9/000000000000/bench-cpu-schedule',
       deadLetterQueueUrl: 'http://127.0.0.1:9/000000000000/bench-cpu-dlq',
       // Not created: a ledger read on the normal path would fail the record, and the run.
       ledgerTableName: `bench-cpu-${stamp}-ledger`,

@@ -1,6 +1,6 @@
 /**
  * The local pipeline: resources on the emulators plus consumer processes that
- * run the handler bundle. `npm start`, the demo and the end-to-end tests all
+ * run the handler bundle (and the ledger's and the schedule function's). `npm start`, the demo and the end-to-end tests all
  * use this one harness.
  */
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
@@ -11,8 +11,10 @@ import { ENV, LEDGER_ENV } from '../../../lambdas/kernel/environment';
 import type { ResolvedSettings } from '../../../lib/settings';
 import {
   LEDGER_FUNCTION_MEMORY_MB,
+  SCHEDULE_FUNCTION,
   handlerEnvironment,
   ledgerEnvironment,
+  scheduleEnvironment,
   semiSpaceMb,
 } from '../../../lib/construct/handler-env';
 import { buildBundles, type Bundles } from './build';
@@ -251,6 +253,42 @@ export class LocalPipeline {
     };
   }
 
+  /**
+   * The environment of the schedule consumer: the schedule function on the schedule queue, with its
+   * memory as its limit, as its own mapping runs it on AWS.
+   */
+  scheduleEnvironment(name: string, extra: Readonly<Record<string, string>> = {}): Record<string, string> {
+    const { settings, endpoints } = this.options;
+    const bundle = this.bundles.functions.schedule;
+    if (!bundle) throw new Error('the schedule function was not built');
+    return {
+      ...inheritedEnvironment(),
+      ...LOCAL_AWS_ENV,
+      ...scheduleEnvironment(settings, {
+        scheduleQueueUrl: this.resources.scheduleQueueUrl,
+        workQueueUrl: this.resources.queueUrl,
+        highPriorityQueueUrl: this.resources.highPriorityQueueUrl,
+      }),
+      AWS_ENDPOINT_URL_SQS: endpoints.sqs,
+      HANDLER_BUNDLE: bundle,
+      // SOURCE_QUEUE_URL is the function's work queue (where due copies go); it polls the schedule queue.
+      POLL_QUEUE_URL: this.resources.scheduleQueueUrl,
+      SOURCE_QUEUE_ARN: this.resources.scheduleQueueArn,
+      BATCH_SIZE: String(SCHEDULE_FUNCTION.batchSize),
+      BATCHING_WINDOW_SECONDS: '0',
+      FUNCTION_TIMEOUT_SECONDS: String(SCHEDULE_FUNCTION.timeoutSeconds),
+      AWS_LAMBDA_FUNCTION_MEMORY_SIZE: String(SCHEDULE_FUNCTION.memorySizeMb),
+      CONSUMER_NAME: name,
+      ...extra,
+    };
+  }
+
+  /** Starts the schedule consumer: copies not yet due hop in the schedule queue, due ones go to their lane's queue. */
+  startScheduleConsumer(options: ConsumerOptions = {}): Promise<Consumer> {
+    const name = options.name ?? 'schedule';
+    return this.launchConsumer(name, this.scheduleEnvironment(name, options.env));
+  }
+
   /** Starts the ledger consumer: SES events from the buffer queue into the ledger table. */
   startLedgerConsumer(options: ConsumerOptions = {}): Promise<Consumer> {
     const name = options.name ?? 'ledger';
@@ -319,11 +357,12 @@ export class LocalPipeline {
 
   /** Messages visible, in flight and delayed in a queue. */
   async queueDepth(
-    which: 'queue' | 'high' | 'dlq' = 'queue',
+    which: 'queue' | 'high' | 'schedule' | 'dlq' = 'queue',
   ): Promise<{ visible: number; inFlight: number; delayed: number }> {
     const QueueUrl = {
       queue: this.resources.queueUrl,
       high: this.resources.highPriorityQueueUrl,
+      schedule: this.resources.scheduleQueueUrl,
       dlq: this.resources.deadLetterQueueUrl,
     }[which];
     const { Attributes = {} } = await this.sqs.send(
@@ -343,9 +382,9 @@ export class LocalPipeline {
     };
   }
 
-  /** True when both lanes' queues hold nothing at all (visible, in flight or delayed). */
+  /** True when both lanes' queues and the schedule queue hold nothing at all (visible, in flight or delayed). */
   async isDrained(): Promise<boolean> {
-    const depths = await Promise.all([this.queueDepth('queue'), this.queueDepth('high')]);
+    const depths = await Promise.all([this.queueDepth('queue'), this.queueDepth('high'), this.queueDepth('schedule')]);
     return depths.every((depth) => depth.visible + depth.inFlight + depth.delayed === 0);
   }
 

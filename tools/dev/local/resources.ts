@@ -1,7 +1,7 @@
 /**
  * Creates the pipeline's resources on the local emulators from the same
  * resolved settings the CDK construct uses: topic, queue with redrive to the
- * DLQ, the SNS -> SQS subscription (raw delivery off) and the idempotency
+ * DLQ, the schedule queue (the same DLQ), the SNS -> SQS subscription (raw delivery off) and the idempotency
  * table with TTL; the ledger table with its index by outcome.
  */
 import {
@@ -26,6 +26,7 @@ import { LOCAL_ACCOUNT_ID } from '../../../lib/cli/target';
 import { ledgerEventPattern } from '../../../lambdas/kernel/ledger/event-pattern';
 import { LOCAL_DEFAULT_BUS_ARN } from './event-bus';
 import { attachmentExpiryDays } from '../../../lib/construct/pipeline/attachments-bucket';
+import { SCHEDULE_FUNCTION } from '../../../lib/construct/pipeline/schedule-function';
 import {
   IDEMPOTENCY_TABLE,
   type HandlerResourceRefs,
@@ -60,6 +61,9 @@ export interface LocalResources {
   /** The high-priority queue: the high-priority topic's messages (no filter, no other source). */
   readonly highPriorityQueueUrl: string;
   readonly highPriorityQueueArn: string;
+  /** The schedule queue: mail not yet due waits there (the schedule consumer's source). */
+  readonly scheduleQueueUrl: string;
+  readonly scheduleQueueArn: string;
   readonly deadLetterQueueUrl: string;
   readonly deadLetterQueueArn: string;
   readonly tableName: string;
@@ -121,6 +125,7 @@ export function handlerRefs(resources: LocalResources): HandlerResourceRefs {
     highPriorityTopicArn: resources.highPriorityTopicArn,
     tableName: resources.tableName,
     sourceQueueUrl: resources.queueUrl,
+    scheduleQueueUrl: resources.scheduleQueueUrl,
     deadLetterQueueUrl: resources.deadLetterQueueUrl,
     highPriorityQueueUrl: resources.highPriorityQueueUrl,
     ledgerTableName: resources.ledger.tableName,
@@ -386,13 +391,16 @@ export async function createResources(
     throw new Error('the emulator did not return a topic ARN or DLQ URL');
   }
   const deadLetterQueueArn = await queueArn(sqs, deadLetterQueueUrl);
-  // Both lanes' queues alike, as the construct makes them; one DLQ.
-  const workQueue = async (queueName: string): Promise<string> => {
+  // Both lanes' queues alike, as the construct makes them, and the schedule queue; one DLQ.
+  const workQueue = async (
+    queueName: string,
+    visibilitySeconds = settings.visibilityTimeoutSeconds,
+  ): Promise<string> => {
     const { QueueUrl } = await sqs.send(
       new CreateQueueCommand({
         QueueName: queueName,
         Attributes: {
-          VisibilityTimeout: String(settings.visibilityTimeoutSeconds),
+          VisibilityTimeout: String(visibilitySeconds),
           MessageRetentionPeriod: String(settings.retentionPeriodSeconds),
           RedrivePolicy: JSON.stringify({
             deadLetterTargetArn: deadLetterQueueArn,
@@ -404,7 +412,11 @@ export async function createResources(
     if (!QueueUrl) throw new Error('the emulator did not return a queue URL');
     return QueueUrl;
   };
-  const [queueUrl, highPriorityQueueUrl] = await Promise.all([workQueue(`${name}-queue`), workQueue(`${name}-high`)]);
+  const [queueUrl, highPriorityQueueUrl, scheduleQueueUrl] = await Promise.all([
+    workQueue(`${name}-queue`),
+    workQueue(`${name}-high`),
+    workQueue(`${name}-schedule`, SCHEDULE_FUNCTION.timeoutSeconds * 6),
+  ]);
   const arn = await subscribeQueue(clients, topicArn, queueUrl);
   const attachmentsBucketName = clients.s3 ? await createAttachmentsBucket(clients.s3, settings, name) : undefined;
   // Each queue has one topic, as deployed: the high-priority queue only the high-priority topic's.
@@ -417,6 +429,8 @@ export async function createResources(
     queueArn: arn,
     highPriorityQueueUrl,
     highPriorityQueueArn,
+    scheduleQueueUrl,
+    scheduleQueueArn: await queueArn(sqs, scheduleQueueUrl),
     deadLetterQueueUrl,
     deadLetterQueueArn,
     tableName,

@@ -98,7 +98,7 @@ const USAGE = `Usage: npm start    (no arguments: settings come from the environ
 Runs the whole pipeline on local emulators until Ctrl-C. Environment:
   DYNAMODB_PORT (8000), SQS_PORT (4566), SES_PORT (8005), STATUS_PORT (8010)   its ports
   LOCAL_STATE_DIR (.local)   the PID file and outputs.json (a second pipeline needs its own, and other ports)
-  LOCAL_CONSUMERS (2)        consumer processes on the work queue, 1 to 10 (and one on the high-priority queue)
+  LOCAL_CONSUMERS (2)        consumer processes on the work queue, 1 to 10 (and one on the high-priority queue, one on the schedule queue)
   SES_MAX_SEND_RATE (14)     the local SES's sending rate, recipients a second
   LOCAL_RAW_LOGS=1           print the function's JSON log lines beside the one-line decisions`;
 
@@ -155,6 +155,8 @@ export async function main(argv: readonly string[] = process.argv.slice(2)): Pro
     // The high-priority queue's own mapping: one consumer of its own.
     await pipeline.startConsumer({ lane: 'high', name: 'high-1' });
     await pipeline.startLedgerConsumer();
+    // Scheduled mail waits in the schedule queue, moved on by its own consumer (the schedule function).
+    await pipeline.startScheduleConsumer();
     // GET /deliveries/{key} and the cancel URL's DELETE: the deployed functions' code over the local tables.
     const target = {
       db: DynamoDBDocumentClient.from(pipeline.dynamodb),
@@ -205,7 +207,7 @@ export async function main(argv: readonly string[] = process.argv.slice(2)): Pro
   console.log(
     [
       '',
-      `Local email pipeline ready in ${seconds} s (${consumers} consumer${consumers > 1 ? 's' : ''} and 1 on the high-priority queue, batch size ${settings.batchSize}).`,
+      `Local email pipeline ready in ${seconds} s (${consumers} consumer${consumers > 1 ? 's' : ''}, 1 on the high-priority queue and 1 on the schedule queue, batch size ${settings.batchSize}).`,
       '',
       `  SNS and SQS   ${endpoints.sns}`,
       `  DynamoDB      ${endpoints.dynamodb}   table ${resources.tableName}`,

@@ -115,6 +115,9 @@ describe('function', () => {
       [ENV.keyPrefix]: 'email-pipeline',
       [ENV.dedupeWindowSeconds]: '2000000',
       [ENV.sourceQueueUrl]: { Ref: ids.queue },
+      [ENV.scheduleQueueUrl]: {
+        Ref: stack.getLogicalId(stack.pipeline.scheduleQueue.node.defaultChild as CfnResource),
+      },
       [ENV.deadLetterQueueUrl]: { Ref: ids.deadLetterQueue },
       [ENV.maxReceiveCount]: '6',
       [ENV.failOpen]: 'true',

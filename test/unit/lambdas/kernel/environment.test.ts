@@ -1,4 +1,4 @@
-import { ENV, readSettings } from '../../../../lambdas/kernel/environment';
+import { ENV, readScheduleSettings, readSettings } from '../../../../lambdas/kernel/environment';
 import { resolveSettings } from '../../../../lib/settings';
 import { handlerEnvironment } from '../../../../lib/construct/handler-env';
 
@@ -10,6 +10,7 @@ const env = {
   IDEMPOTENCY_KEY_PREFIX: 'email-pipeline',
   DEDUPE_WINDOW_SECONDS: '432000',
   SOURCE_QUEUE_URL: 'https://sqs.eu-west-1.amazonaws.com/123456789012/emails',
+  SCHEDULE_QUEUE_URL: 'https://sqs.eu-west-1.amazonaws.com/123456789012/emails-schedule',
   DEAD_LETTER_QUEUE_URL: 'https://sqs.eu-west-1.amazonaws.com/123456789012/emails-dlq',
   MAX_RECEIVE_COUNT: '5',
   RETRY_BUDGET_SECONDS: '86400',
@@ -38,6 +39,7 @@ describe('readSettings', () => {
       keyPrefix: 'email-pipeline',
       dedupeWindowSeconds: 432000,
       sourceQueueUrl: 'https://sqs.eu-west-1.amazonaws.com/123456789012/emails',
+      scheduleQueueUrl: 'https://sqs.eu-west-1.amazonaws.com/123456789012/emails-schedule',
       deadLetterQueueUrl: 'https://sqs.eu-west-1.amazonaws.com/123456789012/emails-dlq',
       maxReceiveCount: 5,
       failOpen: false,
@@ -134,6 +136,7 @@ describe('readSettings', () => {
       topicArn: 'arn:aws:sns:eu-west-1:123456789012:emails',
       tableName: 'table',
       sourceQueueUrl: 'https://queue/src',
+      scheduleQueueUrl: 'https://queue/schedule',
       deadLetterQueueUrl: 'https://queue/dlq',
     };
 
@@ -144,9 +147,38 @@ describe('readSettings', () => {
       keyPrefix: resolved.idempotencyKeyPrefix,
       dedupeWindowSeconds: resolved.dedupeWindowSeconds,
       sourceQueueUrl: 'https://queue/src',
+      scheduleQueueUrl: 'https://queue/schedule',
       deadLetterQueueUrl: 'https://queue/dlq',
       maxReceiveCount: resolved.maxReceiveCount,
       failOpen: true,
     });
+  });
+});
+
+describe('readScheduleSettings', () => {
+  const schedule = {
+    SCHEDULE_QUEUE_URL: 'https://sqs/1/schedule',
+    SOURCE_QUEUE_URL: 'https://sqs/1/work',
+    HIGH_PRIORITY_QUEUE_URL: 'https://sqs/1/high',
+  };
+
+  test('reads the schedule queue and both lanes’ queues', () => {
+    expect(readScheduleSettings(schedule)).toStrictEqual({
+      scheduleQueueUrl: 'https://sqs/1/schedule',
+      workQueueUrl: 'https://sqs/1/work',
+      highPriorityQueueUrl: 'https://sqs/1/high',
+    });
+  });
+
+  test.each(['SCHEDULE_QUEUE_URL', 'SOURCE_QUEUE_URL'])('a missing %s is named in the error', (name) => {
+    const env: Record<string, string> = { ...schedule };
+    delete env[name];
+    expect(() => readScheduleSettings(env)).toThrow(`Missing required environment variable ${name}`);
+  });
+
+  test('without the high-priority queue, none is read', () => {
+    expect(readScheduleSettings({ ...schedule, HIGH_PRIORITY_QUEUE_URL: '' })).not.toHaveProperty(
+      'highPriorityQueueUrl',
+    );
   });
 });

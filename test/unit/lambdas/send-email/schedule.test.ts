@@ -17,7 +17,15 @@ function attr(value: string) {
   return { dataType: 'String', stringValue: value, stringListValues: [], binaryListValues: [] };
 }
 
-function record(sendAt: string | undefined, attributes: Record<string, string> = {}, sentAt = NOW): SQSRecord {
+const WORK_QUEUE_ARN = 'arn:aws:sqs:eu-west-1:123456789012:q';
+const HIGH_QUEUE_ARN = 'arn:aws:sqs:eu-west-1:123456789012:q-high';
+
+function record(
+  sendAt: string | undefined,
+  attributes: Record<string, string> = {},
+  sentAt = NOW,
+  source = WORK_QUEUE_ARN,
+): SQSRecord {
   const message = sendAt === undefined ? validMessage : { ...validMessage, sendAt };
   return {
     messageId: 'm-1',
@@ -32,7 +40,7 @@ function record(sendAt: string | undefined, attributes: Record<string, string> =
     messageAttributes: Object.fromEntries(Object.entries(attributes).map(([k, v]) => [k, attr(v)])),
     md5OfBody: '',
     eventSource: 'aws:sqs',
-    eventSourceARN: 'arn:aws:sqs:eu-west-1:123456789012:q',
+    eventSourceARN: source,
     awsRegion: 'eu-west-1',
   };
 }
@@ -42,7 +50,11 @@ function harness(options: { now?: number; failSend?: boolean; maxAhead?: number 
   const scheduled: [string, string, string][] = [];
   const metrics: string[] = [];
   const schedule = createSchedule({
-    settings: { sourceQueueUrl: 'https://sqs/q', maxScheduleAheadSeconds: options.maxAhead ?? DAY },
+    settings: {
+      scheduleQueueUrl: 'https://sqs/q-schedule',
+      highPriorityQueueUrl: 'https://sqs/123456789012/q-high',
+      maxScheduleAheadSeconds: options.maxAhead ?? DAY,
+    },
     sqs: {
       send: async (command) => {
         if (options.failSend) throw new Error('SQS is down');
@@ -89,12 +101,39 @@ describe('schedule stage: a message is never sent before its sendAt', () => {
     expect(hopDelaySeconds(NOW + 30_500, NOW)).toBe(31);
   });
 
+  test('the copy waits in the schedule queue, never the lane’s own queue, and names its sendAt and lane', async () => {
+    const h = harness();
+    await h.run(record('2026-12-24T10:00:00Z'));
+    await h.run(record('2026-12-24T10:00:00Z', {}, NOW, HIGH_QUEUE_ARN));
+    expect(h.sent.map((c) => c.input.QueueUrl)).toEqual(['https://sqs/q-schedule', 'https://sqs/q-schedule']);
+    expect(h.sent.map((c) => c.input.MessageAttributes?.[RETRY_ATTRIBUTE.scheduleLane]?.StringValue)).toEqual([
+      'normal',
+      'high',
+    ]);
+    expect(h.sent[0]?.input.MessageAttributes?.[RETRY_ATTRIBUTE.scheduleSendAt]?.StringValue).toBe(
+      String(Date.parse('2026-12-24T10:00:00Z')),
+    );
+  });
+
+  test('a copy back early from the schedule queue goes back there for the seconds left, not recorded again', async () => {
+    const h = harness();
+    const early = record('2026-12-24T08:00:05Z', {
+      [RETRY_ATTRIBUTE.scheduleHop]: '3',
+      [RETRY_ATTRIBUTE.scheduleLane]: 'normal',
+      [RETRY_ATTRIBUTE.scheduleSendAt]: String(NOW + 5000),
+    });
+    await expect(h.run(early)).resolves.toBe('deferred');
+    expect(h.sent[0]?.input).toMatchObject({ QueueUrl: 'https://sqs/q-schedule', DelaySeconds: 5 });
+    expect(h.sent[0]?.input.MessageAttributes?.[RETRY_ATTRIBUTE.scheduleHop]?.StringValue).toBe('4');
+    expect(h.scheduled).toHaveLength(0);
+  });
+
   test('the hop keeps the body and the publisher’s attributes, the first-enqueue time, and counts hops', async () => {
     const h = harness();
     const first = record('2026-12-24T10:00:00Z', { 'idempotency-key': 'order-42' }, NOW - 5000);
     await h.run(first);
     const copy = h.sent[0]?.input;
-    expect(copy?.QueueUrl).toBe('https://sqs/q');
+    expect(copy?.QueueUrl).toBe('https://sqs/q-schedule');
     expect(copy?.MessageBody).toBe(first.body);
     expect(copy?.MessageAttributes?.['idempotency-key']?.StringValue).toBe('order-42');
     expect(copy?.MessageAttributes?.[RETRY_ATTRIBUTE.firstEnqueuedAt]?.StringValue).toBe(String(NOW - 5000));

@@ -1,12 +1,19 @@
 import { readSettings } from '../../../../lambdas/kernel/environment';
 import { CONTEXT_PREFIX, SettingsError, resolveSettings, settingsFromContext } from '../../../../lib/settings';
-import { functionNodeOptions, handlerEnvironment, semiSpaceMb } from '../../../../lib/construct/handler-env';
+import {
+  functionNodeOptions,
+  handlerEnvironment,
+  scheduleEnvironment,
+  semiSpaceMb,
+} from '../../../../lib/construct/handler-env';
+import { readScheduleSettings } from '../../../../lambdas/kernel/environment';
 import { SETTINGS, type SettingDeclaration } from '../../../../lib/settings';
 
 const refs = {
   topicArn: 'arn:aws:sns:eu-west-1:123456789012:emails',
   tableName: 'table',
   sourceQueueUrl: 'https://queue/src',
+  scheduleQueueUrl: 'https://queue/schedule',
   deadLetterQueueUrl: 'https://queue/dlq',
   ledgerTableName: 'ledger',
 };
@@ -44,6 +51,7 @@ describe('handlerEnvironment', () => {
       'IDEMPOTENCY_KEY_PREFIX',
       'DEDUPE_WINDOW_SECONDS',
       'SOURCE_QUEUE_URL',
+      'SCHEDULE_QUEUE_URL',
       'DEAD_LETTER_QUEUE_URL',
       'MAX_RECEIVE_COUNT',
       'FAIL_OPEN',
@@ -107,5 +115,26 @@ describe('functionNodeOptions', () => {
   test('the young generation (three semi-spaces) stays under a tenth of the function', () => {
     for (const memoryMb of [128, 256, 512, 1024, 3008])
       expect(3 * semiSpaceMb(memoryMb)).toBeLessThanOrEqual(memoryMb / 10);
+  });
+});
+
+describe('scheduleEnvironment', () => {
+  test('is read back by the schedule function, its metrics under the send function’s namespace and service', () => {
+    const resolved = resolveSettings({ ...required, metricsNamespace: 'Mail' });
+    const environment = scheduleEnvironment(resolved, {
+      scheduleQueueUrl: 'https://queue/schedule',
+      workQueueUrl: 'https://queue/src',
+      highPriorityQueueUrl: 'https://queue/high',
+    });
+
+    expect(readScheduleSettings(environment)).toStrictEqual({
+      scheduleQueueUrl: 'https://queue/schedule',
+      workQueueUrl: 'https://queue/src',
+      highPriorityQueueUrl: 'https://queue/high',
+    });
+    expect(environment).toMatchObject({
+      POWERTOOLS_METRICS_NAMESPACE: 'Mail',
+      POWERTOOLS_SERVICE_NAME: 'email-pipeline',
+    });
   });
 });

@@ -79,12 +79,15 @@ describe('function permissions', () => {
     );
   });
 
-  test('sqs:SendMessage is allowed on the DLQ and, for delayed retries, the source queue only', () => {
-    const { template, ids } = synthDefault();
+  test('sqs:SendMessage is allowed on the DLQ, the source queues (delayed retries) and the schedule queue only', () => {
+    const { template, ids, stack } = synthDefault();
+    const scheduleQueue = stack.getLogicalId(stack.pipeline.scheduleQueue.node.defaultChild as CfnResource);
     const granting = statementsFor(functionPolicyStatements(template), 'sqs:SendMessage');
     expect(new Set(granting.flatMap((s) => asList(s.Resource)).map((r) => JSON.stringify(r)))).toEqual(
       new Set(
-        [arnOf(ids.deadLetterQueue), arnOf(ids.queue), arnOf(ids.highPriorityQueue)].map((r) => JSON.stringify(r)),
+        [arnOf(ids.deadLetterQueue), arnOf(ids.queue), arnOf(ids.highPriorityQueue), arnOf(scheduleQueue)].map((r) =>
+          JSON.stringify(r),
+        ),
       ),
     );
   });

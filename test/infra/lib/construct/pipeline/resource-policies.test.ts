@@ -150,6 +150,52 @@ describe('work queue policy: only the topic sends', () => {
   });
 });
 
+/** The logical id of a construct's CloudFormation resource. */
+const id = (c: { node: { defaultChild?: unknown } }, s?: Synthesized): string =>
+  (s ?? synthDefault()).stack.getLogicalId(c.node.defaultChild as CfnResource);
+
+describe('schedule queue policy: only the pipeline’s two functions send', () => {
+  const scheduleQueue = (s: Synthesized) => queuePolicy(s, id(s.stack.pipeline.scheduleQueue, s));
+  const scheduleRole = (s: Synthesized) => ({
+    'aws:PrincipalArn': arnOf(id(s.stack.pipeline.scheduleFunction.role!, s)),
+  });
+
+  test('the send function (a message not yet due) and the schedule function (its next hop) may send', () => {
+    const s = synthDefault();
+    expect(sendIsDenied(scheduleQueue(s), { 'aws:PrincipalArn': arnOf(s.ids.role) })).toBe(false);
+    expect(sendIsDenied(scheduleQueue(s), scheduleRole(s))).toBe(false);
+  });
+
+  test('an outsider, a principal of the account, a self-tagged one and the topic are denied', () => {
+    const s = synthDefault();
+    for (const request of [outsider, someRole, taggedOperator, fromTopic(s)]) {
+      expect({ request, denied: sendIsDenied(scheduleQueue(s), request) }).toEqual({ request, denied: true });
+    }
+  });
+
+  test('the redrive role and the listed redrive principals may not: the DLQ tools redrive to the work queue', () => {
+    const ops = 'arn:aws:iam::123456789012:role/ops';
+    const s = synthesize({ redrivePrincipals: [new iam.ArnPrincipal(ops)] });
+    expect(sendIsDenied(scheduleQueue(s), redriveRole(s))).toBe(true);
+    expect(sendIsDenied(scheduleQueue(s), { 'aws:PrincipalArn': ops })).toBe(true);
+  });
+
+  test('the schedule function may forward a due copy to both lanes’ queues; an outsider still may not', () => {
+    const s = synthDefault();
+    for (const queue of [s.ids.queue, s.ids.highPriorityQueue]) {
+      expect(sendIsDenied(queuePolicy(s, queue), scheduleRole(s))).toBe(false);
+      expect(sendIsDenied(queuePolicy(s, queue), outsider)).toBe(true);
+    }
+  });
+
+  test('the schedule queue’s own redrive into the DLQ is not denied; the schedule function may not dead-letter', () => {
+    const s = synthDefault();
+    const dlq = queuePolicy(s, s.ids.deadLetterQueue);
+    expect(sendIsDenied(dlq, { 'aws:SourceArn': arnOf(id(s.stack.pipeline.scheduleQueue, s)) })).toBe(false);
+    expect(sendIsDenied(dlq, scheduleRole(s))).toBe(true);
+  });
+});
+
 describe('no queue of the pipeline yields to a principal tag', () => {
   test('no queue policy statement has an aws:PrincipalTag condition', () => {
     const s = synthDefault();
@@ -238,8 +284,9 @@ describe('DLQ policy: only the function and the queue redrive send', () => {
         ],
       ],
     });
-    // The high-priority queue shares the DLQ: both queues, by the names they are given.
-    expect(dlq.RedriveAllowPolicy.sourceQueueArns).toEqual([arn(queueName), arn(highName)]);
+    const scheduleName = resource(s.template, id(s.stack.pipeline.scheduleQueue)).Properties.QueueName as string;
+    // The high-priority queue and the schedule queue share the DLQ: the three, by the names they are given.
+    expect(dlq.RedriveAllowPolicy.sourceQueueArns).toEqual([arn(queueName), arn(highName), arn(scheduleName)]);
     expect(queueName.length).toBeLessThanOrEqual(80);
     expect(highName.length).toBeLessThanOrEqual(80);
   });
