@@ -5,22 +5,18 @@
  * lane's reserve, borrowing, and the fallback to the static share.
  */
 import type { Lane } from '../../../../../lambdas/kernel/names';
-import { SendPacer } from '../../../../../lambdas/send-email/send/pacing';
-import {
-  leaseSlots,
-  laneItemId,
-  type SlotStore,
-  type SlotWrite,
-} from '../../../../../lambdas/send-email/send/rate-lease';
 import {
   BORROW_PERIOD_MS,
   IMPLAUSIBLE_FALLBACK_MS,
   LEASE_HORIZON_MS,
   laneRates,
   maxLeaseAheadMs,
-  SharedPacer,
   slotLagMs,
-} from '../../../../../lambdas/send-email/send/shared-pacer';
+} from '../../../../../lambdas/send-email/send/pacing-policy';
+import { leaseSlots } from '../../../../../lambdas/send-email/send/rate-lease';
+import { SharedPacer } from '../../../../../lambdas/send-email/send/shared-pacer';
+import { laneItemId, type SlotStore, type SlotWrite } from '../../../../../lambdas/send-email/send/slot-store';
+import { SendPacer } from '../../../../../lambdas/send-email/send/token-bucket';
 
 /** A virtual clock: sleepers wake in time order; time moves only when nothing else can run. */
 class VirtualClock {
