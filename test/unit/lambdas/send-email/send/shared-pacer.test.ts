@@ -10,6 +10,7 @@ import {
   IMPLAUSIBLE_FALLBACK_MS,
   laneRates,
   maxLeaseAheadMs,
+  THROTTLE_PAUSE_MS,
 } from '../../../../../lambdas/send-email/send/pacing-policy';
 import { SharedPacer } from '../../../../../lambdas/send-email/send/shared-pacer';
 import type { SlotStore } from '../../../../../lambdas/send-email/send/slot-store';
@@ -204,6 +205,33 @@ test('a send that cannot get a slot before its deadline gives up, with nothing s
     }),
   );
   expect(admitted).toBe(false);
+});
+
+test("a throttle pauses the container's sends for THROTTLE_PAUSE_MS, and its lanes' RecipientsPaced count what went", async () => {
+  const clock = new VirtualClock();
+  const store = new FakeStore();
+  let writes = 0;
+  const p = new SharedPacer({
+    store,
+    maxSendRate: 14,
+    highShare: 20,
+    fallback: SendPacer.forSettings({ maxSendRate: 14, maxConcurrency: 10 }, clock),
+    now: clock.now,
+    sleep: clock.sleep,
+    onWrites: (n) => (writes += n),
+  });
+  const sentAt: number[] = [];
+  await clock.run(container(clock, p, 'normal', 10, sentAt));
+  const throttledAt = clock.now();
+  p.lane('normal').onThrottle();
+  await clock.run(container(clock, p, 'high', 3, sentAt));
+  expect(sentAt).toHaveLength(13);
+  expect(Math.min(...sentAt.slice(10))).toBeGreaterThanOrEqual(throttledAt + THROTTLE_PAUSE_MS);
+  expect(p.takePaced()).toEqual({ normal: 10, high: 3 });
+  expect(p.takePaced()).toEqual({ normal: 0, high: 0 });
+  // Every write the leases made is reported (the RateLeaseWrites metric).
+  expect(writes).toBe(store.writes);
+  expect(writes).toBeGreaterThan(0);
 });
 
 describe('a lease that heals', () => {
