@@ -24,10 +24,11 @@ import { budgetFromEnvironment } from './send/byte-budget';
 import { CircuitBreaker } from './send/breaker';
 import { createSesClient } from './send/email';
 import { laneOfSource } from './send/lanes';
-import { SendPacer, type Pacer } from './send/pacing';
-import { dynamoDbSlotStore, type SlotStore } from './send/rate-lease';
+import type { Pacer } from './send/pacer';
+import { dynamoDbSlotStore, type SlotStore } from './send/slot-store';
 import { createSender, type SendClient } from './send/sender';
 import { SharedPacer } from './send/shared-pacer';
+import { SendPacer } from './send/token-bucket';
 import { createSchedule, ledgerRecordScheduled, type RecordScheduled } from './schedule';
 
 // What the in-process harnesses build a handler with (tests and benchmarks).
@@ -61,7 +62,7 @@ export interface HandlerDeps {
   /** Waits between completion-write attempts; injectable for tests. */
   readonly sleep?: (ms: number) => Promise<void>;
   /**
-   * The shared rate lease's store (send/rate-lease.ts): all containers together pace to maxSendRate.
+   * The shared rate lease's store (send/slot-store.ts): all containers together pace to maxSendRate.
    * @default none: each container paces to its static share, maxSendRate / maxConcurrency
    */
   readonly rateStore?: SlotStore;

@@ -1,11 +1,12 @@
 /**
- * The rate lease's repair on DynamoDB Local: the real slot store (send/rate-lease.ts) finds a lane
+ * The rate lease's repair on DynamoDB Local: the real slot store (send/slot-store.ts) finds a lane
  * item no lease could have written, whatever its type, and replaces it with a write conditioned on
  * the very value it read, so a repair never undoes another container's lease.
  */
 import { GetItemCommand, PutItemCommand, type AttributeValue } from '@aws-sdk/client-dynamodb';
-import { dynamoDbSlotStore, laneItemId, leaseSlots, type LeaseRequest } from '../../lambdas/send-email/send/rate-lease';
-import { maxLeaseAheadMs } from '../../lambdas/send-email/send/shared-pacer';
+import { maxLeaseAheadMs } from '../../lambdas/send-email/send/pacing-policy';
+import { leaseSlots, type LeaseRequest } from '../../lambdas/send-email/send/rate-lease';
+import { dynamoDbSlotStore, laneItemId } from '../../lambdas/send-email/send/slot-store';
 import { emulatorClients } from '../../tools/dev/local/emulators';
 import { createResources } from '../../tools/dev/local/resources';
 import { loadLocalSettings } from '../../tools/dev/local/settings';

@@ -6,7 +6,7 @@
  */
 import { ScanCommand, UpdateItemCommand } from '@aws-sdk/client-dynamodb';
 import { LANES, METRIC } from '../../lambdas/kernel/names';
-import { laneItemId } from '../../lambdas/send-email/send/rate-lease';
+import { laneItemId } from '../../lambdas/send-email/send/slot-store';
 import { email, startTestPipeline, until, type TestPipeline } from './support';
 
 let p: TestPipeline;

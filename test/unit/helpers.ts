@@ -4,9 +4,11 @@
  * Builders for queue records: the shapes follow what SQS hands the function for
  * an SNS subscription with raw message delivery off (the envelope), and for a
  * message put straight on the queue (raw). And the CLI run in this process, its
- * lines captured.
+ * lines captured. And for the send pacing: a virtual clock, and the rate lease's store in memory.
  */
+import type { Lane } from '../../lambdas/kernel/names';
 import type { QueueRecordLike } from '../../lambdas/send-email/parse';
+import type { SlotStore, SlotWrite } from '../../lambdas/send-email/send/slot-store';
 import { snsEnvelope } from '../../tools/dev/local/records';
 
 export const SNS_MESSAGE_ID = '5f3c2b1a-0d9e-4c8b-a7f6-e5d4c3b2a190';
@@ -97,4 +99,72 @@ export async function cli(...args: string[]): Promise<{ code: number; stdout: st
   const err: string[] = [];
   const code = await run(args, { out: (l) => out.push(l), err: (l) => err.push(l) });
   return { code, stdout: out.join('\n'), stderr: err.join('\n') };
+}
+
+/** A virtual clock: sleepers wake in time order; time moves only when nothing else can run. */
+export class VirtualClock {
+  t = 1_000_000;
+  private timers: { at: number; resolve: () => void }[] = [];
+  now = (): number => this.t;
+  sleep = (ms: number): Promise<void> =>
+    new Promise<void>((resolve) => {
+      this.timers.push({ at: this.t + Math.max(0, ms), resolve });
+    });
+  /** Runs until `done` resolves (or the virtual time passes `limitMs`). */
+  async run(done: Promise<unknown>, limitMs = 600_000): Promise<void> {
+    let finished = false;
+    void done.then(() => (finished = true));
+    const end = this.t + limitMs;
+    while (!finished && this.t < end) {
+      for (let i = 0; i < 5; i += 1) await new Promise((resolve) => setImmediate(resolve));
+      if (finished) break;
+      this.timers.sort((a, b) => a.at - b.at);
+      const next = this.timers.shift();
+      if (!next) continue;
+      this.t = Math.max(this.t, next.at);
+      next.resolve();
+    }
+  }
+}
+
+/**
+ * The store's semantics in memory, with its writes counted. A stored value may be anything (a
+ * string, an object), as an item written by hand may be; comparisons with one of another type
+ * fail, as DynamoDB's do.
+ */
+export class FakeSlotStore implements SlotStore {
+  readonly next = new Map<Lane, unknown>();
+  writes = 0;
+  repairs = 0;
+  failing = false;
+  /** What a failed write answers about a stored value: `next` only when it is a number. */
+  private failed(current: unknown): SlotWrite {
+    if (current === undefined) return { ok: false };
+    return typeof current === 'number' ? { ok: false, next: current, found: current } : { ok: false, found: current };
+  }
+  async advance(lane: Lane, span: number, lower: number, upper: number): Promise<SlotWrite> {
+    this.writes += 1;
+    if (this.failing) throw new Error('DynamoDB unavailable');
+    const current = this.next.get(lane);
+    if (typeof current !== 'number' || !(current >= lower && current <= upper)) return this.failed(current);
+    this.next.set(lane, current + span);
+    return { ok: true, next: current + span };
+  }
+  async restart(lane: Lane, value: number, before: number): Promise<SlotWrite> {
+    this.writes += 1;
+    if (this.failing) throw new Error('DynamoDB unavailable');
+    const current = this.next.get(lane);
+    if (current !== undefined && !(typeof current === 'number' && current < before)) return this.failed(current);
+    this.next.set(lane, value);
+    return { ok: true, next: value };
+  }
+  async repair(lane: Lane, found: unknown, value: number): Promise<SlotWrite> {
+    this.writes += 1;
+    if (this.failing) throw new Error('DynamoDB unavailable');
+    const current = this.next.get(lane);
+    if (JSON.stringify(current) !== JSON.stringify(found)) return this.failed(current);
+    this.repairs += 1;
+    this.next.set(lane, value);
+    return { ok: true, next: value };
+  }
 }

@@ -1,7 +1,7 @@
 /**
- * The shared rate lease: send slots that every container of the pipeline takes from one place, so
- * that all of them together keep to maxSendRate however many run. Each lane (normal, high) is one
- * item of the idempotency table, id `rate#<key prefix>#<lane>`, whose `next` is the time (epoch ms)
+ * The shared rate lease, the algorithm: send slots that every container of the pipeline takes from
+ * one place, so that all of them together keep to maxSendRate however many run. Each lane (normal,
+ * high) is one item of the idempotency table (slot-store.ts), whose `next` is the time (epoch ms)
  * of the lane's next free slot; slots follow each other at the lane's interval (1000 / its rate).
  * A container leases n slots with one conditional UpdateItem, `ADD next n × interval` while `next`
  * is neither stale (older than the lag allowed) nor beyond what the waiting sends can use; a stale
@@ -16,27 +16,9 @@
  * finds one replaces it at once, with a write conditioned on the very value it read (so a repair
  * never undoes another container's lease), and says so.
  */
-import { ConditionalCheckFailedException, UpdateItemCommand, type AttributeValue } from '@aws-sdk/client-dynamodb';
 import type { Lane } from '../../kernel/names';
-
-/**
- * What one conditional write answered: the new `next`, or what it found. `next` is the value found
- * when it is a number (undefined: none, or not a number); `found` is the stored value as it is,
- * whatever its type (undefined: the item has none), for a repair to name exactly.
- */
-export type SlotWrite =
-  | { readonly ok: true; readonly next: number }
-  | { readonly ok: false; readonly next?: number; readonly found?: unknown };
-
-/** The writes a lease makes, on a lane's item. */
-export interface SlotStore {
-  /** `next += span` if `lower <= next <= upper`; the new `next`, or the `next` found. */
-  advance(lane: Lane, span: number, lower: number, upper: number): Promise<SlotWrite>;
-  /** `next = value` if the item has no `next` or `next < before`; the `next` found when not. */
-  restart(lane: Lane, value: number, before: number): Promise<SlotWrite>;
-  /** `next = value` if `next` is still exactly `found` (a stored value as a failed write returned it). */
-  repair(lane: Lane, found: unknown, value: number): Promise<SlotWrite>;
-}
+import { implausibility } from './pacing-policy';
+import type { SlotStore } from './slot-store';
 
 /** What a lease asks for. */
 export interface LeaseRequest {
@@ -45,7 +27,7 @@ export interface LeaseRequest {
   /** Milliseconds between two slots of this lane. */
   readonly intervalMs: number;
   readonly now: number;
-  /** How far back a slot may lie and still be sent (see SharedPacer's lag). */
+  /** How far back a slot may lie and still be sent (pacing-policy.ts's slotLagMs). */
   readonly lagMs: number;
   /** The latest `next` the lease may start from: the waiting sends' deadline, or now when borrowing. */
   readonly latestStart: number;
@@ -70,21 +52,6 @@ export interface LeaseResult {
   readonly implausible?: string;
   /** This lease replaced that value (false: another container did first, or it could not be replaced). */
   readonly repaired?: boolean;
-}
-
-/** What is implausible about a failed write's `next`, or undefined when nothing is. */
-function implausibility(write: SlotWrite & { ok: false }, now: number, maxAheadMs: number): string | undefined {
-  const { next, found } = write;
-  if (next === undefined) return found === undefined ? undefined : `not a number: ${describe(found)}`;
-  if (!Number.isFinite(next)) return `not a finite number: ${next}`;
-  if (next < 0) return `below zero: ${next}`;
-  if (next > now + maxAheadMs) return `${Math.round(next - now)} ms ahead (at most ${maxAheadMs}): ${next}`;
-  return undefined;
-}
-
-function describe(value: unknown): string {
-  const text = JSON.stringify(value) ?? String(value);
-  return text.length > 80 ? `${text.slice(0, 80)}...` : text;
 }
 
 /** Leases `count` slots of a lane: one write when the lane is busy or recently used, two after a pause. */
@@ -131,86 +98,4 @@ export async function leaseSlots(store: SlotStore, request: LeaseRequest): Promi
 
 function slotTimes(first: number, count: number, intervalMs: number): number[] {
   return Array.from({ length: count }, (_, i) => first + i * intervalMs);
-}
-
-/** The item of a lane: distinct from Powertools' `<prefix>#<hash>` records. */
-export function laneItemId(keyPrefix: string, lane: Lane): string {
-  return `rate#${keyPrefix}#${lane}`;
-}
-
-/** How long a lane's item outlives its last write (DynamoDB TTL cleans it up). */
-const ITEM_TTL_SECONDS = 24 * 60 * 60;
-
-/** The DynamoDB client calls the store makes. */
-export interface UpdateClient {
-  send(command: UpdateItemCommand): Promise<{ Attributes?: Record<string, AttributeValue> }>;
-}
-
-/** The slot store on the idempotency table (attribute `next`, TTL on `expiration`). */
-export function dynamoDbSlotStore(options: {
-  readonly client: UpdateClient;
-  readonly tableName: string;
-  readonly keyPrefix: string;
-  readonly now?: () => number;
-}): SlotStore {
-  const now = options.now ?? Date.now;
-  const write = async (
-    lane: Lane,
-    update: string,
-    condition: string,
-    values: Record<string, number>,
-    stored: Record<string, AttributeValue> = {},
-  ): Promise<SlotWrite> => {
-    const expressionValues: Record<string, AttributeValue> = {
-      ':exp': { N: String(Math.floor(now() / 1000) + ITEM_TTL_SECONDS) },
-      ...stored,
-    };
-    for (const [name, value] of Object.entries(values)) expressionValues[name] = { N: String(Math.round(value)) };
-    try {
-      const response = await options.client.send(
-        new UpdateItemCommand({
-          TableName: options.tableName,
-          Key: { id: { S: laneItemId(options.keyPrefix, lane) } },
-          UpdateExpression: update,
-          ConditionExpression: condition,
-          ExpressionAttributeNames: { '#next': 'next', '#exp': 'expiration' },
-          ExpressionAttributeValues: expressionValues,
-          ReturnValues: 'UPDATED_NEW',
-          ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
-        }),
-      );
-      return { ok: true, next: Number(response.Attributes?.next?.N ?? values[':value'] ?? 0) };
-    } catch (error) {
-      if (
-        !(error instanceof ConditionalCheckFailedException) &&
-        (error as Error).name !== 'ConditionalCheckFailedException'
-      )
-        throw error;
-      const old = (error as ConditionalCheckFailedException).Item?.next;
-      if (old === undefined) return { ok: false };
-      return old.N !== undefined ? { ok: false, next: Number(old.N), found: old } : { ok: false, found: old };
-    }
-  };
-  return {
-    advance: (lane, span, lower, upper) =>
-      write(lane, 'ADD #next :span SET #exp = :exp', '#next BETWEEN :lower AND :upper', {
-        ':span': span,
-        ':lower': lower,
-        ':upper': upper,
-      }),
-    restart: (lane, value, before) =>
-      write(lane, 'SET #next = :value, #exp = :exp', 'attribute_not_exists(#next) OR #next < :before', {
-        ':value': value,
-        ':before': before,
-      }),
-    repair: (lane, found, value) =>
-      write(
-        lane,
-        'SET #next = :value, #exp = :exp',
-        '#next = :found',
-        { ':value': value },
-        // What a failed write returned (an AttributeValue), or a number.
-        { ':found': typeof found === 'number' ? { N: String(found) } : (found as AttributeValue) },
-      ),
-  };
 }

@@ -1,6 +1,6 @@
 /**
  * The send stage: one SES SendEmail, held back while the circuit breaker on SES is open
- * (breaker.ts) and paced to this container's share of maxSendRate (pacing.ts); the request is
+ * (breaker.ts) and paced (shared-pacer.ts, or the static share of token-bucket.ts); the request is
  * email.ts's. SES's answer is classified (classify.ts) and fed back to the breaker and the pacer.
  * A send that is not started fails as "not sent" for certain (CircuitOpen, PacingDeadline).
  */
@@ -14,7 +14,7 @@ import { classifySesError } from '../classify';
 import type { CircuitBreaker } from './breaker';
 import { createAttachmentObjects, type AttachmentObjects } from './attachments';
 import { buildSendEmailInput, type AttemptTags } from './email';
-import type { Pacer } from './pacing';
+import type { Pacer } from './pacer';
 
 /** A send starts only if it can finish (SES timeout plus this) before the invocation's deadline. */
 export const SEND_DEADLINE_MARGIN_MS = 1000;
@@ -47,7 +47,7 @@ export interface Admitted {
 export interface SenderDeps {
   readonly settings: HandlerSettings;
   readonly ses: SendClient;
-  /** Per container, as a Lambda container keeps it between invocations (pacing.ts, shared-pacer.ts). */
+  /** Per container, as a Lambda container keeps it between invocations (shared-pacer.ts, token-bucket.ts). */
   readonly pacer: Pacer;
   /** Per container too (CircuitBreaker.forSettings). */
   readonly breaker: CircuitBreaker;

@@ -1,4 +1,4 @@
-import { containerShare, SendPacer } from '../../../../../lambdas/send-email/send/pacing';
+import { containerShare, SendPacer } from '../../../../../lambdas/send-email/send/token-bucket';
 
 /** A clock that only moves when the pacer sleeps. */
 function fakeClock() {

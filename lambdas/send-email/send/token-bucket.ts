@@ -1,6 +1,6 @@
 /**
- * The send stage's static pacing: a token bucket per container, one token per recipient (SES's sending
- * rate counts recipients). Every container gets an equal share of the pipeline's rate,
+ * The static share: a token bucket per container, one token per recipient (SES's sending rate counts
+ * recipients). Every container gets an equal share of the pipeline's rate,
  * maxSendRate / maxConcurrency, so all of them together stay under it however many run. The shared
  * lease (shared-pacer.ts) uses the whole rate instead, and falls back to this when it cannot.
  * A throttle despite pacing (another sender on the account, a lower quota than configured)
@@ -10,14 +10,8 @@
  * deadline it is given is not sent at all (the caller retries it as "not sent").
  */
 import type { HandlerSettings } from '../../kernel/environment';
-
-/** What the send stage asks of a pacer (this static one, or a lane of the shared one: shared-pacer.ts). */
-export interface Pacer {
-  /** Waits for `recipients` tokens; false, with nothing taken, when they would not come before `deadline`. */
-  acquire(recipients: number, deadline: number): Promise<boolean>;
-  /** SES throttled a send despite the pacing. */
-  onThrottle(): void;
-}
+import type { Pacer } from './pacer';
+import { PACING_HEADROOM } from './pacing-policy';
 
 export interface PacerOptions {
   /** Recipients per second for this container. */
@@ -25,12 +19,6 @@ export interface PacerOptions {
   readonly now?: () => number;
   readonly sleep?: (ms: number) => Promise<void>;
 }
-
-/**
- * Each container paces a little under its share: requests that leave evenly spaced can still
- * arrive bunched (network, scheduling), and SES counts their arrival.
- */
-export const PACING_HEADROOM = 0.95;
 
 /** The per-container share of a pipeline's rate. */
 export function containerShare(maxSendRate: number, maxConcurrency: number): number {

@@ -1,0 +1,370 @@
+/**
+ * The pacer's policy, pure: no timers, no I/O, no SDK. From the clock's now, the leased slots a
+ * container holds, the sends waiting in each lane and what the lanes' items were last found to hold,
+ * {@link step} decides which sends go now, which give up, which lane items to lease or borrow slots
+ * from, and when to look again; the functions after it say how a lease's answer, a store failure or a
+ * throttle changes that, and whether a value read from a lane's item is one no lease could have
+ * written. shared-pacer.ts does what they say; the unit tests drive them on a virtual clock. The
+ * pacer's tuning is named here, in one place.
+ */
+import type { Lane } from '../../kernel/names';
+
+// The tuning.
+
+/**
+ * Each container paces a little under the rate: requests that leave evenly spaced can still arrive
+ * bunched (network, scheduling), and SES counts their arrival. The shared lease uses 95 % of
+ * maxSendRate, the static share 95 % of maxSendRate / maxConcurrency.
+ */
+export const PACING_HEADROOM = 0.95;
+/** How far ahead a lane borrows the other's idle slots: the longest a high-priority send waits for them. */
+export const BORROW_PERIOD_MS = 800;
+/** High-priority sends whose slots (leased for bulk mail) are further off than this lease their own. */
+export const BORROW_THRESHOLD_MS = 100;
+/**
+ * Sends holding slots of their own lane further off than this also borrow the other lane's idle
+ * ones. The lease horizon keeps their own slots near, so the ones a borrow frees are soon taken
+ * by the container's next sends, and few are left unused when a burst ends.
+ */
+export const FAR_SLOT_MS = 300;
+/** How long a container keeps to its static share after the table failed. */
+export const FALLBACK_MS = 30_000;
+/** How long a throttle pauses this container's sends. */
+export const THROTTLE_PAUSE_MS = 1000;
+/** The longest the scheduler sleeps without looking at new sends. */
+export const POLL_MS = 25;
+/**
+ * How long a send may always wait for its slot, whatever its deadline says: a lease takes a round
+ * trip and the next slot, and a send from the static bucket never waits when it holds tokens (an
+ * invocation short of time still sends).
+ */
+export const MIN_WAIT_MS = 250;
+/**
+ * How far ahead a lease may start: the line of slots leased and not yet used stays about this
+ * long (plus one lease), so sends wait unfunded rather than holding slots seconds ahead. Then the
+ * other lane's idle slots go to sends that have none, and a container that stops getting work
+ * leaves few slots unused behind it (each a gap in the rate when a burst ends).
+ */
+export const LEASE_HORIZON_MS = 1000;
+/** Most slots one lease asks for. */
+export const MAX_LEASE = 100;
+/** A lease never reaches further ahead than this, whatever deadline a caller gives. */
+export const MAX_LEASE_DEADLINE_MS = 60_000;
+/** How far the clocks of two containers may differ (Lambda's are kept by NTP, well within this). */
+export const CLOCK_SKEW_MS = 5000;
+/** How long a container keeps to its static share after finding an implausible item it could not repair. */
+export const IMPLAUSIBLE_FALLBACK_MS = 5000;
+/** The furthest in the past a slot may be used (see {@link slotLagMs}). */
+export const MAX_SLOT_LAG_MS = 500;
+/** Of SES's one second of burst, what is left for requests that arrive bunched (see {@link slotLagMs}). */
+export const BUNCHING_MS = 100;
+
+const OTHER: Record<Lane, Lane> = { normal: 'high', high: 'normal' };
+
+/** The lanes' rates (recipients per second): 95 % of maxSendRate, split by the high lane's share. */
+export function laneRates(maxSendRate: number, highShare: number): Record<Lane, number> {
+  const rate = maxSendRate * PACING_HEADROOM;
+  const high = (rate * highShare) / 100;
+  return { normal: rate - high, high };
+}
+
+/**
+ * How far in the past a slot may still be used: a send at a stale slot joins the sends of the slots
+ * after it, and SES allows a burst of one second of its rate. Two lanes and rounding take two
+ * recipients of it, and BUNCHING_MS is left for requests that arrive bunched; at most MAX_SLOT_LAG_MS.
+ */
+export function slotLagMs(maxSendRate: number): number {
+  const rate = maxSendRate * PACING_HEADROOM;
+  return Math.max(0, Math.min(MAX_SLOT_LAG_MS, ((maxSendRate - 2) / rate) * 1000 - BUNCHING_MS));
+}
+
+/**
+ * The furthest ahead of now a lease leaves a lane's `next`, on a lane of slots `intervalMs` apart:
+ * a lease starts at most LEASE_HORIZON_MS ahead and spans at most MAX_LEASE slots, and the
+ * container that wrote it may run CLOCK_SKEW_MS ahead. Anything beyond is no lease's.
+ */
+export function maxLeaseAheadMs(intervalMs: number): number {
+  return Math.ceil(LEASE_HORIZON_MS + MAX_LEASE * intervalMs + CLOCK_SKEW_MS);
+}
+
+/**
+ * What is implausible about a lane's `next` as a failed write found it (`next`: the value when it is
+ * a number; `found`: the stored value as it is), or undefined when nothing is: not a number, not
+ * finite, below zero, or further ahead than `maxAheadMs` (see {@link maxLeaseAheadMs}). A lease that
+ * finds such a value repairs it.
+ */
+export function implausibility(
+  read: { readonly next?: number; readonly found?: unknown },
+  now: number,
+  maxAheadMs: number,
+): string | undefined {
+  const { next, found } = read;
+  if (next === undefined) return found === undefined ? undefined : `not a number: ${describe(found)}`;
+  if (!Number.isFinite(next)) return `not a finite number: ${next}`;
+  if (next < 0) return `below zero: ${next}`;
+  if (next > now + maxAheadMs) return `${Math.round(next - now)} ms ahead (at most ${maxAheadMs}): ${next}`;
+  return undefined;
+}
+
+function describe(value: unknown): string {
+  const text = JSON.stringify(value) ?? String(value);
+  return text.length > 80 ? `${text.slice(0, 80)}...` : text;
+}
+
+/** A send waiting for slots. */
+export interface WaitingSend {
+  readonly lane: Lane;
+  readonly recipients: number;
+  /** Epoch ms: past it, a send still without a due slot gives up. */
+  readonly deadline: number;
+}
+
+/** What a container knows when it looks: the input of {@link step}. */
+export interface PacerState<W extends WaitingSend = WaitingSend> {
+  readonly now: number;
+  /** The lanes' rates ({@link laneRates}). */
+  readonly rates: Readonly<Record<Lane, number>>;
+  /** {@link slotLagMs} */
+  readonly lagMs: number;
+  /** Leased slot times not yet given to a send, ascending. */
+  readonly pool: readonly number[];
+  /** Sends waiting for slots, each lane's in arrival order. */
+  readonly waiting: Readonly<Record<Lane, readonly W[]>>;
+  /** No send goes before this (a throttle). */
+  readonly pausedUntil: number;
+  /** Sends pace to the static share until this (a store failure, an implausible item). */
+  readonly fallbackUntil: number;
+  /** A lane's item is taken up to here (as a lease or borrow last found it). */
+  readonly busyUntil: Readonly<Record<Lane, number>>;
+  /** A lease for the lane's sends is on its way. */
+  readonly leasing: Readonly<Record<Lane, boolean>>;
+  /** A borrow is on its way (one at a time, for either lane). */
+  readonly borrowing: boolean;
+}
+
+/** A lease to start: `count` slots of `item`'s lane for `lane`'s sends. */
+export interface SlotRequest {
+  /** `lease`: the lane's own slots (or the other's when its share is 0); `borrow`: the other lane's idle ones. */
+  readonly kind: 'lease' | 'borrow';
+  /** The lane whose sends the slots are for. */
+  readonly lane: Lane;
+  /** The lane whose item the slots are taken from. */
+  readonly item: Lane;
+  readonly count: number;
+  /** Milliseconds between two slots of `item`. */
+  readonly intervalMs: number;
+  /** The latest `next` the lease may start from. */
+  readonly latestStart: number;
+  /** {@link maxLeaseAheadMs} for the item's interval: beyond it, a value read is implausible. */
+  readonly maxAheadMs: number;
+}
+
+/** What {@link step} decides. */
+export type Decision<W extends WaitingSend = WaitingSend> =
+  /** Every waiting send paces to the static share (they leave the pacer's lanes). */
+  | { readonly kind: 'static'; readonly lookAgainAt: number }
+  | {
+      readonly kind: 'slots';
+      /** The pool after the stale slots are dropped and the due sends took theirs. */
+      readonly pool: number[];
+      /** Sends whose deadline passed with no due slot: they give up, nothing taken. */
+      readonly expired: W[];
+      /** Sends that go now, in order, on the pool's earliest slots. */
+      readonly due: W[];
+      /** Leases and borrows to start, in order. */
+      readonly requests: SlotRequest[];
+      /** When a send waiting on slots it holds becomes due (Infinity: none does). */
+      readonly lookAgainAt: number;
+    };
+
+/** What a lane may borrow for `wanted` recipients, or undefined when it may not. */
+function borrowRequest(s: PacerState, lane: Lane, wanted: number, leasing: boolean, borrowing: boolean) {
+  const other = OTHER[lane];
+  // One borrow at a time; not while the lane's own lease is on its way; only while the other is idle.
+  if (borrowing || leasing || s.rates[other] <= 0 || s.now < s.busyUntil[other]) return undefined;
+  const intervalMs = 1000 / s.rates[other];
+  const count = Math.max(1, Math.min(wanted, Math.floor(BORROW_PERIOD_MS / intervalMs)));
+  const request: SlotRequest = {
+    kind: 'borrow',
+    lane,
+    item: other,
+    count,
+    intervalMs,
+    latestStart: s.now,
+    maxAheadMs: maxLeaseAheadMs(intervalMs),
+  };
+  return request;
+}
+
+/** What a lane may lease for `count` recipients of its `waiting` sends, or undefined when it may not. */
+function leaseRequest(s: PacerState, lane: Lane, count: number, waiting: readonly WaitingSend[], leasing: boolean) {
+  // A lane without a reserve (a share of 0) takes its slots from the other lane's item.
+  const item = s.rates[lane] > 0 ? lane : OTHER[lane];
+  if (leasing || count <= 0 || waiting.length === 0) return undefined;
+  const deadline = Math.min(s.now + MAX_LEASE_DEADLINE_MS, ...waiting.map((w) => w.deadline));
+  const intervalMs = 1000 / s.rates[item];
+  const wanted = Math.min(MAX_LEASE, count);
+  // Never further ahead than the deadline allows, nor than LEASE_HORIZON_MS. The lane is leased
+  // beyond that: wait until it is not (or the sends' deadline passes).
+  const latestStart = Math.min(deadline - wanted * intervalMs, s.now + LEASE_HORIZON_MS);
+  if (s.busyUntil[item] > latestStart) return undefined;
+  const request: SlotRequest = {
+    kind: 'lease',
+    lane,
+    item,
+    count: wanted,
+    intervalMs,
+    latestStart,
+    maxAheadMs: maxLeaseAheadMs(intervalMs),
+  };
+  return request;
+}
+
+/**
+ * One look: which sends go, which give up, what to lease or borrow, when to look again. Sends take
+ * the pool's slots in order, high-priority sends first; a send of n recipients takes n slots and goes
+ * at the last (SES counts recipients on arrival), once that is due and no throttle pauses the
+ * container. Slots older than the lag are dropped. Then four rules, in this order:
+ * 1. sends without slots borrow the other lane's idle slots (nothing leased beyond now) for at most
+ *    BORROW_PERIOD_MS ahead, or, when they cannot and no borrow is on its way, lease their own lane's;
+ * 2. high-priority sends whose slots are all further off than BORROW_THRESHOLD_MS (slots leased for
+ *    bulk mail) lease their own lane's as well;
+ * 3. sends whose own slots are all further off than FAR_SLOT_MS borrow the other lane's idle ones too,
+ *    while the container holds no slots beyond what its sends wait for (this rule was removed in
+ *    df5b13d and brought back in 060ed74: without it, one or two containers at 10/s used 0.84 of the
+ *    rate, every container's sends holding slots while the high lane's reserve idled);
+ * 4. a lease starts at most LEASE_HORIZON_MS ahead, and never on a lane taken beyond that.
+ */
+export function step<W extends WaitingSend>(s: PacerState<W>): Decision<W> {
+  const t = s.now;
+  if (t < s.fallbackUntil) return { kind: 'static', lookAgainAt: t + POLL_MS };
+  const pool = s.pool.filter((slot) => slot >= t - s.lagMs);
+  let wakeAt = Infinity;
+  let index = 0;
+  const unfunded: Record<Lane, number> = { normal: 0, high: 0 };
+  const due: W[] = [];
+  const expired: W[] = [];
+  /** When each lane's last send waiting would go (Infinity: one has no slots yet). */
+  const lastAt: Record<Lane, number> = { normal: -Infinity, high: -Infinity };
+  for (const waiting of [...s.waiting.high, ...s.waiting.normal]) {
+    const funded = index + waiting.recipients <= pool.length;
+    const last = funded ? pool[index + waiting.recipients - 1]! : Infinity;
+    const isDue = last <= t && t >= s.pausedUntil;
+    // A send whose slot is due goes even past its deadline (the SES timeout's margin covers it), as
+    // the static bucket sends at once when it holds tokens; one still waiting past it gives up.
+    if (!isDue && waiting.deadline < t) {
+      expired.push(waiting);
+      continue;
+    }
+    if (funded) {
+      if (isDue) due.push(waiting);
+      else {
+        wakeAt = Math.min(wakeAt, Math.max(last, s.pausedUntil));
+        lastAt[waiting.lane] = Math.max(lastAt[waiting.lane], last);
+      }
+      index += waiting.recipients;
+    } else {
+      lastAt[waiting.lane] = Infinity;
+      unfunded[waiting.lane] += index + waiting.recipients - Math.max(index, pool.length);
+      index = Math.max(index, pool.length) + waiting.recipients;
+    }
+  }
+  // Due sends take the earliest slots, from the front of the ordered pool in turn.
+  const rest = pool.slice(due.reduce((sum, waiting) => sum + waiting.recipients, 0));
+  const gone = new Set<W>([...expired, ...due]);
+  const remaining: Record<Lane, W[]> = {
+    high: s.waiting.high.filter((w) => !gone.has(w)),
+    normal: s.waiting.normal.filter((w) => !gone.has(w)),
+  };
+  const leasing = { ...s.leasing };
+  let borrowing = s.borrowing;
+  const requests: SlotRequest[] = [];
+  const borrow = (lane: Lane, wanted: number): boolean => {
+    const request = borrowRequest(s, lane, wanted, leasing[lane], borrowing);
+    if (request === undefined) return false;
+    borrowing = true;
+    requests.push(request);
+    return true;
+  };
+  const lease = (lane: Lane, count: number): void => {
+    const request = leaseRequest(s, lane, count, remaining[lane], leasing[lane]);
+    if (request === undefined) return;
+    leasing[lane] = true;
+    requests.push(request);
+  };
+  // 1. Sends without slots take the other lane's idle ones first, then their own lane's.
+  for (const lane of ['high', 'normal'] as const) {
+    if (unfunded[lane] <= 0) continue;
+    if (!borrow(lane, unfunded[lane]) && !borrowing) lease(lane, unfunded[lane]);
+  }
+  // 2. High-priority sends given slots leased for bulk mail far off lease their own lane's instead.
+  if (unfunded.high === 0 && lastAt.high > t + BORROW_THRESHOLD_MS) lease('high', remaining.high.length);
+  // 3. Sends whose own slots are all further off than FAR_SLOT_MS borrow too: otherwise the other lane's
+  // idle slots go unused while every container's sends hold slots (one or two containers, low rates).
+  // The slots a borrow frees are taken by the container's next sends (leases skip them). Not while
+  // the container holds slots no send waits for (a borrow's leftovers).
+  for (const lane of ['normal', 'high'] as const) {
+    if (unfunded[lane] === 0 && remaining[lane].length > 0 && lastAt[lane] > t + FAR_SLOT_MS && rest.length <= index) {
+      borrow(lane, remaining[lane].length);
+    }
+  }
+  return { kind: 'slots', pool: rest, expired, due, requests, lookAgainAt: wakeAt };
+}
+
+/** How long the scheduler sleeps before its next look: until `lookAgainAt`, at most POLL_MS, at least 1 ms. */
+export function sleepMs(lookAgainAt: number, now: number): number {
+  return Math.max(1, Math.min(POLL_MS, lookAgainAt - now));
+}
+
+/** How a send asks for slots: the static share (during a fallback), or a wait of at least MIN_WAIT_MS. */
+export function admission(
+  now: number,
+  recipients: number,
+  deadline: number,
+  fallbackUntil: number,
+): { readonly kind: 'static' | 'wait'; readonly recipients: number; readonly deadline: number } {
+  const n = Math.max(1, recipients);
+  if (now < fallbackUntil) return { kind: 'static', recipients: n, deadline };
+  return { kind: 'wait', recipients: n, deadline: Math.max(deadline, now + MIN_WAIT_MS) };
+}
+
+/** Until when a throttle at `now` (another sender on the account) pauses this container's sends. */
+export function pausedAfterThrottle(now: number): number {
+  return now + THROTTLE_PAUSE_MS;
+}
+
+/** Until when a container keeps to its static share after the store failed at `now`. */
+export function fallbackAfterStoreFailure(now: number): number {
+  return now + FALLBACK_MS;
+}
+
+/** What a lease answered (rate-lease.ts's LeaseResult, as far as the policy reads it). */
+export interface LeaseAnswer {
+  readonly slots: readonly number[];
+  readonly busyUntil?: number;
+  readonly next?: number;
+  readonly implausible?: string;
+  readonly repaired?: boolean;
+}
+
+/** How a lease's answer changes the state: each field set is the new value. */
+export interface AfterLease {
+  /** The pool with the lease's slots added, in order. */
+  readonly pool: number[];
+  /** How far the item's lane is taken now. */
+  readonly busyUntil?: number;
+  /** An implausible item is not repaired yet (no slots): the static share until this. */
+  readonly fallbackUntil?: number;
+}
+
+/** The state after a lease of `answer`, taken into a pool of `pool` at `now`. */
+export function afterLease(pool: readonly number[], answer: LeaseAnswer, now: number): AfterLease {
+  // Not repaired yet (it keeps coming back, or cannot be replaced): the static share meanwhile.
+  const fallbackUntil =
+    answer.implausible !== undefined && answer.slots.length === 0 ? now + IMPLAUSIBLE_FALLBACK_MS : undefined;
+  return {
+    pool: answer.slots.length > 0 ? [...pool, ...answer.slots].sort((a, b) => a - b) : [...pool],
+    busyUntil: answer.busyUntil ?? answer.next,
+    fallbackUntil,
+  };
+}

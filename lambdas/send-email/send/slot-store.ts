@@ -1,0 +1,110 @@
+/**
+ * The shared rate lease's store: a lane's item on the idempotency table (id `rate#<key prefix>#<lane>`,
+ * its `next` the time, epoch ms, of the lane's next free slot; TTL on `expiration`) and the three
+ * conditional UpdateItem writes a lease makes on it (rate-lease.ts says when): advance `next` while
+ * it lies within bounds, restart a stale or missing one, and repair an implausible one, conditioned
+ * on the very value read. A failed condition answers what the item held, not an error.
+ */
+import { ConditionalCheckFailedException, UpdateItemCommand, type AttributeValue } from '@aws-sdk/client-dynamodb';
+import type { Lane } from '../../kernel/names';
+
+/**
+ * What one conditional write answered: the new `next`, or what it found. `next` is the value found
+ * when it is a number (undefined: none, or not a number); `found` is the stored value as it is,
+ * whatever its type (undefined: the item has none), for a repair to name exactly.
+ */
+export type SlotWrite =
+  | { readonly ok: true; readonly next: number }
+  | { readonly ok: false; readonly next?: number; readonly found?: unknown };
+
+/** The writes a lease makes, on a lane's item. */
+export interface SlotStore {
+  /** `next += span` if `lower <= next <= upper`; the new `next`, or the `next` found. */
+  advance(lane: Lane, span: number, lower: number, upper: number): Promise<SlotWrite>;
+  /** `next = value` if the item has no `next` or `next < before`; the `next` found when not. */
+  restart(lane: Lane, value: number, before: number): Promise<SlotWrite>;
+  /** `next = value` if `next` is still exactly `found` (a stored value as a failed write returned it). */
+  repair(lane: Lane, found: unknown, value: number): Promise<SlotWrite>;
+}
+
+/** The item of a lane: distinct from Powertools' `<prefix>#<hash>` records. */
+export function laneItemId(keyPrefix: string, lane: Lane): string {
+  return `rate#${keyPrefix}#${lane}`;
+}
+
+/** How long a lane's item outlives its last write (DynamoDB TTL cleans it up). */
+const ITEM_TTL_SECONDS = 24 * 60 * 60;
+
+/** The DynamoDB client calls the store makes. */
+export interface UpdateClient {
+  send(command: UpdateItemCommand): Promise<{ Attributes?: Record<string, AttributeValue> }>;
+}
+
+/** The slot store on the idempotency table (attribute `next`, TTL on `expiration`). */
+export function dynamoDbSlotStore(options: {
+  readonly client: UpdateClient;
+  readonly tableName: string;
+  readonly keyPrefix: string;
+  readonly now?: () => number;
+}): SlotStore {
+  const now = options.now ?? Date.now;
+  const write = async (
+    lane: Lane,
+    update: string,
+    condition: string,
+    values: Record<string, number>,
+    stored: Record<string, AttributeValue> = {},
+  ): Promise<SlotWrite> => {
+    const expressionValues: Record<string, AttributeValue> = {
+      ':exp': { N: String(Math.floor(now() / 1000) + ITEM_TTL_SECONDS) },
+      ...stored,
+    };
+    for (const [name, value] of Object.entries(values)) expressionValues[name] = { N: String(Math.round(value)) };
+    try {
+      const response = await options.client.send(
+        new UpdateItemCommand({
+          TableName: options.tableName,
+          Key: { id: { S: laneItemId(options.keyPrefix, lane) } },
+          UpdateExpression: update,
+          ConditionExpression: condition,
+          ExpressionAttributeNames: { '#next': 'next', '#exp': 'expiration' },
+          ExpressionAttributeValues: expressionValues,
+          ReturnValues: 'UPDATED_NEW',
+          ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+        }),
+      );
+      return { ok: true, next: Number(response.Attributes?.next?.N ?? values[':value'] ?? 0) };
+    } catch (error) {
+      if (
+        !(error instanceof ConditionalCheckFailedException) &&
+        (error as Error).name !== 'ConditionalCheckFailedException'
+      )
+        throw error;
+      const old = (error as ConditionalCheckFailedException).Item?.next;
+      if (old === undefined) return { ok: false };
+      return old.N !== undefined ? { ok: false, next: Number(old.N), found: old } : { ok: false, found: old };
+    }
+  };
+  return {
+    advance: (lane, span, lower, upper) =>
+      write(lane, 'ADD #next :span SET #exp = :exp', '#next BETWEEN :lower AND :upper', {
+        ':span': span,
+        ':lower': lower,
+        ':upper': upper,
+      }),
+    restart: (lane, value, before) =>
+      write(lane, 'SET #next = :value, #exp = :exp', 'attribute_not_exists(#next) OR #next < :before', {
+        ':value': value,
+        ':before': before,
+      }),
+    repair: (lane, found, value) =>
+      write(
+        lane,
+        'SET #next = :value, #exp = :exp',
+        '#next = :found',
+        { ':value': value },
+        // What a failed write returned (an AttributeValue), or a number.
+        { ':found': typeof found === 'number' ? { N: String(found) } : (found as AttributeValue) },
+      ),
+  };
+}

@@ -1,0 +1,106 @@
+/**
+ * The rate lease's store (send/slot-store.ts) on a recorded client: the item each lane writes, the
+ * three conditional UpdateItem writes as DynamoDB receives them, and what a failed condition answers
+ * (the value found, whatever its type). Their semantics on DynamoDB Local:
+ * test/integration/rate-lease.dynamodb.test.ts.
+ */
+import { ConditionalCheckFailedException, type AttributeValue, type UpdateItemCommand } from '@aws-sdk/client-dynamodb';
+import { dynamoDbSlotStore, laneItemId, type UpdateClient } from '../../../../../lambdas/send-email/send/slot-store';
+
+const NOW = 1_700_000_000_000;
+const EXPIRATION = String(Math.floor(NOW / 1000) + 24 * 60 * 60);
+
+/** A client that records each command and answers with `answer`. */
+function recorded(answer: (command: UpdateItemCommand) => { Attributes?: Record<string, AttributeValue> }) {
+  const sent: UpdateItemCommand[] = [];
+  const client: UpdateClient = {
+    send: async (command) => {
+      sent.push(command);
+      return answer(command);
+    },
+  };
+  return {
+    sent,
+    store: dynamoDbSlotStore({ client, tableName: 'idempotency', keyPrefix: 'email-pipeline', now: () => NOW }),
+  };
+}
+
+/** DynamoDB's answer to a failed condition, with the item as it was (ReturnValuesOnConditionCheckFailure). */
+function conditionFailed(next?: AttributeValue): never {
+  throw new ConditionalCheckFailedException({
+    message: 'The conditional request failed',
+    $metadata: {},
+    Item: next === undefined ? { id: { S: 'rate#email-pipeline#normal' } } : { next },
+  });
+}
+
+test("lanes have items of their own, apart from Powertools' records", () => {
+  expect(laneItemId('email-pipeline', 'high')).toBe('rate#email-pipeline#high');
+  expect(laneItemId('email-pipeline', 'normal')).toBe('rate#email-pipeline#normal');
+});
+
+test('advance: ADD to next while it lies within bounds, whole milliseconds, the TTL renewed', async () => {
+  const { sent, store } = recorded(() => ({ Attributes: { next: { N: String(NOW + 1200) } } }));
+  expect(await store.advance('high', 200, NOW - 500.4, NOW + 999.6)).toEqual({ ok: true, next: NOW + 1200 });
+  expect(sent.map((c) => c.input)).toEqual([
+    {
+      TableName: 'idempotency',
+      Key: { id: { S: 'rate#email-pipeline#high' } },
+      UpdateExpression: 'ADD #next :span SET #exp = :exp',
+      ConditionExpression: '#next BETWEEN :lower AND :upper',
+      ExpressionAttributeNames: { '#next': 'next', '#exp': 'expiration' },
+      ExpressionAttributeValues: {
+        ':exp': { N: EXPIRATION },
+        ':span': { N: '200' },
+        ':lower': { N: String(NOW - 500) },
+        ':upper': { N: String(NOW + 1000) },
+      },
+      ReturnValues: 'UPDATED_NEW',
+      ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+    },
+  ]);
+});
+
+test('restart: SET next when the item has none or a stale one', async () => {
+  const { sent, store } = recorded(() => ({ Attributes: { next: { N: String(NOW + 94) } } }));
+  expect(await store.restart('normal', NOW + 94, NOW - 500)).toEqual({ ok: true, next: NOW + 94 });
+  expect(sent[0]!.input).toMatchObject({
+    Key: { id: { S: 'rate#email-pipeline#normal' } },
+    UpdateExpression: 'SET #next = :value, #exp = :exp',
+    ConditionExpression: 'attribute_not_exists(#next) OR #next < :before',
+    ExpressionAttributeValues: { ':value': { N: String(NOW + 94) }, ':before': { N: String(NOW - 500) } },
+  });
+});
+
+test.each<[string, unknown, AttributeValue]>([
+  ['a number read back', 5e15, { N: '5000000000000000' }],
+  ['a string, as a failed write returned it', { S: 'soon' }, { S: 'soon' }],
+])('repair: SET next only if it still holds the very value read (%s)', async (_, found, expected) => {
+  const { sent, store } = recorded(() => ({ Attributes: { next: { N: String(NOW + 94) } } }));
+  expect(await store.repair('normal', found, NOW + 94)).toEqual({ ok: true, next: NOW + 94 });
+  expect(sent[0]!.input).toMatchObject({
+    UpdateExpression: 'SET #next = :value, #exp = :exp',
+    ConditionExpression: '#next = :found',
+    ExpressionAttributeValues: { ':value': { N: String(NOW + 94) }, ':found': expected },
+  });
+});
+
+test.each<[string, AttributeValue | undefined, object]>([
+  [
+    'a number: next and found',
+    { N: '1700000009000' },
+    { ok: false, next: 1_700_000_009_000, found: { N: '1700000009000' } },
+  ],
+  ['another type: found only', { S: 'soon' }, { ok: false, found: { S: 'soon' } }],
+  ['no next: nothing', undefined, { ok: false }],
+])('a failed condition answers what the item held, not an error (%s)', async (_, held, expected) => {
+  const { store } = recorded(() => conditionFailed(held));
+  expect(await store.advance('normal', 100, NOW - 500, NOW + 1000)).toEqual(expected);
+});
+
+test('any other error is thrown: the pacer falls back to its static share', async () => {
+  const { store } = recorded(() => {
+    throw Object.assign(new Error('connect ECONNREFUSED'), { name: 'TimeoutError' });
+  });
+  await expect(store.advance('normal', 100, NOW - 500, NOW + 1000)).rejects.toThrow('ECONNREFUSED');
+});
