@@ -2,7 +2,8 @@
  * The layout holds (docs/contributing.md, Layout): no import cycles; no product file (lib/, lambdas/) over 400
  * lines, and each opens with a comment saying what it is for; the kernel (lambdas/kernel/)
  * imports nothing but itself and Node, no SDK; and the send function's folder is its own: product
- * code elsewhere never imports it, the development tools only through its composition root.
+ * code elsewhere never imports it, the development tools only through its composition root. The
+ * files a module comment names exist.
  * Tests sit at the path of what they test: a test file in a suite's subfolder names a source file
  * at that path, and most substantial product files have one (`STRUCTURE_REPORT=1 npx jest
  * test/unit/structure.test.ts` prints the share and the files without one).
@@ -88,6 +89,22 @@ test(`no product file is over ${MAX_PRODUCT_LINES} lines`, () => {
 test('every product file opens with a comment saying what it is for', () => {
   const bare = PRODUCT.filter((file) => !/^\s*(\/\*\*|\/\/)/.test(fs.readFileSync(path.join(ROOT, file), 'utf8')));
   expect(bare).toEqual([]);
+});
+
+/** The `.ts` paths a file's opening comment names (`send/sender.ts`, `lib/construct/bundling.ts`). */
+function pathsNamedInOpeningComment(file: string): string[] {
+  const opening = /^\s*(\/\*\*[\s\S]*?\*\/|(?:\/\/.*\n)+)/.exec(fs.readFileSync(path.join(ROOT, file), 'utf8'));
+  return [...(opening?.[1] ?? '').matchAll(/(?<![\w./-])[\w-][\w./-]*\.ts\b/g)].map(([named]) => named);
+}
+
+test('the files a module comment names exist (the path as written ends a file path of the repository)', () => {
+  const known = [...FILES, ...filesUnder('test')];
+  const stale = FILES.flatMap((file) =>
+    pathsNamedInOpeningComment(file)
+      .filter((named) => !known.some((existing) => existing === named || existing.endsWith(`/${named}`)))
+      .map((named) => `${file} names ${named}`),
+  );
+  expect(stale).toEqual([]);
 });
 
 test('the kernel imports only itself and Node: no SDK, no other folder', () => {

@@ -1,10 +1,11 @@
 /**
  * Item 5b: what the send ledger itself costs per email. The real ledger handler
- * (createLedgerHandler: lambdas/ledger/ledger.ts and store.ts, built as handler.ts builds it)
- * runs in this process against DynamoDB Local and the local delivery-status topic, on SES
- * events in the local SES's format (sesEventsFor: what SES publishes for an email to an
- * ordinary address, Send then Delivery), each in an SNS envelope in a buffer-queue record, in
- * batches of the construct's ledger event source (LEDGER_FUNCTIONS.batchSize).
+ * (createLedgerHandler: lambdas/ledger/ledger.ts over lambdas/runtime/ledger-store.ts, built as
+ * lambdas/ledger/handler.ts builds it) runs in this process against DynamoDB Local and the local
+ * delivery-status topic, on SES events in the local SES's format (sesEventsFor: what SES
+ * publishes for an email to an ordinary address, Send then Delivery), each in an SNS envelope in
+ * a buffer-queue record, in batches of the construct's ledger event source
+ * (LEDGER_FUNCTIONS.batchSize).
  *
  * Counted at the SDK: DynamoDB commands and HTTP attempts (DynamoDbRequestCounter), the
  * capacity units DynamoDB reports (ReturnConsumedCapacity added to every request), and the
