@@ -30,9 +30,10 @@ import { buildRedriveRole } from './pipeline/redrive-role';
 import * as policies from './pipeline/resource-policies';
 import { buildSendFunction } from './pipeline/send-function';
 import { buildTopics } from './pipeline/topic';
-import { DEFAULT_SERVICE_NAME, RUNTIME, acknowledgeServerlessRules, rotatingKey, tableKeyStatement } from './shared';
+import { rotatingKey, tableKeyStatement } from './common/keys';
+import { acknowledgeServerlessRules } from './common/nag';
+import { DEFAULT_SERVICE_NAME, RUNTIME } from './common/runtime';
 
-export { DEFAULT_SERVICE_NAME, DLQ_RETENTION, RUNTIME } from './shared';
 export { principalsFromStrings } from './pipeline/principals';
 export type { ContextProps } from './pipeline/context-props';
 

@@ -22,7 +22,7 @@ import { LEDGER_INTERNAL, LEDGER_STATUS_INDEX, LEDGER_TABLE } from '../../../lam
 import type { ResolvedSettings } from '../../settings';
 import { handlerCode, type LambdaName } from '../assets';
 import { ledgerEnvironment } from '../handler-env';
-import { tableKeyStatement } from '../shared';
+import { tableKeyStatement } from '../common/keys';
 
 /** Fixed sizing of the two ledger-side functions and the buffer; small, as their work is. */
 export const LEDGER_FUNCTIONS = {

@@ -11,7 +11,7 @@ import * as iam from 'aws-cdk-lib/aws-iam';
 import * as lambda from 'aws-cdk-lib/aws-lambda';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import type { Construct } from 'constructs';
-import { RUNTIME } from '../shared';
+import { RUNTIME } from '../common/runtime';
 
 /**
  * The handler. The runtime's AWS SDK v3 is enough; the alarm action invokes it asynchronously
