@@ -3,10 +3,10 @@
  * summary by code and what a selector matches; the vocabulary (stop-task, --key repeated, --code
  * checked, --copy with --max) and the confirmation every change needs, all before any AWS call.
  */
-import { dlqOptions } from '../../../../lib/cli/dlq-command';
+import { dlqOptions } from '../../../../lib/dlq/command';
 import { run } from '../../../../lib/cli/main';
-import { matches, neverRedriveReason, summarize } from '../../../../lib/dlq-select';
-import type { DeadLetter } from '../../../../lib/dlq';
+import { matches, neverRedriveReason, summarize } from '../../../../lib/dlq/select';
+import type { DeadLetter } from '../../../../lib/dlq/dead-letters';
 
 const warnings: string[] = [];
 const io = { out: () => undefined, err: (line: string) => warnings.push(line) };
@@ -164,7 +164,7 @@ test('a selector matches on every part given; keys compare in Unicode NFC; any o
 });
 
 test('the native move task gets the rate asked for (MaxNumberOfMessagesPerSecond), capped at 500', async () => {
-  const { redrive } = await import('../../../../lib/dlq');
+  const { redrive } = await import('../../../../lib/dlq/dead-letters');
   const inputs: unknown[] = [];
   const sqs = {
     send: async (command: { input: unknown }) => {
@@ -182,7 +182,7 @@ test('the native move task gets the rate asked for (MaxNumberOfMessagesPerSecond
 });
 
 test('dlq tasks reads the move tasks as an operator wants them; stop-task says how many had moved', async () => {
-  const { cancelMoveTask, listMoveTasks } = await import('../../../../lib/dlq-select');
+  const { cancelMoveTask, listMoveTasks } = await import('../../../../lib/dlq/select');
   const inputs: unknown[] = [];
   const sqs = {
     send: async (command: { input: unknown; constructor: { name: string } }) => {

@@ -4,8 +4,8 @@
  * stderr, what it did on stdout, and why messages remain (exit 1) or the switch is still on.
  */
 import type { SQSClient } from '@aws-sdk/client-sqs';
-import type { Io } from './command';
-import { OperationError } from './errors';
+import type { Io } from '../cli/command';
+import { OperationError } from '../cli/errors';
 import {
   DEFAULT_STALL_SECONDS,
   awsRedriveSwitch,
@@ -15,7 +15,7 @@ import {
   type DrainResult,
   type RedriveSwitch,
 } from './ledger-redrive';
-import { output, type Target } from './target';
+import { output, type Target } from '../cli/target';
 
 /** The sentence for a switch left on, and how to turn it off by hand. */
 function leftOn(target: Target, source: RedriveSwitch, result: DrainResult): string {
