@@ -120,14 +120,32 @@ test('the kernel imports only itself and Node: no SDK, no other folder', () => {
   expect(outside).toEqual([]);
 });
 
+/**
+ * Who may import the send function's folder from outside it. The dev tools build a handler through
+ * its composition root; the benchmarks also wire parts of it by hand, as the in-process tests do,
+ * from its test-support entry (testing.ts), which keeps those parts out of the composition root.
+ * (Tests are not in this graph: a unit test imports the stage it tests.)
+ */
+const SEND_EMAIL_ENTRIES: readonly { readonly from: string; readonly entry: string }[] = [
+  { from: 'tools/', entry: 'lambdas/send-email/handler.ts' },
+  { from: 'tools/dev/bench/', entry: 'lambdas/send-email/testing.ts' },
+];
+
 test('nothing outside lambdas/send-email/ imports it; the dev tools only through its composition root', () => {
   const crossings = FILES.filter((file) => !file.startsWith('lambdas/send-email/')).flatMap((file) =>
     GRAPH.get(file)!
       .local.filter((imported) => imported.startsWith('lambdas/send-email/'))
-      .filter((imported) => !(file.startsWith('tools/') && imported === 'lambdas/send-email/handler.ts'))
+      .filter((imported) => !SEND_EMAIL_ENTRIES.some(({ from, entry }) => file.startsWith(from) && imported === entry))
       .map((imported) => `${file} -> ${imported}`),
   );
   expect(crossings).toEqual([]);
+});
+
+test("the send function's test-support entry is never part of it: nothing in its folder imports testing.ts", () => {
+  const inside = FILES.filter((file) => file.startsWith('lambdas/send-email/')).filter((file) =>
+    GRAPH.get(file)!.local.includes('lambdas/send-email/testing.ts'),
+  );
+  expect(inside).toEqual([]);
 });
 
 /** Product files over this many lines are expected to have a test at their own path. */

@@ -35,7 +35,7 @@ import { ledgerEnvironment } from '../../../lib/construct/handler-env';
 import { ledgerRefs } from '../local/resources';
 import { readLedgerItem } from '../../../lambdas/runtime/ledger-store';
 import { createDynamoDbClient } from '../../../lambdas/runtime/clients';
-import { buildSendEmailInput, newAttemptId } from '../../../lambdas/send-email/handler';
+import { buildSendEmailInput, newAttemptId } from '../../../lambdas/send-email/testing';
 import { validateEmail } from '../../../lambdas/kernel/contract';
 import { emulatorConfig } from '../local/emulator-config';
 import { makeContext } from '../local/event-source';
