@@ -4,6 +4,8 @@
  * publisher client.
  */
 export * from './construct/email-pipeline';
+export { DLQ_RETENTION } from './construct/common/queues';
+export { DEFAULT_SERVICE_NAME, RUNTIME } from './construct/common/runtime';
 export * from './construct/email-pipeline-stack';
 export * from './construct/monitoring/monitoring';
 export type { LogLevel, PipelineSettings, ResolvedSettings } from './settings';

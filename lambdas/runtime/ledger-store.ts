@@ -19,25 +19,14 @@ import {
 } from '@aws-sdk/client-dynamodb';
 import { marshall, unmarshall } from '@aws-sdk/util-dynamodb';
 import { eventId, eventsOf, merge, statusOf, STATUS_RANK, type ParsedSesEvent } from '../kernel/ledger/events';
-import { isIndexed, LEDGER_STATUS_INDEX, LEDGER_TABLE, statusShard, type LedgerItem } from '../kernel/ledger/schema';
-
-/** Bookkeeping attributes beside those of {@link LedgerItem}: never shown to readers. */
-export const LEDGER_INTERNAL = {
-  /** String set of the recorded events' ids (type#sesMessageId#timestamp). */
-  eventIds: 'eventIds',
-  /** The latest event's time (ISO 8601): an event at or before it is merged, not appended. */
-  lastAt: 'lastAt',
-  /** STATUS_RANK of the status. */
-  rank: 'statusRank',
-  /** Writes so far; the merge path writes only over the version it read. */
-  version: 'version',
-  /**
-   * String set of the attempt ids whose `Send` event the ledger recorded (each passed the binding
-   * check against its claim): a later event of the same attempt and SES message id is recorded by
-   * one conditional write on them, without reading the claim again ({@link recordBoundEvent}).
-   */
-  boundAttempts: 'boundAttempts',
-} as const;
+import {
+  isIndexed,
+  LEDGER_INTERNAL,
+  LEDGER_STATUS_INDEX,
+  LEDGER_TABLE,
+  statusShard,
+  type LedgerItem,
+} from '../kernel/ledger/schema';
 
 /** A stored item as read back (schema fields plus bookkeeping). */
 export type StoredLedgerItem = Partial<LedgerItem> & {

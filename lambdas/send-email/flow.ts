@@ -12,11 +12,10 @@
  * built (handler.ts, once per container); the flow's own state is the named fields of RecordFlow.
  */
 import type { Context, SQSRecord } from 'aws-lambda';
-import type { BasePersistenceLayer } from '@aws-lambda-powertools/idempotency/persistence';
 import type { HandlerSettings } from '../kernel/environment';
 import { PipelineError } from '../kernel/errors';
 import { cancelMarkOf } from '../kernel/ledger/cancel-mark';
-import { createKeyClaims, type KeyClaims } from './claim/claim';
+import { createKeyClaims, type ClaimDeps, type KeyClaims } from './claim/claim';
 import { classifyIdempotencyError, classifySesError, unexpectedError } from './classify';
 import type { SendConfirmation } from './confirm';
 import type { Outcome } from './outcome/outcome';
@@ -32,9 +31,10 @@ const CONFIRMED_BY_SES_EVENT = {
 
 /** The stages a flow calls, built once per container (handler.ts). */
 export interface FlowStages {
-  readonly settings: HandlerSettings;
-  /** The claim stage's store (claim/persistence.ts in production). */
-  readonly persistenceStore: BasePersistenceLayer;
+  /** Whose envelopes are sent (parse.ts), and whether a send goes on while the store is down (failOpen). */
+  readonly settings: Pick<HandlerSettings, 'topicArn' | 'highPriorityTopicArn' | 'failOpen'>;
+  /** What the claim stage is built from (claim/claim.ts): its store (claim/persistence.ts in production), its window, a clock. */
+  readonly claim: ClaimDeps;
   /** The schedule stage (schedule.ts). @default none: a sendAt is not waited for */
   readonly schedule?: Schedule | undefined;
   /** The confirm stage (confirm.ts). @default none: every retry sends, as before the ledger */
@@ -42,7 +42,6 @@ export interface FlowStages {
   readonly sender: Sender;
   readonly outcome: Outcome;
   readonly now: () => number;
-  readonly sleep: (ms: number) => Promise<void>;
 }
 
 /** SES's answer for a key, and whether it came from the ledger rather than from a send of this record. */
@@ -63,7 +62,7 @@ export class RecordFlow {
 
   constructor(stages: FlowStages) {
     this.#stages = stages;
-    this.#claims = createKeyClaims(stages, (request) => this.#confirmAndSend(request));
+    this.#claims = createKeyClaims(stages.claim, (request) => this.#confirmAndSend(request));
   }
 
   /** Call once per invocation, before the records. */

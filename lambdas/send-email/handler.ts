@@ -1,10 +1,10 @@
 /**
  * The send function's composition root: what one Lambda container holds, built once. The
  * settings (kernel/environment.ts), Powertools' logger and metrics, the SDK clients
- * (runtime/clients.ts, send/email.ts) and the stages of the flow (flow.ts) over them; the
- * Lambda entry point (main.ts) builds it at init. The in-process harnesses (tests, benchmarks)
- * build the same thing with clients of their own, and import this module only: what they need
- * is exported here.
+ * (runtime/clients.ts, send/email.ts) and the stages of the flow (flow.ts) over them, each
+ * given exactly the dependencies its factory declares; the Lambda entry point (main.ts) builds
+ * it at init. The in-process harnesses (tests, benchmarks) build the same thing with clients of
+ * their own through createHandler; the parts they wire by hand come from testing.ts.
  */
 import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
 import { BatchProcessor, EventType, processPartialResponse } from '@aws-lambda-powertools/batch';
@@ -30,14 +30,6 @@ import { createSender, type SendClient } from './send/sender';
 import { SharedPacer } from './send/shared-pacer';
 import { SendPacer } from './send/token-bucket';
 import { createSchedule, ledgerRecordScheduled, type RecordScheduled } from './schedule';
-
-// What the in-process harnesses build a handler with (tests and benchmarks).
-export { LedgerAwarePersistenceLayer, newAttemptId } from './claim/persistence';
-export { createSendConfirmation } from './confirm';
-export { buildSendEmailInput } from './send/email';
-export { COMPLETION_RETRY_MARGIN_MS } from './claim/claim';
-export { createAttachmentObjects, type ObjectStore } from './send/attachments';
-export { budgetFromEnvironment } from './send/byte-budget';
 
 /** How long one S3 request of an attachment may stay silent. */
 const S3_REQUEST_TIMEOUT_MS = 10_000;
@@ -77,52 +69,49 @@ export type Handler = (event: SQSEvent, context: Context) => Promise<SQSBatchRes
  */
 export function createHandler(deps: HandlerDeps, options: { readonly processInParallel?: boolean } = {}): Handler {
   const { settings, logger, metrics } = deps;
-  const clock = {
-    now: deps.now ?? Date.now,
-    sleep: deps.sleep ?? ((ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms))),
-    random: deps.random ?? Math.random,
-  };
-  const stages = { ...deps, ...clock };
-  const staticPacer = SendPacer.forSettings(settings, clock);
-  const shared = deps.rateStore
-    ? new SharedPacer({
-        store: deps.rateStore,
-        maxSendRate: settings.maxSendRate,
-        highShare: settings.highPriorityRateShare,
-        fallback: staticPacer,
-        ...clock,
-        onWrites: (writes) => metrics.addMetric(METRIC.rateLeaseWrites, MetricUnit.Count, writes),
-        onFallback: (error) => {
-          metrics.addMetric(METRIC.rateLeaseFallbacks, MetricUnit.Count, 1);
-          logger.warn('rate lease unavailable: pacing to the static share', { error: String(error) });
-        },
-        onImplausible: (lane, found, repaired) => {
-          metrics.addMetric(METRIC.rateLeaseRepairs, MetricUnit.Count, 1);
-          logger.warn(
-            repaired
-              ? 'rate lease item implausible: replaced'
-              : 'rate lease item implausible: not replaced yet, pacing to the static share',
-            { lane, found },
-          );
-        },
-      })
-    : undefined;
-  const breaker = CircuitBreaker.forSettings(settings, clock.now);
+  const now = deps.now ?? Date.now;
+  const sleep = deps.sleep ?? ((ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms)));
+  const random = deps.random ?? Math.random;
+  const pacers = createPacers({ settings, logger, metrics, rateStore: deps.rateStore, now, sleep });
+  const breaker = CircuitBreaker.forSettings(settings, now);
   // One flow per lane: the same stages, but a lane's sends take its slots and its retries go back to its queue.
   const flows = {} as Record<Lane, RecordFlow>;
   for (const lane of LANES) {
-    const pacer: Pacer = shared ? shared.lane(lane) : staticPacer;
     const laneSettings: HandlerSettings =
       lane === 'high' && settings.highPriorityQueueUrl
         ? { ...settings, sourceQueueUrl: settings.highPriorityQueueUrl }
         : settings;
-    const laneStages = { ...stages, settings: laneSettings };
-    const sender = createSender({ ...laneStages, pacer, breaker });
     flows[lane] = new RecordFlow({
-      ...laneStages,
-      sender,
-      outcome: createOutcome(laneStages),
-      schedule: createSchedule(laneStages),
+      settings: laneSettings,
+      claim: { settings: laneSettings, persistenceStore: deps.persistenceStore, now, sleep },
+      schedule: createSchedule({
+        settings: laneSettings,
+        sqs: deps.sqs,
+        logger,
+        metrics,
+        now,
+        recordScheduled: deps.recordScheduled,
+      }),
+      confirm: deps.confirm,
+      sender: createSender({
+        settings: laneSettings,
+        ses: deps.ses,
+        pacer: pacers.lane(lane),
+        breaker,
+        metrics,
+        now,
+        attachments: deps.attachments,
+      }),
+      outcome: createOutcome({
+        settings: laneSettings,
+        sqs: deps.sqs,
+        logger,
+        metrics,
+        confirm: deps.confirm,
+        now,
+        random,
+      }),
+      now,
     });
   }
   const processor = new BatchProcessor(EventType.SQS);
@@ -138,7 +127,7 @@ export function createHandler(deps: HandlerDeps, options: { readonly processInPa
         processInParallel,
       });
     } finally {
-      for (const [name, recipients] of Object.entries(shared?.takePaced() ?? {})) {
+      for (const [name, recipients] of Object.entries(pacers.takePaced())) {
         if (recipients > 0)
           metrics
             .singleMetric()
@@ -150,6 +139,55 @@ export function createHandler(deps: HandlerDeps, options: { readonly processInPa
   };
 }
 
+/** What the container's pacers are built from. */
+interface PacerDeps {
+  readonly settings: Pick<HandlerSettings, 'maxSendRate' | 'maxConcurrency' | 'highPriorityRateShare'>;
+  readonly logger: Logger;
+  readonly metrics: Metrics;
+  readonly rateStore: SlotStore | undefined;
+  readonly now: () => number;
+  readonly sleep: (ms: number) => Promise<void>;
+}
+
+/** The container's pacers: each lane's, and the recipients paced per lane since the last invocation. */
+interface Pacers {
+  lane(lane: Lane): Pacer;
+  takePaced(): Partial<Record<Lane, number>>;
+}
+
+/**
+ * The shared rate lease's pacer (send/shared-pacer.ts) over the static share (send/pacing.ts),
+ * which it falls back to; without a lease store, the static share alone.
+ */
+function createPacers(deps: PacerDeps): Pacers {
+  const { settings, logger, metrics, now, sleep } = deps;
+  const staticPacer = SendPacer.forSettings(settings, { now, sleep });
+  if (!deps.rateStore) return { lane: () => staticPacer, takePaced: () => ({}) };
+  const shared = new SharedPacer({
+    store: deps.rateStore,
+    maxSendRate: settings.maxSendRate,
+    highShare: settings.highPriorityRateShare,
+    fallback: staticPacer,
+    now,
+    sleep,
+    onWrites: (writes) => metrics.addMetric(METRIC.rateLeaseWrites, MetricUnit.Count, writes),
+    onFallback: (error) => {
+      metrics.addMetric(METRIC.rateLeaseFallbacks, MetricUnit.Count, 1);
+      logger.warn('rate lease unavailable: pacing to the static share', { error: String(error) });
+    },
+    onImplausible: (lane, found, repaired) => {
+      metrics.addMetric(METRIC.rateLeaseRepairs, MetricUnit.Count, 1);
+      logger.warn(
+        repaired
+          ? 'rate lease item implausible: replaced'
+          : 'rate lease item implausible: not replaced yet, pacing to the static share',
+        { lane, found },
+      );
+    },
+  });
+  return { lane: (lane) => shared.lane(lane), takePaced: () => shared.takePaced() };
+}
+
 /** Clients to use instead of the ones runtime/clients.ts builds. @default none: all from runtime/clients.ts */
 export type ContainerClients = Partial<Pick<HandlerDeps, 'ses' | 'sqs'>>;
 
@@ -158,19 +196,27 @@ export function createContainerHandler(clients: ContainerClients = {}, env: Node
   const settings = readSettings(env);
   const logger = new Logger();
   const metrics = new Metrics();
-  // The idempotency store's client; the ledger reads and dead-letter marks use their own.
   const confirmSettings = readConfirmSettings(env, settings.dedupeWindowSeconds);
+  // Three DynamoDB clients, each for what it serves. The idempotency records' (the claim's two
+  // requests per record, runtime/clients.ts):
+  const idempotencyClient = createStoreClient();
+  // The ledger's (confirm before resend, the dead-letter and scheduled marks), only on those paths:
   const ledgerClient = builtOnFirstSend(() => createDynamoDbClient());
+  // The shared rate lease's, one attempt per request: a failed lease falls back to the static share.
+  const rateLeaseClient = builtOnFirstSend(() => createDynamoDbClient({ maxAttempts: 1 }));
   const persistenceStore = new LedgerAwarePersistenceLayer({
     tableName: settings.tableName,
-    awsSdkV3Client: createStoreClient(),
+    awsSdkV3Client: idempotencyClient,
     keyPrefix: settings.keyPrefix,
   });
   const bucket = env[ENV.attachmentsBucketName];
-  const storeClient = builtOnFirstSend(() => createDynamoDbClient({ maxAttempts: 1 }));
   return createHandler({
     settings,
-    rateStore: dynamoDbSlotStore({ client: storeClient, tableName: settings.tableName, keyPrefix: settings.keyPrefix }),
+    rateStore: dynamoDbSlotStore({
+      client: rateLeaseClient,
+      tableName: settings.tableName,
+      keyPrefix: settings.keyPrefix,
+    }),
     ses: clients.ses ?? createSesClient(settings.sesTimeoutMs),
     // S3 reads are two signed requests (s3-store.ts), built on the first object.
     // Files held at once are bounded by the function's memory (send/byte-budget.ts).
@@ -182,15 +228,10 @@ export function createContainerHandler(clients: ContainerClients = {}, env: Node
     persistenceStore,
     logger,
     metrics,
-    ...(confirmSettings.ledgerTableName !== undefined
-      ? {
-          recordScheduled: ledgerRecordScheduled(
-            ledgerClient,
-            confirmSettings.ledgerTableName,
-            confirmSettings.retentionSeconds,
-          ),
-        }
-      : {}),
+    recordScheduled:
+      confirmSettings.ledgerTableName !== undefined
+        ? ledgerRecordScheduled(ledgerClient, confirmSettings.ledgerTableName, confirmSettings.retentionSeconds)
+        : undefined,
     confirm: createSendConfirmation({
       settings: confirmSettings,
       persistence: persistenceStore,

@@ -1,5 +1,5 @@
 /**
- * The Lambda entry point (lib/bundling.ts bundles this file): the container's handler, built
+ * The Lambda entry point (lib/construct/bundling.ts bundles this file): the container's handler, built
  * once at init by the composition root (handler.ts), which the in-process harnesses import
  * without building one.
  */

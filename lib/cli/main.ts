@@ -12,7 +12,7 @@ import { createInterface } from 'node:readline/promises';
 import { cancelCommand } from './cancel-command';
 import type { Command, Io } from './command';
 import { deliveriesCommand } from './deliveries-command';
-import { dlqCommand } from './dlq-command';
+import { dlqCommand } from '../dlq/command';
 import { pauseCommand, resumeCommand } from './pause-command';
 import { OperationError, suggestion, UsageError } from './errors';
 import { printable, printableIo, printableLines } from './printable';

@@ -10,7 +10,7 @@ import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { SQSClient } from '@aws-sdk/client-sqs';
 import { keyProblem, lookupKey } from '../../lambdas/status/lookup';
-import { matches, neverRedriveReason, readAll, redriveSelected } from '../dlq-select';
+import { matches, neverRedriveReason, readAll, redriveSelected } from '../dlq/select';
 import { parseCommand } from './args';
 import { callerArn, resolveAws } from './aws-rest';
 import type { Command, Io } from './command';

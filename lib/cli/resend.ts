@@ -9,7 +9,13 @@
  */
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { DeleteCommand, GetCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { LEDGER_STATUS_INDEX, LEDGER_TABLE, ledgerKey, RESEND_EVENT_TYPE } from '../../lambdas/kernel/ledger/schema';
+import {
+  LEDGER_INTERNAL,
+  LEDGER_STATUS_INDEX,
+  LEDGER_TABLE,
+  ledgerKey,
+  RESEND_EVENT_TYPE,
+} from '../../lambdas/kernel/ledger/schema';
 import { idempotencyRecordId } from '../../lambdas/status/lookup';
 
 /** Longest reason kept (it goes into the timeline and every status report). */
@@ -103,18 +109,17 @@ export async function releaseKey(target: ReleaseTarget, release: Release): Promi
       UpdateExpression:
         'SET #events = list_append(if_not_exists(#events, :empty), :event), #lastAt = :at, #rank = :zero, ' +
         '#updatedAt = :at, #exp = if_not_exists(#exp, :exp) REMOVE #status, #shard, #bound ADD #version :one',
-      // Bookkeeping names as LEDGER_INTERNAL in lambdas/runtime/ledger-store.ts (which this CLI does not load).
       ExpressionAttributeNames: {
         '#events': 'events',
-        '#lastAt': 'lastAt',
-        '#rank': 'statusRank',
+        '#lastAt': LEDGER_INTERNAL.lastAt,
+        '#rank': LEDGER_INTERNAL.rank,
         '#updatedAt': 'updatedAt',
         '#exp': LEDGER_TABLE.ttlAttribute,
         '#status': 'status',
         '#shard': LEDGER_STATUS_INDEX.partitionKey,
-        '#version': 'version',
-        // A new send starts over: no later event is bound without its claim (boundAttempts).
-        '#bound': 'boundAttempts',
+        '#version': LEDGER_INTERNAL.version,
+        // A new send starts over: no later event is bound without its claim.
+        '#bound': LEDGER_INTERNAL.boundAttempts,
       },
       ExpressionAttributeValues: {
         ':empty': [],

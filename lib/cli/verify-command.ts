@@ -23,8 +23,8 @@ import { EmailPublisher } from '../publisher';
 import { parseCommand, wholeNumber } from './args';
 import type { Command, Io } from './command';
 import { OperationError, UsageError } from './errors';
-import { isOn } from './ledger-redrive';
-import { ledgerRedriveSwitch } from './ledger-redrive-command';
+import { isOn } from '../dlq/ledger-redrive';
+import { ledgerRedriveSwitch } from '../dlq/ledger-redrive-command';
 import { readPause } from './pause';
 import { pauseSwitch } from './pause-command';
 import {

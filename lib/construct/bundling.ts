@@ -30,7 +30,7 @@ export const LAMBDA_ENTRIES = {
 export type LambdaName = keyof typeof LAMBDA_ENTRIES;
 
 export const BUNDLING = {
-  /** esbuild target; matches the Lambda runtime (nodejs24.x, RUNTIME in lib/construct/shared.ts). */
+  /** esbuild target; matches the Lambda runtime (nodejs24.x, RUNTIME in lib/construct/common/runtime.ts). */
   target: 'node24',
   minify: true,
   sourceMap: true,

@@ -32,9 +32,10 @@ import { buildScheduleFunction } from './pipeline/schedule-function';
 import * as policies from './pipeline/resource-policies';
 import { buildSendFunction } from './pipeline/send-function';
 import { buildTopics } from './pipeline/topic';
-import { DEFAULT_SERVICE_NAME, RUNTIME, acknowledgeServerlessRules, rotatingKey } from './shared';
+import { rotatingKey } from './common/keys';
+import { acknowledgeServerlessRules } from './common/nag';
+import { DEFAULT_SERVICE_NAME, RUNTIME } from './common/runtime';
 
-export { DEFAULT_SERVICE_NAME, DLQ_RETENTION, RUNTIME } from './shared';
 export { principalsFromStrings } from './pipeline/principals';
 export type { ContextProps } from './pipeline/context-props';
 

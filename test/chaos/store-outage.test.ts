@@ -17,7 +17,7 @@
  */
 import { down, pass } from '../../tools/dev/local/fault-proxy';
 import { until } from '../integration/support';
-import { COMPLETION_RETRY_MARGIN_MS } from '../../lambdas/send-email/handler';
+import { COMPLETION_RETRY_MARGIN_MS } from '../../lambdas/send-email/testing';
 import { completionUnwritten } from './account';
 import { ChaosRun, expectReliable, stopRuns } from './harness';
 

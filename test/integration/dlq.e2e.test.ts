@@ -4,7 +4,7 @@
  */
 import { PublishCommand } from '@aws-sdk/client-sns';
 import { GetQueueAttributesCommand } from '@aws-sdk/client-sqs';
-import { formatDeadLetter, listDeadLetters, purge, redrive } from '../../lib/dlq';
+import { formatDeadLetter, listDeadLetters, purge, redrive } from '../../lib/dlq/dead-letters';
 import { freePort } from '../../tools/dev/local/processes';
 import { email, startTestPipeline, until, type TestPipeline } from './support';
 

@@ -21,7 +21,8 @@ import { queueRecord, snsEnvelope } from '../../tools/dev/local/records';
 import { createResources, handlerRefs, type LocalResources } from '../../tools/dev/local/resources';
 import { loadLocalSettings } from '../../tools/dev/local/settings';
 import { createStoreClient } from '../../lambdas/runtime/clients';
-import { createAttachmentObjects, createHandler, type ObjectStore } from '../../lambdas/send-email/handler';
+import { createHandler } from '../../lambdas/send-email/handler';
+import { createAttachmentObjects, type ObjectStore } from '../../lambdas/send-email/testing';
 import { readSettings } from '../../lambdas/kernel/environment';
 import { endpointsFromEnv, uniqueName } from './support';
 

@@ -31,15 +31,17 @@ function importedPaths(inputs: Metafile['inputs']): string[] {
 
 describe('module graph', () => {
   test('the DLQ tools and the operator CLI load no Powertools module', async () => {
-    const inputs = await moduleGraph(['lib/dlq.ts', 'bin/email-pipeline.ts']);
+    const inputs = await moduleGraph(['lib/dlq/dead-letters.ts', 'bin/email-pipeline.ts']);
 
     expect(importedPaths(inputs).filter((imported) => imported.startsWith('@aws-lambda-powertools/'))).toEqual([]);
   });
 
   test('the DLQ tools read the DLQ attribute names from the kernel', async () => {
-    const inputs = await moduleGraph(['lib/dlq.ts']);
+    const inputs = await moduleGraph(['lib/dlq/dead-letters.ts']);
 
-    expect(inputs['lib/dlq.ts']?.imports.map((imported) => imported.path)).toContain('lambdas/kernel/names.ts');
+    expect(inputs['lib/dlq/dead-letters.ts']?.imports.map((imported) => imported.path)).toContain(
+      'lambdas/kernel/names.ts',
+    );
   });
 
   test.each(['lambdas/kernel/names.ts'])('%s has no run-time imports', async (file) => {

@@ -2,7 +2,8 @@
  * The layout holds (docs/contributing.md, Layout): no import cycles; no product file (lib/, lambdas/) over 400
  * lines, and each opens with a comment saying what it is for; the kernel (lambdas/kernel/)
  * imports nothing but itself and Node, no SDK; and the send function's folder is its own: product
- * code elsewhere never imports it, the development tools only through its composition root.
+ * code elsewhere never imports it, the development tools only through its composition root. The
+ * files a module comment names exist.
  * Tests sit at the path of what they test: a test file in a suite's subfolder names a source file
  * at that path, and most substantial product files have one (`STRUCTURE_REPORT=1 npx jest
  * test/unit/structure.test.ts` prints the share and the files without one).
@@ -90,6 +91,22 @@ test('every product file opens with a comment saying what it is for', () => {
   expect(bare).toEqual([]);
 });
 
+/** The `.ts` paths a file's opening comment names (`send/sender.ts`, `lib/construct/bundling.ts`). */
+function pathsNamedInOpeningComment(file: string): string[] {
+  const opening = /^\s*(\/\*\*[\s\S]*?\*\/|(?:\/\/.*\n)+)/.exec(fs.readFileSync(path.join(ROOT, file), 'utf8'));
+  return [...(opening?.[1] ?? '').matchAll(/(?<![\w./-])[\w-][\w./-]*\.ts\b/g)].map(([named]) => named);
+}
+
+test('the files a module comment names exist (the path as written ends a file path of the repository)', () => {
+  const known = [...FILES, ...filesUnder('test')];
+  const stale = FILES.flatMap((file) =>
+    pathsNamedInOpeningComment(file)
+      .filter((named) => !known.some((existing) => existing === named || existing.endsWith(`/${named}`)))
+      .map((named) => `${file} names ${named}`),
+  );
+  expect(stale).toEqual([]);
+});
+
 test('the kernel imports only itself and Node: no SDK, no other folder', () => {
   const kernel = FILES.filter((file) => file.startsWith('lambdas/kernel/'));
   expect(kernel.length).toBeGreaterThan(5);
@@ -103,14 +120,32 @@ test('the kernel imports only itself and Node: no SDK, no other folder', () => {
   expect(outside).toEqual([]);
 });
 
+/**
+ * Who may import the send function's folder from outside it. The dev tools build a handler through
+ * its composition root; the benchmarks also wire parts of it by hand, as the in-process tests do,
+ * from its test-support entry (testing.ts), which keeps those parts out of the composition root.
+ * (Tests are not in this graph: a unit test imports the stage it tests.)
+ */
+const SEND_EMAIL_ENTRIES: readonly { readonly from: string; readonly entry: string }[] = [
+  { from: 'tools/', entry: 'lambdas/send-email/handler.ts' },
+  { from: 'tools/dev/bench/', entry: 'lambdas/send-email/testing.ts' },
+];
+
 test('nothing outside lambdas/send-email/ imports it; the dev tools only through its composition root', () => {
   const crossings = FILES.filter((file) => !file.startsWith('lambdas/send-email/')).flatMap((file) =>
     GRAPH.get(file)!
       .local.filter((imported) => imported.startsWith('lambdas/send-email/'))
-      .filter((imported) => !(file.startsWith('tools/') && imported === 'lambdas/send-email/handler.ts'))
+      .filter((imported) => !SEND_EMAIL_ENTRIES.some(({ from, entry }) => file.startsWith(from) && imported === entry))
       .map((imported) => `${file} -> ${imported}`),
   );
   expect(crossings).toEqual([]);
+});
+
+test("the send function's test-support entry is never part of it: nothing in its folder imports testing.ts", () => {
+  const inside = FILES.filter((file) => file.startsWith('lambdas/send-email/')).filter((file) =>
+    GRAPH.get(file)!.local.includes('lambdas/send-email/testing.ts'),
+  );
+  expect(inside).toEqual([]);
 });
 
 /** Product files over this many lines are expected to have a test at their own path. */

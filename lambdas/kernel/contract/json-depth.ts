@@ -1,7 +1,7 @@
 /**
  * How deep JSON nests, found without recursion: JSON.stringify, Powertools' payload hash and any
  * walk of a parsed body recurse once per level, and a body nested a few thousand levels deep
- * (a few KB) overflows their stack. The contract caps the depth (message.ts), checked with these
+ * (a few KB) overflows their stack. The contract caps the depth (declaration.ts), checked with these
  * before any of that runs. Pure, no I/O.
  */
 

@@ -139,6 +139,29 @@ export interface LedgerItem {
   readonly expiration: number;
 }
 
+/**
+ * Bookkeeping attributes beside those of {@link LedgerItem}: never shown to readers. The ledger's
+ * store writes them (lambdas/runtime/ledger-store.ts), and so do `email-pipeline resend` and the
+ * cancel function, whose grant names the ones it writes (lib/construct/ledger/functions.ts).
+ */
+export const LEDGER_INTERNAL = {
+  /** String set of the recorded events' ids (type#sesMessageId#timestamp). */
+  eventIds: 'eventIds',
+  /** The latest event's time (ISO 8601): an event at or before it is merged, not appended. */
+  lastAt: 'lastAt',
+  /** STATUS_RANK of the status. */
+  rank: 'statusRank',
+  /** Writes so far; the merge path writes only over the version it read. */
+  version: 'version',
+  /**
+   * String set of the attempt ids whose `Send` event the ledger recorded (each passed the binding
+   * check against its claim): a later event of the same attempt and SES message id is recorded by
+   * one conditional write on them, without reading the claim again (recordBoundEvent in
+   * lambdas/runtime/ledger-store.ts).
+   */
+  boundAttempts: 'boundAttempts',
+} as const;
+
 /** What the status API (`GET /deliveries/{key}`) and `npm run status -- --json` return. */
 export interface DeliveryReport {
   readonly key: string;

@@ -13,10 +13,11 @@ import type { ParsedRecord } from '../parse';
 import { createDeadLetter } from './dead-letter';
 import type { QueueClient } from './queue-record';
 import { createReport, type Report } from './report';
-import { createRetry } from './retry';
+import { createRetry, type RetryDeps } from './retry';
 
 export interface OutcomeDeps {
-  readonly settings: HandlerSettings;
+  /** The DLQ (dead-letter.ts) and what a retry needs (retry.ts). */
+  readonly settings: Pick<HandlerSettings, 'deadLetterQueueUrl'> & RetryDeps['settings'];
   readonly sqs: QueueClient;
   readonly logger: Logger;
   readonly metrics: Metrics;

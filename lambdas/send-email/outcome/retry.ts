@@ -24,7 +24,16 @@ import type { HandlerSettings } from '../../kernel/environment';
 import { RETRY_ATTRIBUTE } from '../../kernel/names';
 
 export interface RetryDeps {
-  readonly settings: HandlerSettings;
+  /** The lane's queue a retry goes back to, the backoff (backoff.ts), the retry budget and the receives before the DLQ. */
+  readonly settings: Pick<
+    HandlerSettings,
+    | 'sourceQueueUrl'
+    | 'maxReceiveCount'
+    | 'retryBudgetSeconds'
+    | 'retryBaseSeconds'
+    | 'retryCapSeconds'
+    | 'systemicRetrySeconds'
+  >;
   readonly sqs: QueueClient;
   readonly report: Report;
   readonly deadLetter: DeadLetter;

@@ -13,7 +13,7 @@ import { METRIC } from '../../kernel/names';
 import { classifySesError } from '../classify';
 import type { CircuitBreaker } from './breaker';
 import { createAttachmentObjects, type AttachmentObjects } from './attachments';
-import { buildSendEmailInput, type AttemptTags } from './email';
+import { buildSendEmailInput, type AttemptTags, type SenderSettings } from './email';
 import type { Pacer } from './pacer';
 
 /** A send starts only if it can finish (SES timeout plus this) before the invocation's deadline. */
@@ -45,7 +45,8 @@ export interface Admitted {
 }
 
 export interface SenderDeps {
-  readonly settings: HandlerSettings;
+  /** Who sends (the request's From and configuration set, email.ts), SES's timeout and the rate a refusal names. */
+  readonly settings: SenderSettings & Pick<HandlerSettings, 'sesTimeoutMs' | 'maxSendRate'>;
   readonly ses: SendClient;
   /** Per container, as a Lambda container keeps it between invocations (shared-pacer.ts, token-bucket.ts). */
   readonly pacer: Pacer;

@@ -15,7 +15,7 @@ import type { Construct } from 'constructs';
 import { CONFIGURATION_SET_DIMENSION } from '../../../lambdas/kernel/names';
 import { ledgerEventPattern } from '../../../lambdas/kernel/ledger/event-pattern';
 import type { ResolvedSettings } from '../../settings';
-import { rotatingKey } from '../shared';
+import { rotatingKey } from '../common/keys';
 
 /** The SES events the ledger records (all but opens, clicks and subscriptions, which say nothing about delivery). */
 export const LEDGER_EVENT_TYPES: readonly ses.EmailSendingEvent[] = [

@@ -18,11 +18,11 @@ import type * as sqs from 'aws-cdk-lib/aws-sqs';
 import type { Construct } from 'constructs';
 import { ENV, LEDGER_ENV } from '../../../lambdas/kernel/environment';
 import { CLAIM_ATTRIBUTES } from '../../../lambdas/kernel/ledger/binding';
-import { LEDGER_STATUS_INDEX, LEDGER_TABLE } from '../../../lambdas/kernel/ledger/schema';
+import { LEDGER_INTERNAL, LEDGER_STATUS_INDEX, LEDGER_TABLE } from '../../../lambdas/kernel/ledger/schema';
 import type { ResolvedSettings } from '../../settings';
 import { handlerCode, type LambdaName } from '../assets';
 import { LEDGER_FUNCTION_MEMORY_MB, functionNodeOptions, ledgerEnvironment } from '../handler-env';
-import { tableKeyStatement } from '../shared';
+import { tableKeyStatement } from '../common/keys';
 
 /** Fixed sizing of the two ledger-side functions and the buffer; small, as their work is. */
 export const LEDGER_FUNCTIONS = {
@@ -276,11 +276,11 @@ export const CANCEL_WRITES = {
     LEDGER_TABLE.ttlAttribute,
     // The index by outcome files the key as cancelled.
     LEDGER_STATUS_INDEX.partitionKey,
-    // The ledger's bookkeeping (LEDGER_INTERNAL in lambdas/runtime/ledger-store.ts; a test keeps them equal).
-    'eventIds',
-    'lastAt',
-    'statusRank',
-    'version',
+    // The ledger's bookkeeping, all but the bound attempts, which only SES's Send events write.
+    LEDGER_INTERNAL.eventIds,
+    LEDGER_INTERNAL.lastAt,
+    LEDGER_INTERNAL.rank,
+    LEDGER_INTERNAL.version,
   ],
 } as const;
 

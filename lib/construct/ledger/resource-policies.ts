@@ -8,7 +8,7 @@ import * as iam from 'aws-cdk-lib/aws-iam';
 import type * as lambda from 'aws-cdk-lib/aws-lambda';
 import type * as sns from 'aws-cdk-lib/aws-sns';
 import type * as sqs from 'aws-cdk-lib/aws-sqs';
-import { onlyTheseSend } from '../shared';
+import { onlyTheseSend } from '../common/queues';
 
 /**
  * Queue policies of the buffer and its DLQ: only SES's events rule (EventBridge delivering SES's

@@ -1,7 +1,7 @@
 /**
  * Saved CloudWatch Logs Insights queries over the pipeline's three log groups (send, ledger,
  * status), on the fields the functions log: the send function's one line per decision
- * (lambdas/send-email/report.ts: `decision`, `dedupeKey`, `errorClass`, `errorCode`, `reason`, ...),
+ * (lambdas/send-email/outcome/report.ts: `decision`, `dedupeKey`, `errorClass`, `errorCode`, `reason`, ...),
  * its WARN line for each unconfirmed resend (lambdas/send-email/confirm.ts), and the ledger's line
  * per recorded event (lambdas/ledger/ledger.ts: `dedupeKey`, `eventType`, `status`, `sesMessageId`).
  */

@@ -13,7 +13,7 @@ import * as lambda from 'aws-cdk-lib/aws-lambda';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import type { Construct } from 'constructs';
 import { handlerCode } from '../assets';
-import { RUNTIME } from '../shared';
+import { RUNTIME } from '../common/runtime';
 
 /** The pause function and its log group, in `scope`; returns the alarm action that invokes it. */
 export function buildReputationPause(

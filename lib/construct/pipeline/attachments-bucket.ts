@@ -13,7 +13,7 @@ import * as s3 from 'aws-cdk-lib/aws-s3';
 import type { CfnBucket } from 'aws-cdk-lib/aws-s3';
 import type { Construct } from 'constructs';
 import type { ResolvedSettings } from '../../settings';
-import { rotatingKey } from '../shared';
+import { rotatingKey } from '../common/keys';
 import { principalArn } from './principals';
 
 const DAY_SECONDS = 24 * 60 * 60;

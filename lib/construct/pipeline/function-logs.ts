@@ -10,7 +10,7 @@ import type * as kms from 'aws-cdk-lib/aws-kms';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import type { Construct } from 'constructs';
 import type { ResolvedSettings } from '../../settings';
-import { rotatingKey } from '../shared';
+import { rotatingKey } from '../common/keys';
 
 /** The log group names of the pipeline's functions. */
 export interface LogGroupNames {

@@ -13,7 +13,7 @@ import type * as kms from 'aws-cdk-lib/aws-kms';
 import type * as lambda from 'aws-cdk-lib/aws-lambda';
 import type * as sqs from 'aws-cdk-lib/aws-sqs';
 import type { ResolvedSettings } from '../../settings';
-import { tableKeyStatement } from '../shared';
+import { tableKeyStatement } from '../common/keys';
 
 /** Adds the send function's statements to its role (`fn`'s), in a fixed order. */
 export function grantSendFunctionLeastPrivilege(

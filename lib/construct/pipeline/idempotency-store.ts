@@ -8,7 +8,8 @@ import * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
 import type * as kms from 'aws-cdk-lib/aws-kms';
 import type { Construct } from 'constructs';
 import { IDEMPOTENCY_TABLE } from '../handler-env';
-import { protectedTableProps, rotatingKey } from '../shared';
+import { rotatingKey } from '../common/keys';
+import { protectedTableProps } from '../common/tables';
 
 /** What {@link buildIdempotencyStore} made. */
 export interface IdempotencyStore {

@@ -5,7 +5,7 @@
  */
 import { SettingsError } from '../../settings';
 import { BUNDLING } from '../bundling';
-import { DEFAULT_SERVICE_NAME, RUNTIME } from '../shared';
+import { DEFAULT_SERVICE_NAME, RUNTIME } from '../common/runtime';
 
 /** Throws a {@link SettingsError} naming the first option that is not valid. */
 export function checkConstructOptions(props: {

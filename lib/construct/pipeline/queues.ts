@@ -16,8 +16,9 @@ import type * as kms from 'aws-cdk-lib/aws-kms';
 import * as sqs from 'aws-cdk-lib/aws-sqs';
 import type { Construct } from 'constructs';
 import type { ResolvedSettings } from '../../settings';
-import { DLQ_RETENTION, rotatingKey } from '../shared';
-import { SCHEDULE_FUNCTION } from './schedule-function';
+import { rotatingKey } from '../common/keys';
+import { DLQ_RETENTION } from '../common/queues';
+import { SCHEDULE_FUNCTION } from '../handler-env';
 
 /** What {@link buildQueues} made. */
 export interface PipelineQueues {

@@ -11,7 +11,7 @@ import * as iam from 'aws-cdk-lib/aws-iam';
 import type * as sns from 'aws-cdk-lib/aws-sns';
 import type * as sqs from 'aws-cdk-lib/aws-sqs';
 import { SettingsError } from '../../settings';
-import { onlyTheseSend } from '../shared';
+import { onlyTheseSend } from '../common/queues';
 import { isRole, principalArn } from './principals';
 
 /** How a topic's publishers are restricted: who the errors name, and the ARN exempted when nobody is listed. */

@@ -17,7 +17,7 @@ import type { Construct } from 'constructs';
 import type { ResolvedSettings } from '../../settings';
 import { handlerCode } from '../assets';
 import { SCHEDULE_FUNCTION, functionNodeOptions, scheduleEnvironment } from '../handler-env';
-import { RUNTIME } from '../shared';
+import { RUNTIME } from '../common/runtime';
 
 export { SCHEDULE_FUNCTION } from '../handler-env';
 

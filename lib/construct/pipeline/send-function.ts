@@ -18,7 +18,7 @@ import type { Construct } from 'constructs';
 import type { ResolvedSettings } from '../../settings';
 import { handlerCode } from '../assets';
 import { functionNodeOptions, handlerEnvironment } from '../handler-env';
-import { RUNTIME } from '../shared';
+import { RUNTIME } from '../common/runtime';
 
 /** What {@link buildSendFunction} made. */
 export interface SendFunction {

@@ -23,7 +23,7 @@ import {
   buildSendEmailInput,
   createAttachmentObjects,
   type ObjectStore,
-} from '../../../lambdas/send-email/handler';
+} from '../../../lambdas/send-email/testing';
 
 const MIB = 1024 * 1024;
 const OBJECT_BYTES = 25 * MIB;

@@ -18,11 +18,8 @@ import { queueRecord, snsEnvelope } from '../local/records';
 import { makeContext } from '../local/event-source';
 import { createResources, handlerRefs, type LocalResources } from '../local/resources';
 import { createStoreClient } from '../../../lambdas/runtime/clients';
-import {
-  createHandler,
-  createSendConfirmation,
-  LedgerAwarePersistenceLayer,
-} from '../../../lambdas/send-email/handler';
+import { createHandler } from '../../../lambdas/send-email/handler';
+import { createSendConfirmation, LedgerAwarePersistenceLayer } from '../../../lambdas/send-email/testing';
 import { readSettings, type HandlerSettings, readConfirmSettings } from '../../../lambdas/kernel/environment';
 import { withEnv } from './stats';
 

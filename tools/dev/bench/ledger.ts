@@ -1,10 +1,11 @@
 /**
  * Item 5b: what the send ledger itself costs per email. The real ledger handler
- * (createLedgerHandler: lambdas/ledger/ledger.ts and store.ts, built as handler.ts builds it)
- * runs in this process against DynamoDB Local and the local delivery-status topic, on SES
- * events in the local SES's format (sesEventsFor: what SES publishes for an email to an
- * ordinary address, Send then Delivery), each in an SNS envelope in a buffer-queue record, in
- * batches of the construct's ledger event source (LEDGER_FUNCTIONS.batchSize).
+ * (createLedgerHandler: lambdas/ledger/ledger.ts over lambdas/runtime/ledger-store.ts, built as
+ * lambdas/ledger/handler.ts builds it) runs in this process against DynamoDB Local and the local
+ * delivery-status topic, on SES events in the local SES's format (sesEventsFor: what SES
+ * publishes for an email to an ordinary address, Send then Delivery), each in an SNS envelope in
+ * a buffer-queue record, in batches of the construct's ledger event source
+ * (LEDGER_FUNCTIONS.batchSize).
  *
  * Counted at the SDK: DynamoDB commands and HTTP attempts (DynamoDbRequestCounter), the
  * capacity units DynamoDB reports (ReturnConsumedCapacity added to every request), and the
@@ -34,7 +35,7 @@ import { ledgerEnvironment } from '../../../lib/construct/handler-env';
 import { ledgerRefs } from '../local/resources';
 import { readLedgerItem } from '../../../lambdas/runtime/ledger-store';
 import { createDynamoDbClient } from '../../../lambdas/runtime/clients';
-import { buildSendEmailInput, newAttemptId } from '../../../lambdas/send-email/handler';
+import { buildSendEmailInput, newAttemptId } from '../../../lambdas/send-email/testing';
 import { validateEmail } from '../../../lambdas/kernel/contract';
 import { emulatorConfig } from '../local/emulator-config';
 import { makeContext } from '../local/event-source';

@@ -2,7 +2,7 @@ import { CfnResource } from 'aws-cdk-lib';
 import type { IConstruct } from 'constructs';
 import { ENV, LEDGER_ENV } from '../../../../lambdas/kernel/environment';
 import { BUNDLING } from '../../../../lib/construct/bundling';
-import { DLQ_RETENTION, RUNTIME } from '../../../../lib/construct/email-pipeline';
+import { DLQ_RETENTION, RUNTIME } from '../../../../lib';
 import { arnOf, resource, synthDefault, synthesize } from '../../helpers';
 
 describe('topic and queues', () => {

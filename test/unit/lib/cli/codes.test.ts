@@ -7,7 +7,7 @@ import { readdirSync, readFileSync, statSync } from 'node:fs';
 import * as path from 'node:path';
 import { ERROR_CODES, knownCode } from '../../../../lib/cli/codes';
 import { UsageError } from '../../../../lib/cli/errors';
-import { NEVER_REDRIVE } from '../../../../lib/dlq-select';
+import { NEVER_REDRIVE } from '../../../../lib/dlq/select';
 
 const LAMBDAS = path.join(__dirname, '..', '..', '..', '..', 'lambdas');
 

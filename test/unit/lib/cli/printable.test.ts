@@ -6,7 +6,7 @@
 import type { Command } from '../../../../lib/cli/command';
 import { run, runCommand } from '../../../../lib/cli/main';
 import { printable, printableIo, printableLines } from '../../../../lib/cli/printable';
-import { formatDeadLetter, type DeadLetter } from '../../../../lib/dlq';
+import { formatDeadLetter, type DeadLetter } from '../../../../lib/dlq/dead-letters';
 import { formatReport } from '../../../../lib/cli/status-report';
 import { formatDecision } from '../../../../tools/dev/local/format';
 

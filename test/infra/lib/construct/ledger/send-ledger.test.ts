@@ -2,13 +2,13 @@ import { CfnResource } from 'aws-cdk-lib';
 import { Match } from 'aws-cdk-lib/assertions';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import type { IConstruct } from 'constructs';
-import { LEDGER_STATUS_INDEX, LEDGER_TABLE } from '../../../../../lambdas/kernel/ledger/schema';
+import { LEDGER_INTERNAL, LEDGER_STATUS_INDEX, LEDGER_TABLE } from '../../../../../lambdas/kernel/ledger/schema';
 import { ENV, LEDGER_ENV } from '../../../../../lambdas/kernel/environment';
 import type { EmailPipelineStack } from '../../../../../lib/construct/email-pipeline-stack';
 import { LEDGER_FUNCTIONS } from '../../../../../lib/construct/ledger/send-ledger';
 import { CANCEL_WRITES } from '../../../../../lib/construct/ledger/functions';
 import type { UpdateItemCommand } from '@aws-sdk/client-dynamodb';
-import { LEDGER_INTERNAL, recordPipelineEvent } from '../../../../../lambdas/runtime/ledger-store';
+import { recordPipelineEvent } from '../../../../../lambdas/runtime/ledger-store';
 import {
   arnOf,
   functionPolicyStatements,
@@ -511,7 +511,8 @@ describe('status function and endpoint', () => {
         'updatedAt',
         LEDGER_TABLE.ttlAttribute,
         LEDGER_STATUS_INDEX.partitionKey,
-        // Every bookkeeping attribute but the bound attempts, which only SES's Send events write.
+        // Every bookkeeping attribute but the bound attempts, which only SES's Send events write: a name
+        // added to the kernel's LEDGER_INTERNAL is granted to the cancel function, or left out here on purpose.
         ...Object.values(LEDGER_INTERNAL).filter((name) => name !== LEDGER_INTERNAL.boundAttempts),
       ].sort(),
     );

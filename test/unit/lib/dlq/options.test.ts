@@ -1,5 +1,5 @@
 /** The DLQ commands' shared options: the selector they build, how it is described and given as JSON, and a dry run's output. */
-import { describeSelector, dryRun, selectorJson, selectorOf, type DlqOptions } from '../../../../lib/cli/dlq-options';
+import { describeSelector, dryRun, selectorJson, selectorOf, type DlqOptions } from '../../../../lib/dlq/options';
 import { capture } from '../../helpers';
 
 /** The options of `dlq ...` with nothing selected; spread and add. */

@@ -5,8 +5,8 @@
  * `--stop`: the switch turned off when a redrive was interrupted and left it on (verify finds that).
  */
 import type { SQSClient } from '@aws-sdk/client-sqs';
-import type { Io } from './command';
-import { OperationError } from './errors';
+import type { Io } from '../cli/command';
+import { OperationError } from '../cli/errors';
 import {
   DEFAULT_STALL_SECONDS,
   awsRedriveSwitch,
@@ -17,7 +17,7 @@ import {
   type DrainResult,
   type RedriveSwitch,
 } from './ledger-redrive';
-import { output, type Target } from './target';
+import { output, type Target } from '../cli/target';
 
 /** The sentence for a switch left on, and how to turn it off by hand. */
 function leftOn(target: Target, source: RedriveSwitch, result: DrainResult): string {

@@ -1,10 +1,10 @@
 /**
- * What each `email-pipeline dlq` subcommand does against a target (dlq-command.ts parses and
+ * What each `email-pipeline dlq` subcommand does against a target (command.ts parses and
  * checks the command line): which DLQ and source queue `--queue` names, the question asked before
  * a change (or what a dry run says it would do), and the lines printed.
  */
 import { GetQueueAttributesCommand, SQSClient } from '@aws-sdk/client-sqs';
-import { formatDeadLetter, listDeadLetters, purge, redrive, type DeadLetter } from '../dlq';
+import { formatDeadLetter, listDeadLetters, purge, redrive, type DeadLetter } from './dead-letters';
 import {
   cancelMoveTask,
   deleteSelected,
@@ -14,14 +14,14 @@ import {
   readAll,
   redriveSelected,
   summarize,
-} from '../dlq-select';
-import type { Io } from './command';
-import { confirmed } from './confirm';
-import { OperationError } from './errors';
+} from './select';
+import type { Io } from '../cli/command';
+import { confirmed } from '../cli/confirm';
+import { OperationError } from '../cli/errors';
 import { queueDepth } from './ledger-redrive';
 import { redriveLedger, stopLedgerRedrive } from './ledger-redrive-command';
-import { printable } from './printable';
-import { output, type Target } from './target';
+import { printable } from '../cli/printable';
+import { output, type Target } from '../cli/target';
 import {
   describeSelector,
   dryRun,
@@ -30,9 +30,9 @@ import {
   selectorOf,
   type DlqOptions,
   type QueueName,
-} from './dlq-options';
+} from './options';
 
-export { QUEUES, type DlqOptions, type QueueName } from './dlq-options';
+export { QUEUES, type DlqOptions, type QueueName } from './options';
 
 /** How long a ledger DLQ redrive waits for the DLQ to shrink before it stops (--stall). */
 export { DEFAULT_STALL_SECONDS } from './ledger-redrive';

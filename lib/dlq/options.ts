@@ -1,13 +1,13 @@
 /**
- * What the dlq subcommands share (dlq-operations.ts): their options, the selector `--code`/`--key`
+ * What the dlq subcommands share (operations.ts): their options, the selector `--code`/`--key`
  * make and how it reads in what is printed, and what a dry run prints.
  */
 import type { SQSClient } from '@aws-sdk/client-sqs';
-import { formatDeadLetter, type DeadLetter } from '../dlq';
-import { matches, readAll, type Selector } from '../dlq-select';
-import type { Io } from './command';
-import type { Consent } from './confirm';
-import { printable } from './printable';
+import { formatDeadLetter, type DeadLetter } from './dead-letters';
+import { matches, readAll, type Selector } from './select';
+import type { Io } from '../cli/command';
+import type { Consent } from '../cli/confirm';
+import { printable } from '../cli/printable';
 
 export const QUEUES = ['send', 'ledger', 'subscription'] as const;
 export type QueueName = (typeof QUEUES)[number];

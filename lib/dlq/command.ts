@@ -2,18 +2,18 @@
  * `email-pipeline dlq list|redrive|delete|purge|tasks|stop-task`: what is in a DLQ and why; send it
  * back (all of it with the native move task, or selectively by code or key); delete selectively
  * (also to remove a person's data) or all; follow and stop a move task. `--queue` picks the send
- * DLQ (default), the ledger's or the topic subscription's. The operations are dlq-operations.ts.
+ * DLQ (default), the ledger's or the topic subscription's. The operations are operations.ts.
  *
  * Old spellings that still work, with a warning: `dlq cancel --task` (now `stop-task`: `cancel
  * <key>` cancels an email) and `purge --yes-delete-all-messages` (now `--yes`, as every command that
  * deletes or moves messages).
  */
-import { deprecated, parseCommand, wholeNumber } from './args';
-import { ERROR_CODE_NAMES, knownCode } from './codes';
-import type { Command, Io } from './command';
-import { consent, CONFIRM_OPTIONS } from './confirm';
-import { DEFAULT_STALL_SECONDS, dlqName, operate, QUEUES, type DlqOptions, type QueueName } from './dlq-operations';
-import { awsFailure, suggestion, UsageError } from './errors';
+import { deprecated, parseCommand, wholeNumber } from '../cli/args';
+import { ERROR_CODE_NAMES, knownCode } from '../cli/codes';
+import type { Command, Io } from '../cli/command';
+import { consent, CONFIRM_OPTIONS } from '../cli/confirm';
+import { DEFAULT_STALL_SECONDS, dlqName, operate, QUEUES, type DlqOptions, type QueueName } from './operations';
+import { awsFailure, suggestion, UsageError } from '../cli/errors';
 import {
   resolveTarget,
   TARGET_HELP,
@@ -21,7 +21,7 @@ import {
   TARGET_SYNOPSIS,
   targetOptions,
   type TargetOptions,
-} from './target';
+} from '../cli/target';
 
 /** The ledger DLQ mapping's maxConcurrency (lib/construct/ledger/functions.ts, deadLetterMaxConcurrency). */
 const LEDGER_REDRIVE_CONCURRENCY = 2;

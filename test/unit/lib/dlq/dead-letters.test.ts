@@ -1,5 +1,5 @@
 import { StartMessageMoveTaskCommand, type SQSClient } from '@aws-sdk/client-sqs';
-import { describeDeadLetter, redrive } from '../../../lib/dlq';
+import { describeDeadLetter, redrive } from '../../../../lib/dlq/dead-letters';
 
 /** Records the commands sent; answers a move task with a handle. */
 function recordingClient() {

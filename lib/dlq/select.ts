@@ -17,7 +17,7 @@ import {
   type Message,
   type SQSClient,
 } from '@aws-sdk/client-sqs';
-import { attributesForRedrive, describeDeadLetter, type DeadLetter } from './dlq';
+import { attributesForRedrive, describeDeadLetter, type DeadLetter } from './dead-letters';
 
 /**
  * Codes a redrive cannot fix: the same message fails the same way (the publisher's fault), or

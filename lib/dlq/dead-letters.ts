@@ -1,7 +1,10 @@
 /**
  * Operator tools for the dead-letter queue: list, redrive, purge. They take
  * their SQS client as a parameter and work the same against a deployed stack
- * and the local emulator (which lacks the native message move task).
+ * and the local emulator (which lacks the native message move task). The rest
+ * of the DLQ tooling sits beside: select.ts (by code or key), the CLI's `dlq`
+ * command (command.ts, operations.ts, options.ts) and the ledger DLQ's redrive
+ * (ledger-redrive.ts, ledger-redrive-command.ts).
  */
 import {
   ChangeMessageVisibilityBatchCommand,
@@ -14,10 +17,10 @@ import {
   type MessageAttributeValue,
   type SQSClient,
 } from '@aws-sdk/client-sqs';
-import { DLQ_ATTRIBUTE, RETRY_ATTRIBUTE } from '../lambdas/kernel/names';
-import { IDEMPOTENCY_KEY_ATTRIBUTE, maskAddress } from '../lambdas/kernel/contract';
-import { DEDUPE_KEY_TAG } from '../lambdas/kernel/ledger/schema';
-import { printable } from './cli/printable';
+import { DLQ_ATTRIBUTE, RETRY_ATTRIBUTE } from '../../lambdas/kernel/names';
+import { IDEMPOTENCY_KEY_ATTRIBUTE, maskAddress } from '../../lambdas/kernel/contract/index';
+import { DEDUPE_KEY_TAG } from '../../lambdas/kernel/ledger/schema';
+import { printable } from '../cli/printable';
 
 /** One DLQ message as an operator sees it. */
 export interface DeadLetter {

@@ -9,9 +9,9 @@
  */
 import { existsSync, rmSync, writeFileSync } from 'node:fs';
 import { GetQueueAttributesCommand, type SQSClient } from '@aws-sdk/client-sqs';
-import { readSource, setSourceEnabled } from './pause';
-import { resolveAws } from './aws-rest';
-import type { ClientSettings } from './target';
+import { readSource, setSourceEnabled } from '../cli/pause';
+import { resolveAws } from '../cli/aws-rest';
+import type { ClientSettings } from '../cli/target';
 
 /** How long a ledger DLQ redrive waits for the DLQ to shrink before it stops (--stall). */
 export const DEFAULT_STALL_SECONDS = 90;

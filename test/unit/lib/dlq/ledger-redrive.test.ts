@@ -14,8 +14,8 @@ import {
   type Depth,
   type DrainOptions,
   type RedriveSwitch,
-} from '../../../../lib/cli/ledger-redrive';
-import { describeDrain } from '../../../../lib/cli/ledger-redrive-command';
+} from '../../../../lib/dlq/ledger-redrive';
+import { describeDrain } from '../../../../lib/dlq/ledger-redrive-command';
 
 /** A switch that records its calls; `enable` or `disable` may be made to fail. */
 function recordingSwitch(fail: { enable?: boolean; disable?: boolean } = {}) {
