@@ -1,7 +1,8 @@
 /**
  * The alarms that warn by default (the warning topic): what the pipeline settles by itself or what
- * can wait for working hours. Each is declared once here; alarm-catalog.ts gathers them, and
- * docs/operators.md has a `#### Alarm: <name>` runbook section for each.
+ * can wait for working hours. Each is declared once here; alarm-catalog.ts gathers them.
+ * `npm run docs:alarms` writes each one's row of the alarm table and `#### Alarm: <name>` runbook
+ * heading in docs/operators.md; the runbook's prose is written by hand.
  */
 import * as cw from 'aws-cdk-lib/aws-cloudwatch';
 import { SQS_MAX_DELAY_SECONDS } from '../../../lambdas/kernel/sqs-limits';
