@@ -5,7 +5,7 @@
  *   dist/lib, dist/lambdas, ...   the library compiled to JavaScript with .d.ts (tsconfig.build.json)
  *   schema/email-message.schema.json   the message contract for publishers (tools/build/schema.ts)
  *   docs/settings.md's settings table   from the settings declaration (tools/build/settings-docs.ts)
- *   docs/operators.md's alarm table     from the alarm catalog (tools/build/alarm-docs.ts)
+ *   docs/operators.md's alarm table, runbook headings   from the alarm catalog (tools/build/alarm-docs.ts)
  *
  * `--assets` builds the handler bundles only (the infra tests and `cdk synth` need them);
  * `--no-check` skips the type check of the whole repository (prepack: the emit checks what ships).
@@ -15,7 +15,7 @@ import { rmSync } from 'node:fs';
 import * as path from 'node:path';
 import { build } from 'esbuild';
 import { ASSET_FILE, LAMBDA_ENTRIES } from '../../lib/construct/assets';
-import { writeAlarmTable } from './alarm-docs';
+import { writeAlarmDocs } from './alarm-docs';
 import { lambdaBuildOptions } from './lambda-bundle';
 import { writeSchema } from './schema';
 import { writeSettingsTable } from './settings-docs';
@@ -46,7 +46,7 @@ async function main(): Promise<void> {
   console.log(`bundled ${dirs.map((d) => path.relative(ROOT, d)).join(', ')} (${Date.now() - started} ms)`);
   console.log(`wrote ${path.relative(ROOT, writeSchema())}`);
   console.log(`wrote the settings table in ${path.relative(ROOT, writeSettingsTable())}`);
-  console.log(`wrote the alarm table in ${path.relative(ROOT, writeAlarmTable())}`);
+  console.log(`wrote the alarm table and runbook headings in ${path.relative(ROOT, writeAlarmDocs())}`);
   if (check) execFileSync(process.execPath, [TSC, '--noEmit', '-p', 'tsconfig.json'], { cwd: ROOT, stdio: 'inherit' });
   for (const dir of ['lib', 'lambdas', 'bin']) rmSync(path.join(DIST, dir), { recursive: true, force: true });
   execFileSync(process.execPath, [TSC, '-p', 'tsconfig.build.json'], { cwd: ROOT, stdio: 'inherit' });

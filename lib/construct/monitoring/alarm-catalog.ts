@@ -1,8 +1,9 @@
 /**
  * Every alarm of the pipeline, declared once as data (ALARM_CATALOG: the paging alarms, then the
- * warnings), the names derived from it, and the alarm table of docs/operators.md generated from
- * it (`npm run docs:alarms`, tools/build/alarm-docs.ts). createAlarms (alarms.ts) makes one
- * CloudWatch alarm per entry; defaultAlarms (alarm-defaults.ts) reads the defaults from it.
+ * warnings), the names derived from it, and what docs/operators.md generates from it (`npm run
+ * docs:alarms`, tools/build/alarm-docs.ts): the alarm table and, under each runbook heading, a
+ * facts line. createAlarms (alarms.ts) makes one CloudWatch alarm per entry; defaultAlarms
+ * (alarm-defaults.ts) reads the defaults from it.
  */
 import * as cw from 'aws-cdk-lib/aws-cloudwatch';
 import { DEFAULTS } from '../../settings';
@@ -42,6 +43,11 @@ export function thresholdText(declaration: AlarmDeclaration): string {
   return declaration.thresholdText === undefined ? text : `${declaration.thresholdText} (${text})`;
 }
 
+/** The evaluation as the alarm table and the runbooks write it: `3 of 3 × 300 s`. */
+export function datapointsText(declaration: AlarmDeclaration): string {
+  return `${declaration.datapointsToAlarm} of ${declaration.evaluationPeriods} × ${declaration.periodSeconds} s`;
+}
+
 const MISSING_DATA: Readonly<Record<string, string>> = {
   [cw.TreatMissingData.IGNORE]: 'keeps state',
   [cw.TreatMissingData.NOT_BREACHING]: 'not breaching',
@@ -63,7 +69,7 @@ export function alarmTable(): string {
         d.severity,
         d.watches,
         thresholdText(d),
-        `${d.datapointsToAlarm} of ${d.evaluationPeriods} × ${d.periodSeconds} s`,
+        datapointsText(d),
         MISSING_DATA[d.treatMissingData] ?? d.treatMissingData,
         d.enabled ? d.summary : `${d.summary} (off unless enabled)`,
       ];
@@ -74,4 +80,20 @@ export function alarmTable(): string {
     `| ${cells.map((cell, i) => cell + ' '.repeat(widths[i]! - [...cell].length)).join(' | ')} |`;
   const [header, ...body] = rows;
   return [line(header!), line(widths.map((w) => '-'.repeat(w))), ...body.map(line)].join('\n');
+}
+
+/**
+ * The line under an alarm's runbook heading in docs/operators.md, from its declaration: severity,
+ * threshold, datapoints, what it watches, e.g. `_Warns · above 0 · 1 of 1 × 300 s · watches \`AmbiguousSends\`_`.
+ */
+export function runbookFacts(name: AlarmName): string {
+  const d = alarmDeclaration(name);
+  const facts = [
+    d.severity === 'page' ? 'Pages' : 'Warns',
+    `above ${thresholdText(d)}`,
+    datapointsText(d),
+    `watches ${d.watches}`,
+    ...(d.enabled ? [] : ['off unless enabled']),
+  ];
+  return `_${facts.join(' · ')}_`;
 }

@@ -45,9 +45,12 @@ export interface AlarmEvaluation {
   readonly enabled: boolean;
 }
 
-/** One alarm, declared once: the construct, its defaults and the alarm table of docs/operators.md read it. */
+/**
+ * One alarm, declared once: the construct, its defaults, and the alarm table and runbook headings of
+ * docs/operators.md read it.
+ */
 export interface AlarmDeclaration extends AlarmEvaluation {
-  /** What it reads, for the alarm table ("metric" column, Markdown). */
+  /** What it reads, for the alarm table ("metric" column) and the runbook's facts line (Markdown). */
   readonly watches: string;
   /** The threshold as the alarm table writes it, where it follows a setting. @default from threshold and unit */
   readonly thresholdText?: string;

@@ -26,6 +26,6 @@ export interface AlarmTuning {
 /**
  * The alarms of the pipeline by name, each tunable or switchable. Thresholds compare with "greater
  * than". docs/operators.md, "Alarms and runbooks", has the table of every alarm with its defaults
- * (generated from the catalog) and one runbook section per alarm.
+ * and one runbook section per alarm (the table and the sections' headings generated from the catalog).
  */
 export type PipelineAlarmsProps = { readonly [Name in AlarmName]?: AlarmTuning };

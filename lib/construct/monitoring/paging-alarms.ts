@@ -1,7 +1,8 @@
 /**
  * The alarms that page by default (the paging topic): reputation, mail stalled, resends the ledger
  * could not confirm, a stalled or silent ledger. Each is declared once here; alarm-catalog.ts
- * gathers them, and docs/operators.md has a `#### Alarm: <name>` runbook section for each.
+ * gathers them. `npm run docs:alarms` writes each one's row of the alarm table and `#### Alarm:
+ * <name>` runbook heading in docs/operators.md; the runbook's prose is written by hand.
  */
 import * as cw from 'aws-cdk-lib/aws-cloudwatch';
 import { onAny, percent, reputationOf, reputationRate, sustained, type AlarmDeclaration } from './alarm-declaration';

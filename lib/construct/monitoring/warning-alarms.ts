@@ -1,9 +1,11 @@
 /**
  * The alarms that warn by default (the warning topic): what the pipeline settles by itself or what
- * can wait for working hours. Each is declared once here; alarm-catalog.ts gathers them, and
- * docs/operators.md has a `#### Alarm: <name>` runbook section for each.
+ * can wait for working hours. Each is declared once here; alarm-catalog.ts gathers them.
+ * `npm run docs:alarms` writes each one's row of the alarm table and `#### Alarm: <name>` runbook
+ * heading in docs/operators.md; the runbook's prose is written by hand.
  */
 import * as cw from 'aws-cdk-lib/aws-cloudwatch';
+import { SQS_MAX_DELAY_SECONDS } from '../../../lambdas/kernel/sqs-limits';
 import { DLQ_RETENTION_SECONDS } from '../../settings';
 import { onAny, type AlarmDeclaration } from './alarm-declaration';
 import {
@@ -17,6 +19,9 @@ import {
 } from './metrics';
 
 const DAY = 24 * 60 * 60;
+
+/** How much longer than one hop a copy may wait in the schedule queue before scheduledMailLate warns. */
+export const SCHEDULE_LATE_MARGIN_SECONDS = 300;
 
 /** How long before the DLQ deletes a message the deadLetterAge alarm warns. */
 export const DEAD_LETTER_AGE_MARGIN_SECONDS = 4 * DAY;
@@ -173,5 +178,27 @@ export const WARNING_ALARMS = {
     metric: (p, period) => p.ledger.cancelFunction.metricErrors({ period, statistic: sum }),
     description: () =>
       'The cancel function failed invocations: DELETE /deliveries/{key} answered 5xx and those keys were not cancelled. Read the status log group (the cancel function logs there), then cancel again.',
+  },
+  scheduleFunctionErrors: {
+    ...onAny('warn'),
+    watches: 'schedule function `Errors`',
+    summary: 'the schedule function failed invocations; its copies come back from the schedule queue',
+    metric: (p, period) => p.scheduleFunction.metricErrors({ period, statistic: sum }),
+    description: () =>
+      'The schedule function failed invocations; its batch comes back from the schedule queue after the visibility timeout, and a copy that fails every receive reaches the DLQ. Read the send log group (the schedule function logs there).',
+  },
+  scheduledMailLate: {
+    ...onAny('warn'),
+    threshold: SQS_MAX_DELAY_SECONDS + SCHEDULE_LATE_MARGIN_SECONDS,
+    unit: 'seconds',
+    evaluationPeriods: 2,
+    datapointsToAlarm: 2,
+    watches: 'schedule queue `ApproximateAgeOfOldestMessage`',
+    thresholdText: `${SQS_MAX_DELAY_SECONDS + SCHEDULE_LATE_MARGIN_SECONDS} s (one hop of ${SQS_MAX_DELAY_SECONDS} s and ${SCHEDULE_LATE_MARGIN_SECONDS} s)`,
+    summary:
+      'a scheduled copy has waited longer than one hop: the schedule function is not moving copies, and mail comes late',
+    metric: (p, period) => p.scheduleQueue.metricApproximateAgeOfOldestMessage({ period, statistic: max }),
+    description: (_p, t) =>
+      `A copy in the schedule queue is over ${t.threshold} s old: no hop waits that long, so the schedule function is not moving copies (errors, throttles, a disabled mapping) and scheduled mail will be late, never early. Check the schedule function's errors and its mapping.`,
   },
 } satisfies Record<string, AlarmDeclaration>;

@@ -159,6 +159,14 @@ const EXPECTED: Record<
   sesRejects: { severity: 'warn', metric: 'Rendering Failure', threshold: 0, datapoints: [1, 1], period: 300 },
   rateLeaseRepairs: { severity: 'warn', metric: 'RateLeaseRepairs', threshold: 0, datapoints: [1, 1], period: 300 },
   cancelFunctionErrors: { severity: 'warn', metric: 'Errors', threshold: 0, datapoints: [1, 1], period: 300 },
+  scheduleFunctionErrors: { severity: 'warn', metric: 'Errors', threshold: 0, datapoints: [1, 1], period: 300 },
+  scheduledMailLate: {
+    severity: 'warn',
+    metric: 'ApproximateAgeOfOldestMessage',
+    threshold: 1200,
+    datapoints: [2, 2],
+    period: 300,
+  },
 };
 
 describe('alarms', () => {

@@ -8,6 +8,7 @@ import {
   alarmTable,
   declaredThreshold,
   runbookAnchor,
+  runbookFacts,
   thresholdText,
 } from '../../../../../lib/construct/monitoring/alarm-catalog';
 import { DEFAULT_ALARMS, defaultAlarms } from '../../../../../lib/construct/monitoring/alarm-defaults';
@@ -85,6 +86,16 @@ describe('runbook sections of docs/operators.md', () => {
 
   test('the sections follow the catalog, in its order', () => {
     expect(runbookSections(OPERATORS)).toEqual(ALARM_NAMES);
+  });
+
+  test('each section opens with its facts line, from the declaration', () => {
+    for (const name of ALARM_NAMES) {
+      expect(OPERATORS).toContain(`#### Alarm: ${name}\n\n${runbookFacts(name)}\n\n`);
+    }
+    expect(runbookFacts('ambiguousSends')).toBe('_Warns · above 0 · 1 of 1 × 300 s · watches `AmbiguousSends`_');
+    expect(runbookFacts('retriesStalled')).toBe(
+      '_Pages · above 3600 s · 3 of 3 × 300 s · watches `RetryAgeSeconds` (max)_',
+    );
   });
 
   test('a missing or stray section is found', () => {
