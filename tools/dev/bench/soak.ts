@@ -3,7 +3,7 @@
  * `npm start` in a checkout (`--tree`, default this one) on ports of its own, publishes
  * `--emails` emails with an `idempotency-key` each plus `--duplicates` of them published again,
  * waits until every email is SENT (one line each on npm start's output), and samples the resident
- * memory of every process npm start started, once a second (/proc, Linux only). Another tree's
+ * memory and CPU time of every process npm start started, once a second (/proc, Linux only). Another tree's
  * code can be measured by the same driver, so two trees compare in one sitting (BENCHMARKS.md,
  * "The soak").
  *
@@ -80,6 +80,20 @@ function descendants(root: number): Map<number, string> {
   return found;
 }
 
+/** CPU seconds a process has used (user + system), from /proc/<pid>/stat. */
+function cpuSeconds(pid: number): number | undefined {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Linux's USER_HZ, the unit of /proc/<pid>/stat's times. */
+const CLOCK_TICKS = 100;
+
 function rssMb(pid: number): number | undefined {
   try {
     const line = readFileSync(`/proc/${pid}/status`, 'utf8')
@@ -107,6 +121,7 @@ interface ProcessMemory {
   firstMb: number;
   lastMb: number;
   peakMb: number;
+  cpuSeconds: number;
 }
 
 async function main(): Promise<void> {
@@ -170,11 +185,14 @@ async function main(): Promise<void> {
     for (const [pid, cmdline] of descendants(child.pid!)) {
       const mb = rssMb(pid);
       if (mb === undefined) continue;
+      const cpu = cpuSeconds(pid) ?? 0;
       const seen = memory.get(pid);
       if (seen) {
         seen.lastMb = mb;
         seen.peakMb = Math.max(seen.peakMb, mb);
-      } else memory.set(pid, { pid, role: role(cmdline), cmdline, firstMb: mb, lastMb: mb, peakMb: mb });
+        seen.cpuSeconds = cpu;
+      } else
+        memory.set(pid, { pid, role: role(cmdline), cmdline, firstMb: mb, lastMb: mb, peakMb: mb, cpuSeconds: cpu });
     }
   };
   sample();
@@ -254,6 +272,7 @@ async function main(): Promise<void> {
         firstMb: round(p.firstMb),
         peakMb: round(p.peakMb),
         lastMb: round(p.lastMb),
+        cpuSeconds: round(p.cpuSeconds),
         cmd: p.cmdline.slice(0, 160),
       })),
     timeline: timeline.filter((_, i) => i % 10 === 0),
