@@ -17,6 +17,15 @@ export const SCHEDULE_ENTRY = path.join(__dirname, '..', '..', 'lambdas', 'sched
 export const LAMBDA_CREDENTIALS_ENTRY = path.join(__dirname, '..', '..', 'lambdas', 'runtime', 'lambda-credentials.ts');
 /** In place of the SDK's event-stream code, which no function calls (see the module). */
 export const NO_EVENT_STREAMS_ENTRY = path.join(__dirname, '..', '..', 'lambdas', 'runtime', 'no-event-streams.ts');
+/** In place of Powertools' JMESPath: the claim's two expressions are bare field names (see the module). */
+export const BARE_FIELD_JMESPATH_ENTRY = path.join(
+  __dirname,
+  '..',
+  '..',
+  'lambdas',
+  'runtime',
+  'bare-field-jmespath.ts',
+);
 
 /** Every function of the pipeline by name (its asset folder), each bundled with the same options below. */
 export const LAMBDA_ENTRIES = {
@@ -45,12 +54,15 @@ export const BUNDLING = {
   mainFields: ['module', 'main'],
   /**
    * Modules put in place of others in every bundle: the SDK's default credential chain (shared
-   * files, SSO, STS, IMDS: code a function never runs) by the one Lambda needs, and the SDK's
-   * event-stream code, which no function calls, by a stub that says so.
+   * files, SSO, STS, IMDS: code a function never runs) by the one Lambda needs, the SDK's
+   * event-stream code, which no function calls, by a stub that says so, and Powertools' JMESPath
+   * by the bare-field subset the idempotency claim uses.
    */
   alias: {
     '@aws-sdk/credential-provider-node': LAMBDA_CREDENTIALS_ENTRY,
     '@smithy/core/event-streams': NO_EVENT_STREAMS_ENTRY,
+    '@aws-lambda-powertools/jmespath': BARE_FIELD_JMESPATH_ENTRY,
+    '@aws-lambda-powertools/jmespath/functions': BARE_FIELD_JMESPATH_ENTRY,
   } as Readonly<Record<string, string>>,
   /** Unused SDK operation schemas are dropped (tools/build/sdk-schema-keys.ts). */
   dropUnusedSdkSchemas: true,

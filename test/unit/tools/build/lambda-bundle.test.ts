@@ -1,7 +1,8 @@
 /**
  * What the Lambda bundles leave out (tools/build/lambda-bundle.ts): the SDK's default credential
  * chain, replaced by lambdas/runtime/lambda-credentials.ts, the SDK's event-stream code, replaced
- * by lambdas/runtime/no-event-streams.ts, and the schemas of SDK operations no handler calls
+ * by lambdas/runtime/no-event-streams.ts, Powertools' JMESPath, replaced by
+ * lambdas/runtime/bare-field-jmespath.ts, and the schemas of SDK operations no handler calls
  * (tools/build/sdk-schema-keys.ts). Read from esbuild's metafile and output.
  */
 import * as path from 'node:path';
@@ -75,5 +76,15 @@ describe('the send-email bundle', () => {
 
     expect(eventStreamFiles).toEqual([]);
     expect(Object.keys(bundle.inputs)).toContain('lambdas/runtime/no-event-streams.ts');
+  });
+
+  test("carries Powertools' idempotency but not its JMESPath library, only the bare-field subset", () => {
+    const jmespathFiles = Object.keys(bundle.inputs).filter((file) =>
+      file.includes('@aws-lambda-powertools/jmespath/'),
+    );
+
+    expect(jmespathFiles).toEqual([]);
+    expect(Object.keys(bundle.inputs)).toContain('lambdas/runtime/bare-field-jmespath.ts');
+    expect(Object.keys(bundle.inputs).some((file) => file.includes('@aws-lambda-powertools/idempotency/'))).toBe(true);
   });
 });
