@@ -22,6 +22,7 @@ import {
 import { LEDGER_METRIC } from '../kernel/names';
 import { shownEvent, type DeliveryReport } from '../kernel/ledger/schema';
 import { readClaimEvidence } from '../runtime/claim-evidence';
+import { batchOrder } from './batch-order';
 import {
   readLedgerItem,
   recordBoundEvent,
@@ -154,14 +155,22 @@ export function createLedgerHandler(
     return bindingProblem(parsed, claim, send?.sesMessageId);
   }
 
-  async function processRecord(sqsRecord: SQSRecord): Promise<void> {
-    let parsed: ParsedSesEvent | undefined;
-    let envelope: ReceivedSesEvent['origin'] = {};
+  /** A record's SES event as read from its body, or why it could not be read. */
+  type Read =
+    { readonly parsed?: ParsedSesEvent; readonly envelope: ReceivedSesEvent['origin'] } | { readonly error: unknown };
+
+  function read(sqsRecord: SQSRecord): Read {
     try {
       const received = readEventBridgeEnvelope(sqsRecord.body);
-      envelope = received.origin;
-      parsed = parseSesEvent(received.message);
+      return { parsed: parseSesEvent(received.message), envelope: received.origin };
     } catch (error) {
+      return { error };
+    }
+  }
+
+  async function processRecord(sqsRecord: SQSRecord, got: Read): Promise<void> {
+    if ('error' in got) {
+      const { error } = got;
       if (error instanceof UntaggedSesEventError) {
         // Another sender's email through the same configuration set: not ours to record.
         metrics.addMetric(LEDGER_METRIC.untaggedEvents, MetricUnit.Count, 1);
@@ -175,6 +184,7 @@ export function createLedgerHandler(
       });
       throw error;
     }
+    const { parsed, envelope } = got;
     if (!parsed) return; // an event type the ledger does not record (Open, Click)
     // The usual case after a Send: the event's attempt is already bound on the item, so one
     // conditional write records it (no claim read). Its origin is checked first all the same.
@@ -204,8 +214,26 @@ export function createLedgerHandler(
   const processor = new BatchProcessor(EventType.SQS);
   return async (event, context) => {
     logger.addContext(context);
+    // One key's events in this batch go one after another, its Send first (batch-order.ts).
+    const reads = new Map(event.Records.map((sqsRecord) => [sqsRecord.messageId, read(sqsRecord)]));
+    const order = batchOrder(
+      [...reads].map(([id, got]) => {
+        const parsed = 'error' in got ? undefined : got.parsed;
+        return { id, key: parsed?.key, first: parsed?.event.type === 'Send', at: parsed?.event.at ?? '' };
+      }),
+    );
+    const inOrder = async (sqsRecord: SQSRecord): Promise<void> => {
+      await order.turn(sqsRecord.messageId);
+      try {
+        await processRecord(sqsRecord, reads.get(sqsRecord.messageId) ?? read(sqsRecord));
+      } finally {
+        order.done(sqsRecord.messageId);
+      }
+    };
     try {
-      return await processPartialResponse(event, processRecord, processor, { context });
+      // In parallel, as the order needs: a record waiting its turn holds no other key back, and
+      // the one it waits for has started (in sequence, a Delivery listed before its Send would wait forever).
+      return await processPartialResponse(event, inOrder, processor, { context, processInParallel: true });
     } finally {
       metrics.publishStoredMetrics();
     }
