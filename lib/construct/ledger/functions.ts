@@ -144,7 +144,8 @@ export function buildLedgerFunction(
   ledgerFunction.addToRolePolicy(
     new iam.PolicyStatement({
       sid: 'LedgerItems',
-      actions: ['dynamodb:GetItem', 'dynamodb:UpdateItem'],
+      // PutItem: an event that arrives out of order is merged and written back whole (ledger-store.ts).
+      actions: ['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem'],
       resources: [props.table.tableArn],
     }),
   );

@@ -1,3 +1,5 @@
+import { readFileSync } from 'node:fs';
+import * as path from 'node:path';
 import { CfnResource } from 'aws-cdk-lib';
 import { Match } from 'aws-cdk-lib/assertions';
 import * as iam from 'aws-cdk-lib/aws-iam';
@@ -313,6 +315,21 @@ describe('ledger function', () => {
     expect(onIdempotencyTable.flatMap((s) => asList<string>(s.Action))).toEqual(['dynamodb:GetItem']);
   });
 
+  test('may call on the ledger table every DynamoDB operation the ledger store issues', () => {
+    // The store's source names its commands: an out-of-order event is written back with PutItem,
+    // which DynamoDB Local (no IAM) would never refuse.
+    const source = readFileSync(path.join(__dirname, '../../../../../lambdas/runtime/ledger-store.ts'), 'utf8');
+    const issued = [...new Set([...source.matchAll(/new (\w+)Command\(/g)].map((m) => `dynamodb:${m[1]}`))].sort();
+    const { template, stack, ledger } = defaults();
+    const statements = functionPolicyStatements(template, idOf(stack, ledger.ledgerFunction));
+    const onLedgerTable = statements.filter((s) =>
+      asList(s.Resource).some((r) => JSON.stringify(r) === JSON.stringify(arnOf(idOf(stack, ledger.table)))),
+    );
+
+    expect(issued).toEqual(['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem']);
+    expect(onLedgerTable.flatMap((s) => asList<string>(s.Action)).sort()).toEqual(issued);
+  });
+
   test('may update ledger items, publish status changes and read its buffer, nothing more', () => {
     const { template, stack, ledger } = defaults();
     const statements = functionPolicyStatements(template, idOf(stack, ledger.ledgerFunction));
@@ -321,6 +338,7 @@ describe('ledger function', () => {
       [
         'dynamodb:GetItem',
         'dynamodb:GetItem',
+        'dynamodb:PutItem',
         'dynamodb:UpdateItem',
         'kms:Decrypt',
         'kms:Decrypt',
