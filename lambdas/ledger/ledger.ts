@@ -9,7 +9,7 @@ import type { Logger } from '@aws-lambda-powertools/logger';
 import { MetricUnit, type Metrics } from '@aws-lambda-powertools/metrics';
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { GetTopicAttributesCommand, PublishCommand, type SNSClient } from '@aws-sdk/client-sns';
-import { bindingProblem, originProblem } from '../kernel/ledger/binding';
+import { bindingProblem, originProblem, type ClaimEvidence } from '../kernel/ledger/binding';
 import type { LedgerSettings } from '../kernel/environment';
 import {
   eventsOf,
@@ -21,7 +21,7 @@ import {
 } from '../kernel/ledger/events';
 import { LEDGER_METRIC } from '../kernel/names';
 import { shownEvent, type DeliveryReport } from '../kernel/ledger/schema';
-import { readClaimEvidence } from '../runtime/claim-evidence';
+import { readClaimEvidence, readClaimsEvidence } from '../runtime/claim-evidence';
 import { batchOrder } from './batch-order';
 import {
   readLedgerItem,
@@ -134,16 +134,22 @@ export function createLedgerHandler(
    * when that cannot bind it; and one of the ledger item only while the claim has not stored SES's
    * answer for that attempt yet).
    */
-  async function untrusted(parsed: ParsedSesEvent, envelope: ReceivedSesEvent['origin']): Promise<string | undefined> {
+  async function untrusted(
+    parsed: ParsedSesEvent,
+    envelope: ReceivedSesEvent['origin'],
+    prefetched: ReadonlyMap<string, ClaimEvidence | undefined>,
+  ): Promise<string | undefined> {
     const { trust } = settings;
     const foreign = originProblem({ ...parsed.origin, ...envelope }, trust.origin);
     if (foreign) return foreign;
     if (parsed.attemptId === undefined) return bindingProblem(parsed, undefined);
     const read = (consistent: boolean) =>
       readClaimEvidence(dynamodb, trust.claimsTableName, trust.keyPrefix, parsed.claimRef, { consistent });
-    // An eventually consistent read first (half a read unit): nearly every claim was written well
-    // before its event. Whatever it cannot bind is read again, consistently, before it is refused.
-    let claim = await read(false);
+    // An eventually consistent read first (half a read unit; the batch's Sends' claims were read
+    // together): nearly every claim was written well before its event. Whatever it cannot bind is
+    // read again, consistently, before it is refused.
+    const ref = parsed.claimRef;
+    let claim = ref !== undefined && prefetched.has(ref) ? prefetched.get(ref) : await read(false);
     let first = bindingProblem(parsed, claim);
     if (first) {
       claim = await read(true);
@@ -168,7 +174,11 @@ export function createLedgerHandler(
     }
   }
 
-  async function processRecord(sqsRecord: SQSRecord, got: Read): Promise<void> {
+  async function processRecord(
+    sqsRecord: SQSRecord,
+    got: Read,
+    prefetched: ReadonlyMap<string, ClaimEvidence | undefined>,
+  ): Promise<void> {
     if ('error' in got) {
       const { error } = got;
       if (error instanceof UntaggedSesEventError) {
@@ -195,7 +205,7 @@ export function createLedgerHandler(
         return;
       }
     }
-    const problem = await untrusted(parsed, envelope);
+    const problem = await untrusted(parsed, envelope, prefetched);
     if (problem) {
       // Not evidence of any send of ours: recording it could stop a send or rewrite a status.
       metrics.addMetric(LEDGER_METRIC.untrustedEvents, MetricUnit.Count, 1);
@@ -211,6 +221,30 @@ export function createLedgerHandler(
     await record(parsed, sqsRecord.messageId);
   }
 
+  /**
+   * The claims the batch's trusted-origin `Send` events name, eventually consistent, in one
+   * BatchGetItem. When it fails, nothing is prefetched and each event reads its own.
+   */
+  async function prefetchClaims(got: readonly Read[]): Promise<ReadonlyMap<string, ClaimEvidence | undefined>> {
+    const refs = got.flatMap((one) => {
+      const parsed = 'error' in one ? undefined : one.parsed;
+      if (parsed?.event.type !== 'Send' || parsed.claimRef === undefined || parsed.attemptId === undefined) return [];
+      if (!('envelope' in one) || originProblem({ ...parsed.origin, ...one.envelope }, settings.trust.origin))
+        return [];
+      return [parsed.claimRef];
+    });
+    if (refs.length < 2) return new Map();
+    const { claimsTableName, keyPrefix } = settings.trust;
+    try {
+      return await readClaimsEvidence(dynamodb, claimsTableName, keyPrefix, refs);
+    } catch (error) {
+      logger.warn('could not read the batch claims together; reading each alone', {
+        error: error instanceof Error ? error.message : String(error),
+      });
+      return new Map();
+    }
+  }
+
   const processor = new BatchProcessor(EventType.SQS);
   return async (event, context) => {
     logger.addContext(context);
@@ -222,10 +256,13 @@ export function createLedgerHandler(
         return { id, key: parsed?.key, first: parsed?.event.type === 'Send', at: parsed?.event.at ?? '' };
       }),
     );
+    // The claims of the batch's Sends, in one read (every Send's binding needs its claim).
+    const prefetching = prefetchClaims([...reads.values()]);
     const inOrder = async (sqsRecord: SQSRecord): Promise<void> => {
       await order.turn(sqsRecord.messageId);
       try {
-        await processRecord(sqsRecord, reads.get(sqsRecord.messageId) ?? read(sqsRecord));
+        const prefetched = await prefetching;
+        await processRecord(sqsRecord, reads.get(sqsRecord.messageId) ?? read(sqsRecord), prefetched);
       } finally {
         order.done(sqsRecord.messageId);
       }

@@ -153,7 +153,8 @@ export function buildLedgerFunction(
   ledgerFunction.addToRolePolicy(
     new iam.PolicyStatement({
       sid: 'ReadSendClaims',
-      actions: ['dynamodb:GetItem'],
+      // BatchGetItem: a batch's Send events read their claims together (claim-evidence.ts).
+      actions: ['dynamodb:BatchGetItem', 'dynamodb:GetItem'],
       resources: [props.idempotencyTable.tableArn],
     }),
   );

@@ -306,13 +306,16 @@ describe('ledger function', () => {
     expect(env[ENV.keyPrefix]).toBe('email-pipeline');
   });
 
-  test('may read (GetItem only) the idempotency table', () => {
+  test('may read (GetItem and BatchGetItem only) the idempotency table', () => {
     const { template, stack, ledger } = defaults();
     const statements = functionPolicyStatements(template, idOf(stack, ledger.ledgerFunction));
     const onIdempotencyTable = statements.filter((s) =>
       asList(s.Resource).some((r) => JSON.stringify(r) === JSON.stringify(arnOf(idOf(stack, stack.pipeline.table)))),
     );
-    expect(onIdempotencyTable.flatMap((s) => asList<string>(s.Action))).toEqual(['dynamodb:GetItem']);
+    expect(onIdempotencyTable.flatMap((s) => asList<string>(s.Action)).sort()).toEqual([
+      'dynamodb:BatchGetItem',
+      'dynamodb:GetItem',
+    ]);
   });
 
   test('may call on the ledger table every DynamoDB operation the ledger store issues', () => {
@@ -336,6 +339,7 @@ describe('ledger function', () => {
     const actions = statements.flatMap((s) => asList<string>(s.Action)).sort();
     expect(actions).toEqual(
       [
+        'dynamodb:BatchGetItem',
         'dynamodb:GetItem',
         'dynamodb:GetItem',
         'dynamodb:PutItem',
