@@ -28,10 +28,17 @@ export default tseslint.config(
     files: ['**/*.js', '**/*.cjs', '**/*.mjs'],
     languageOptions: {
       globals: Object.fromEntries(
-        ['require', 'module', 'process', 'console', '__dirname', 'setTimeout', 'clearTimeout', 'Buffer'].map((name) => [
-          name,
-          'readonly',
-        ]),
+        [
+          'require',
+          'module',
+          'process',
+          'console',
+          '__dirname',
+          'setTimeout',
+          'clearTimeout',
+          'setInterval',
+          'Buffer',
+        ].map((name) => [name, 'readonly']),
       ),
     },
     rules: { '@typescript-eslint/no-require-imports': 'off' },

@@ -8,13 +8,17 @@
  * "The soak").
  *
  *   node --import tsx tools/dev/bench/soak.ts [--tree DIR] [--emails N] [--duplicates N] [--out FILE]
- *     [--node PATH] [--base-port N]
+ *     [--node PATH] [--base-port N] [--count-requests]
+ *
+ * `--count-requests` preloads soak-request-counter.cjs into every process npm start runs and
+ * reports their DynamoDB requests by process, operation and table (the counting costs CPU of its
+ * own: time a run without it).
  *
  * The pipeline's settings are the tree's cdk.json; SES_MAX_SEND_RATE, LOCAL_CONSUMERS and
  * NODE_OPTIONS pass through from this process's environment.
  */
 import { spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { performance } from 'node:perf_hooks';
@@ -28,6 +32,7 @@ interface Options {
   readonly out?: string;
   readonly basePort: number;
   readonly node?: string;
+  readonly countRequests: boolean;
 }
 
 function readOptions(argv: readonly string[]): Options {
@@ -47,6 +52,7 @@ function readOptions(argv: readonly string[]): Options {
     emails,
     duplicates,
     basePort: Number(value('--base-port') ?? 18_600),
+    countRequests: argv.includes('--count-requests'),
     ...(out ? { out: path.resolve(out) } : {}),
     ...(node ? { node } : {}),
   };
@@ -135,9 +141,11 @@ async function main(): Promise<void> {
   };
   // `--node PATH`: npm start's script run by that node instead (its consumers run on it too).
   const [command, args] = options.node ? [options.node, ['--import', 'tsx', 'bin/local.ts']] : ['npm', ['start']];
+  const counted = path.join(state, 'requests');
+  const counting = options.countRequests ? requestCounting(state, counted) : {};
   const child = spawn(command, args, {
     cwd: options.tree,
-    env: { ...process.env, ...ports, LOCAL_STATE_DIR: state },
+    env: { ...process.env, ...ports, LOCAL_STATE_DIR: state, ...counting },
     stdio: ['ignore', 'pipe', 'pipe'],
     detached: true,
   });
@@ -247,6 +255,8 @@ async function main(): Promise<void> {
     await new Promise((resolve) => setTimeout(resolve, 200));
   clearInterval(sampler);
   sample();
+  // The counters write once a second: let the last second's be written.
+  if (options.countRequests) await new Promise((resolve) => setTimeout(resolve, 1500));
   stop();
 
   const round = (n: number): number => Math.round(n * 10) / 10;
@@ -276,10 +286,41 @@ async function main(): Promise<void> {
         cmd: p.cmdline.slice(0, 160),
       })),
     timeline: timeline.filter((_, i) => i % 10 === 0),
+    ...(options.countRequests ? { dynamodbRequests: requestCounts(counted) } : {}),
   };
   console.log(JSON.stringify({ ...result, timeline: undefined }, null, 2));
   if (options.out) writeFileSync(options.out, JSON.stringify(result, null, 2));
   rmSync(state, { recursive: true, force: true });
+}
+
+/**
+ * The environment that preloads the request counter into npm start and everything it runs: the
+ * consumers keep only NODE_OPTIONS of it (and PATH, HOME, TMPDIR), so the counter's folder is
+ * written into a preload file of its own.
+ */
+function requestCounting(state: string, folder: string): Record<string, string> {
+  mkdirSync(folder, { recursive: true });
+  const preload = path.join(state, 'count-requests.cjs');
+  const counter = path.join(__dirname, 'soak-request-counter.cjs');
+  writeFileSync(
+    preload,
+    `process.env.SOAK_COUNT_DIR = ${JSON.stringify(folder)};\nrequire(${JSON.stringify(counter)});\n`,
+  );
+  return { NODE_OPTIONS: `${process.env.NODE_OPTIONS ?? ''} --require ${preload}`.trim() };
+}
+
+/** Requests by process (consumer name, or script) and operation, summed over processes of one name. */
+function requestCounts(folder: string): Record<string, Record<string, number>> {
+  const byWho: Record<string, Record<string, number>> = {};
+  for (const file of readdirSync(folder)) {
+    const { who, counts } = JSON.parse(readFileSync(path.join(folder, file), 'utf8')) as {
+      who: string;
+      counts: Record<string, number>;
+    };
+    const mine = (byWho[who] ??= {});
+    for (const [name, n] of Object.entries(counts)) mine[name] = (mine[name] ?? 0) + n;
+  }
+  return byWho;
 }
 
 function gitHead(tree: string): string | undefined {
