@@ -3,9 +3,12 @@
  *
  * Builders for queue records: the shapes follow what SQS hands the function for
  * an SNS subscription with raw message delivery off (the envelope), and for a
- * message put straight on the queue (raw). And the CLI run in this process, its
+ * message put straight on the queue (raw); and a whole Lambda `SQSRecord` with
+ * defaults, for code that reads its attributes. And the CLI run in this process, its
  * lines captured. And for the send pacing: a virtual clock, and the rate lease's store in memory.
+ * And `sleep`, a real wait, for the few tests that let real timers run.
  */
+import type { SQSRecord } from 'aws-lambda';
 import type { Lane } from '../../lambdas/kernel/names';
 import type { QueueRecordLike } from '../../lambdas/send-email/parse';
 import type { SlotStore, SlotWrite } from '../../lambdas/send-email/send/slot-store';
@@ -67,6 +70,58 @@ export function body(text: string): QueueRecordLike {
   return { body: text, messageAttributes: {} };
 }
 
+/** The queue a {@link sqsRecord} comes from unless told otherwise. */
+export const QUEUE_ARN = 'arn:aws:sqs:eu-west-1:123456789012:emails';
+
+/** When a {@link sqsRecord} reached the queue unless told otherwise (epoch milliseconds). */
+export const SENT_AT = Date.UTC(2026, 11, 24, 8, 0, 0);
+
+/** What a test says about its {@link sqsRecord}; every field it leaves out takes the default. */
+export interface SqsRecordOverrides extends Partial<Omit<SQSRecord, 'attributes' | 'messageAttributes'>> {
+  /**
+   * When the message reached the queue (epoch milliseconds): its SentTimestamp and
+   * ApproximateFirstReceiveTimestamp. @default {@link SENT_AT}
+   */
+  readonly sentAt?: number;
+  /** Replaces single SQS attributes (after `sentAt`), e.g. ApproximateReceiveCount. */
+  readonly attributes?: Partial<SQSRecord['attributes']>;
+  /** Message attributes by name, each a String, as the pipeline writes its own. @default none */
+  readonly messageAttributes?: Readonly<Record<string, string>>;
+}
+
+/**
+ * A Lambda SQS record as the event source hands it over: a first receive of message `m-1`
+ * (receipt handle `r-` and its id) from {@link QUEUE_ARN}, body `{}`, no message attributes;
+ * `overrides` replaces what the test is about.
+ */
+export function sqsRecord(overrides: SqsRecordOverrides = {}): SQSRecord {
+  const { sentAt = SENT_AT, attributes, messageAttributes = {}, ...fields } = overrides;
+  const messageId = fields.messageId ?? 'm-1';
+  return {
+    messageId,
+    receiptHandle: `r-${messageId}`,
+    body: '{}',
+    md5OfBody: '',
+    eventSource: 'aws:sqs',
+    eventSourceARN: QUEUE_ARN,
+    awsRegion: 'eu-west-1',
+    ...fields,
+    attributes: {
+      ApproximateReceiveCount: '1',
+      SentTimestamp: String(sentAt),
+      SenderId: 'AIDAIENQZJOLO23YVJ4VO',
+      ApproximateFirstReceiveTimestamp: String(sentAt),
+      ...attributes,
+    },
+    messageAttributes: Object.fromEntries(
+      Object.entries(messageAttributes).map(([name, value]) => [
+        name,
+        { dataType: 'String', stringValue: value, stringListValues: [], binaryListValues: [] },
+      ]),
+    ),
+  };
+}
+
 /** `count` distinct valid addresses. */
 export function addresses(count: number, prefix = 'user'): string[] {
   return Array.from({ length: count }, (_, i) => `${prefix}${i}@example.com`);
@@ -99,6 +154,11 @@ export async function cli(...args: string[]): Promise<{ code: number; stdout: st
   const err: string[] = [];
   const code = await run(args, { out: (l) => out.push(l), err: (l) => err.push(l) });
   return { code, stdout: out.join('\n'), stderr: err.join('\n') };
+}
+
+/** Resolves after `ms` milliseconds of real time (tests on a virtual clock use {@link VirtualClock}). */
+export function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
 }
 
 /** A virtual clock: sleepers wake in time order; time moves only when nothing else can run. */
