@@ -6,19 +6,14 @@
  * selective redrive and delete, and resend (released, recorded, sent again), each change with --yes
  * or --dry-run. Every wait is on a condition: the queue holding the messages, the consumers' paused polls.
  */
-import { spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { PublishCommand } from '@aws-sdk/client-sns';
 import { SendMessageCommand } from '@aws-sdk/client-sqs';
 import { DLQ_ATTRIBUTE } from '../../lambdas/kernel/names';
-import { REPO_ROOT } from '../../tools/dev/local/paths';
 import { drainQueue } from '../../tools/dev/local/queues';
-import { startTestPipeline, writeCliOutputs, until, type TestPipeline } from './support';
-
-const TSX = path.join(REPO_ROOT, 'node_modules', 'tsx', 'dist', 'cli.mjs');
-const CLI = path.join(REPO_ROOT, 'bin', 'email-pipeline.ts');
+import { runCli, startTestPipeline, writeCliOutputs, until, type TestPipeline } from './support';
 
 let p: TestPipeline;
 let stateDir: string;
@@ -34,21 +29,7 @@ afterAll(async () => {
   rmSync(stateDir, { recursive: true, force: true });
 });
 
-interface Run {
-  readonly status: number | null;
-  readonly stdout: string;
-  readonly stderr: string;
-}
-
-function cli(args: readonly string[]): Run {
-  const result = spawnSync(process.execPath, [TSX, CLI, ...args], {
-    cwd: REPO_ROOT,
-    encoding: 'utf8',
-    timeout: 60_000,
-    env: { ...process.env, LOCAL_STATE_DIR: stateDir },
-  });
-  return { status: result.status, stdout: result.stdout, stderr: result.stderr };
-}
+const cli = (args: readonly string[]) => runCli(stateDir, args);
 
 /** Paused polls the consumers reported so far, per consumer. */
 function pausedPolls(): Map<string, number> {

@@ -4,7 +4,7 @@
  */
 import { EmailPublisher, InvalidMessageError } from '../../lib/publisher';
 import { LOCAL_CREDENTIALS, LOCAL_REGION } from '../../lib/cli/target';
-import { startTestPipeline, uniqueName, until, type TestPipeline } from './support';
+import { sleep, startTestPipeline, uniqueName, until, type TestPipeline } from './support';
 
 let p: TestPipeline;
 let publisher: EmailPublisher;
@@ -76,6 +76,6 @@ test('a message the pipeline would refuse is refused before it reaches the topic
   const batch = await publisher.publishBatch([{ message: { to: 'nobody', subject: 'S', text: 'T' } }]);
   expect(batch.results[0]).toMatchObject({ ok: false, error: { code: 'InvalidMessage' } });
   // A bad copy that reached the queue would be dead-lettered within a second or two.
-  await new Promise((resolve) => setTimeout(resolve, 2000));
+  await sleep(2000);
   expect(p.decisions('dead-lettered')).toHaveLength(before);
 });

@@ -6,7 +6,6 @@
  * in the schedule queue, moved on by the schedule function's bundle in a consumer of its own, with
  * fauxqs's real delays: the due lane sees a scheduled email once before it is due.
  */
-import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
@@ -17,7 +16,16 @@ import { lookupDelivery } from '../../lambdas/status/lookup';
 import { LOCAL_CANCELLER, startStatusEndpoint, type StatusEndpoint } from '../../tools/dev/local/status-endpoint';
 import { loadLocalSettings } from '../../tools/dev/local/settings';
 import { npmScript } from './npm-script';
-import { email, runCli, startTestPipeline, until, type TestPipeline } from './support';
+import {
+  cliEnv,
+  email,
+  runCli,
+  runProcess,
+  startTestPipeline,
+  until,
+  type ProcessRun,
+  type TestPipeline,
+} from './support';
 
 let p: TestPipeline;
 let status: StatusEndpoint;
@@ -76,16 +84,9 @@ async function cancelOverHttp(
 }
 
 /** `npm run -s cancel -- <key>` as an operator runs it, against this pipeline. */
-function cancelCli(key: string): Promise<{ code: number | null; stdout: string; stderr: string }> {
+function cancelCli(key: string): Promise<ProcessRun> {
   const { command, args } = npmScript('cancel', key);
-  return new Promise((resolve) => {
-    const child = spawn(command, [...args], { env: { ...process.env, LOCAL_STATE_DIR: stateDir } });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
-    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-    child.on('close', (code) => resolve({ code, stdout, stderr }));
-  });
+  return runProcess(command, args, { env: cliEnv(stateDir) });
 }
 
 /** The keys `deliveries --outcome <status>` lists (--json, one object a line). */
