@@ -5,9 +5,12 @@
  * an SNS subscription with raw message delivery off (the envelope), and for a
  * message put straight on the queue (raw); and a whole Lambda `SQSRecord` with
  * defaults, for code that reads its attributes. And the CLI run in this process, its
- * lines captured. And for the send pacing: a virtual clock, and the rate lease's store in memory.
+ * lines captured, with an empty local state folder for a test file. And for the send pacing: a virtual clock, and the rate lease's store in memory.
  * And `sleep`, a real wait, for the few tests that let real timers run.
  */
+import { mkdtempSync, rmSync } from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
 import type { SQSRecord } from 'aws-lambda';
 import type { Lane } from '../../lambdas/kernel/names';
 import type { QueueRecordLike } from '../../lambdas/send-email/parse';
@@ -159,6 +162,29 @@ export async function cli(...args: string[]): Promise<{ code: number; stdout: st
 /** Resolves after `ms` milliseconds of real time (tests on a virtual clock use {@link VirtualClock}). */
 export function sleep(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));
+}
+
+/**
+ * Points LOCAL_STATE_DIR at a new empty folder for the test file (before its tests; removed, and
+ * the variable put back, after them): no local pipeline there, so a CLI command that gets as far
+ * as looking for one fails with 1. Returns the folder's path, once the tests run.
+ */
+export function emptyStateDir(prefix: string): () => string {
+  let dir: string | undefined;
+  const saved = process.env.LOCAL_STATE_DIR;
+  beforeAll(() => {
+    dir = mkdtempSync(path.join(os.tmpdir(), prefix));
+    process.env.LOCAL_STATE_DIR = dir;
+  });
+  afterAll(() => {
+    if (saved === undefined) delete process.env.LOCAL_STATE_DIR;
+    else process.env.LOCAL_STATE_DIR = saved;
+    if (dir !== undefined) rmSync(dir, { recursive: true, force: true });
+  });
+  return () => {
+    if (dir === undefined) throw new Error('the state folder is made before the tests run');
+    return dir;
+  };
 }
 
 /** A virtual clock: sleepers wake in time order; time moves only when nothing else can run. */
