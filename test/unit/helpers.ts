@@ -4,9 +4,11 @@
  * Builders for queue records: the shapes follow what SQS hands the function for
  * an SNS subscription with raw message delivery off (the envelope), and for a
  * message put straight on the queue (raw); and a whole Lambda `SQSRecord` with
- * defaults, for code that reads its attributes. And the CLI run in this process, its
- * lines captured, with an empty local state folder for a test file. And for the send pacing: a virtual clock, and the rate lease's store in memory.
- * And `sleep`, a real wait, for the few tests that let real timers run.
+ * defaults, for code that reads its attributes. The CLI run in this process, its
+ * lines captured; a temporary folder, and an empty local state folder, for the
+ * tests of a file or block. For the send pacing: a virtual clock, and the rate
+ * lease's store in memory. And `sleep`, a real wait, for the few tests that let
+ * real timers run.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import * as os from 'node:os';
@@ -170,19 +172,32 @@ export function sleep(ms: number): Promise<void> {
  * as looking for one fails with 1. Returns the folder's path, once the tests run.
  */
 export function emptyStateDir(prefix: string): () => string {
-  let dir: string | undefined;
+  const dir = tempDir(prefix);
   const saved = process.env.LOCAL_STATE_DIR;
   beforeAll(() => {
-    dir = mkdtempSync(path.join(os.tmpdir(), prefix));
-    process.env.LOCAL_STATE_DIR = dir;
+    process.env.LOCAL_STATE_DIR = dir();
   });
   afterAll(() => {
     if (saved === undefined) delete process.env.LOCAL_STATE_DIR;
     else process.env.LOCAL_STATE_DIR = saved;
+  });
+  return dir;
+}
+
+/**
+ * A new empty folder for the tests of the enclosing describe block (or file): made before they
+ * run, removed after. Returns its path, once the tests run.
+ */
+export function tempDir(prefix: string): () => string {
+  let dir: string | undefined;
+  beforeAll(() => {
+    dir = mkdtempSync(path.join(os.tmpdir(), prefix));
+  });
+  afterAll(() => {
     if (dir !== undefined) rmSync(dir, { recursive: true, force: true });
   });
   return () => {
-    if (dir === undefined) throw new Error('the state folder is made before the tests run');
+    if (dir === undefined) throw new Error('the folder is made before the tests run');
     return dir;
   };
 }
