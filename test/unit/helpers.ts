@@ -6,7 +6,8 @@
  * message put straight on the queue (raw); and a whole Lambda `SQSRecord` with
  * defaults, for code that reads its attributes. The CLI run in this process, its
  * lines captured; a temporary folder, and an empty local state folder, for the
- * tests of a file or block. For the send pacing: a virtual clock, and the rate
+ * tests of a file or block. The local status endpoint with a cancel that records
+ * what it cancelled. For the send pacing: a virtual clock, and the rate
  * lease's store in memory. And `sleep`, a real wait, for the few tests that let
  * real timers run.
  */
@@ -18,6 +19,7 @@ import type { Lane } from '../../lambdas/kernel/names';
 import type { QueueRecordLike } from '../../lambdas/send-email/parse';
 import type { SlotStore, SlotWrite } from '../../lambdas/send-email/send/slot-store';
 import { snsEnvelope } from '../../tools/dev/local/records';
+import type { StatusEndpoint, StatusEndpointOptions } from '../../tools/dev/local/status-endpoint';
 
 export const SNS_MESSAGE_ID = '5f3c2b1a-0d9e-4c8b-a7f6-e5d4c3b2a190';
 
@@ -200,6 +202,27 @@ export function tempDir(prefix: string): () => string {
     if (dir === undefined) throw new Error('the folder is made before the tests run');
     return dir;
   };
+}
+
+/**
+ * The local status endpoint on a free port: `lookup` answers its status URL, and every cancel at
+ * its cancel URL succeeds, its key kept in `cancelled`. Close `server` when done.
+ */
+export async function startCancellingEndpoint(
+  lookup: StatusEndpointOptions['lookup'],
+): Promise<{ server: StatusEndpoint; cancelled: string[] }> {
+  // Loaded on first use, as the CLI is: most tests of this suite need no server.
+  const { startStatusEndpoint } = await import('../../tools/dev/local/status-endpoint');
+  const cancelled: string[] = [];
+  const server = await startStatusEndpoint({
+    port: 0,
+    lookup,
+    cancel: async (key) => {
+      cancelled.push(key);
+      return { outcome: 'cancelled', report: { key, status: 'cancelled', events: [] } };
+    },
+  });
+  return { server, cancelled };
 }
 
 /** A virtual clock: sleepers wake in time order; time moves only when nothing else can run. */
