@@ -12,6 +12,7 @@ import { freePort } from '../../tools/dev/local/processes';
 import { REPO_ROOT } from '../../tools/dev/local/paths';
 import { run } from '../../lib/cli/main';
 import {
+  addressedTo,
   CLI_ENTRY,
   cliEnv,
   runCli,
@@ -300,7 +301,7 @@ describe('publish', () => {
     expect(first.stdout).toMatch(/^Published \S+ to the local pipeline \(.*\) with idempotency key cli-order-42$/m);
     expect(again).toMatchObject({ status: 0 });
     await until('the copy suppressed', () => p.decisions('duplicate').some((d) => d.dedupeKey === 'cli-order-42'));
-    const mailed = (await p.emails()).filter((e) => e.destination.to.includes(to));
+    const mailed = addressedTo(await p.emails(), to);
     expect(mailed.map((e) => e.subject)).toContain('From the CLI');
   });
 

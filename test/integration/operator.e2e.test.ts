@@ -13,7 +13,7 @@ import { PublishCommand } from '@aws-sdk/client-sns';
 import { SendMessageCommand } from '@aws-sdk/client-sqs';
 import { DLQ_ATTRIBUTE } from '../../lambdas/kernel/names';
 import { drainQueue } from '../../tools/dev/local/queues';
-import { runCli, startTestPipeline, writeCliOutputs, until, type TestPipeline } from './support';
+import { addressedTo, runCli, startTestPipeline, writeCliOutputs, until, type TestPipeline } from './support';
 
 let p: TestPipeline;
 let stateDir: string;
@@ -123,7 +123,7 @@ test('pause: nothing published after it returns is sent before resume, on either
   await until('three emails', async () => (await p.emails()).length === 3, 30_000);
   await until('the queues drained', () => p.pipeline.isDrained());
   const emails = await p.emails();
-  for (const to of recipients) expect(emails.filter((e) => e.destination.to.includes(to))).toHaveLength(1);
+  for (const to of recipients) expect(addressedTo(emails, to)).toHaveLength(1);
   expect(await depth('dlq')).toBe(0);
 });
 
@@ -209,15 +209,15 @@ test('selective redrive and delete: by key and code; codes a redrive cannot fix 
   const moved = cli(['dlq', 'redrive', '--key', ka, '--yes']);
   expect(moved).toMatchObject({ status: 0 });
   expect(moved.stdout).toContain(`Moved 1 message(s) with key ${ka} from the DLQ of the local pipeline`);
-  await until('the redriven email', async () => (await p.emails()).some((e) => e.destination.to.includes(ta)), 30_000);
+  await until('the redriven email', async () => addressedTo(await p.emails(), ta).length > 0, 30_000);
 
   const deleted = cli(['dlq', 'delete', '--key', kb, '--yes', '--json']);
   expect(deleted).toMatchObject({ status: 0 });
   expect(JSON.parse(deleted.stdout)).toMatchObject({ action: 'delete', queue: 'send', keys: [kb], deleted: 1 });
   expect(cli(['dlq', 'list', '--key', kb]).stdout).toContain('holds no such message');
   await until('only the InvalidJson left', async () => (await p.pipeline.queueDepth('dlq')).visible === 1);
-  expect((await p.emails()).filter((e) => e.destination.to.includes(ta))).toHaveLength(1);
-  expect((await p.emails()).some((e) => e.destination.to.includes(tb))).toBe(false);
+  expect(addressedTo(await p.emails(), ta)).toHaveLength(1);
+  expect(addressedTo(await p.emails(), tb)).toHaveLength(0);
   expect(cli(['dlq', 'purge', '--yes'])).toMatchObject({ status: 0 });
 });
 
@@ -243,11 +243,7 @@ test('resend: a sent key is released, recorded in its timeline, and sent again o
   expect(released.stdout).toMatch(/Resend +by local:\S+: template fixed/);
 
   await p.publish({ to, subject: 'Once', text: 'Then again.' }, { key });
-  await until(
-    'the second email',
-    async () => (await p.emails()).filter((e) => e.destination.to.includes(to)).length === 2,
-    30_000,
-  );
+  await until('the second email', async () => addressedTo(await p.emails(), to).length === 2, 30_000);
   await until('the status of the new send', () => /: (sent|delivered) /.test(cli(['status', key]).stdout), 30_000);
   const after = cli(['status', '--json', key]);
   const report = JSON.parse(after.stdout) as { events: { type: string }[] };
@@ -259,7 +255,7 @@ test('resend: a sent key is released, recorded in its timeline, and sent again o
     () => p.decisions('duplicate').some((d) => JSON.stringify(d).includes(key)),
     30_000,
   );
-  expect((await p.emails()).filter((e) => e.destination.to.includes(to))).toHaveLength(2);
+  expect(addressedTo(await p.emails(), to)).toHaveLength(2);
 
   // A key in the DLQ: resend redrives it.
   await pause();
@@ -275,11 +271,7 @@ test('resend: a sent key is released, recorded in its timeline, and sent again o
     redriven: 1,
     reason: 'SES quota raised',
   });
-  await until(
-    'the redriven email',
-    async () => (await p.emails()).some((e) => e.destination.to.includes(deadTo)),
-    30_000,
-  );
+  await until('the redriven email', async () => addressedTo(await p.emails(), deadTo).length > 0, 30_000);
 });
 
 test('deliveries, pause, resume and resend --help exit 0 with their usage', () => {

@@ -4,7 +4,7 @@
  */
 import { EmailPublisher, InvalidMessageError } from '../../lib/publisher';
 import { LOCAL_CREDENTIALS, LOCAL_REGION } from '../../lib/cli/target';
-import { sleep, startTestPipeline, uniqueName, until, type TestPipeline } from './support';
+import { addressedTo, sleep, startTestPipeline, uniqueName, until, type TestPipeline } from './support';
 
 let p: TestPipeline;
 let publisher: EmailPublisher;
@@ -29,7 +29,7 @@ async function settled(key: string, copies: number, to: string) {
     `${copies} decision(s) for ${key}`,
     () => p.decisions().filter((d) => d.dedupeKey === key && d.decision !== 'retry').length === copies,
   );
-  return (await p.emails()).filter((e) => e.destination.to.includes(to));
+  return addressedTo(await p.emails(), to);
 }
 
 test('an email published with a key is mailed once', async () => {

@@ -165,6 +165,16 @@ export function sleep(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));
 }
 
+/** The emails among `emails` that have `to` among their To addresses. */
+export function addressedTo(emails: readonly MailboxEmail[], to: string): MailboxEmail[] {
+  return emails.filter((e) => e.destination.to.includes(to));
+}
+
+/** The emails in the SES emulator's mailbox at `sesEndpoint` that have `to` among their To addresses. */
+export async function mailTo(sesEndpoint: string, to: string): Promise<MailboxEmail[]> {
+  return addressedTo((await readMailbox(sesEndpoint)).emails, to);
+}
+
 /** Takes one message off a queue (for tests that need a real SNS envelope). */
 export async function receiveOne(pipeline: LocalPipeline, queueUrl: string): Promise<Message> {
   const [message] = await drainQueue(pipeline.sqs, queueUrl, 1);
@@ -222,7 +232,7 @@ export async function outcomes(
   const out = new Map<string, Outcome>();
   for (const recipient of recipients) {
     out.set(recipient, {
-      emails: emails.filter((e) => e.destination.to.includes(recipient)).length,
+      emails: addressedTo(emails, recipient).length,
       deadLettered: letters.filter((m) => recipientOf(m.Body ?? '') === recipient).length,
     });
   }
