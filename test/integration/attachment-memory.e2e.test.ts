@@ -13,7 +13,7 @@ import {
   type Emulators,
   type MailboxEmail,
 } from '../../tools/dev/local/emulators';
-import { addressedTo, startTestPipeline, until, type TestPipeline } from './support';
+import { addressedTo, startTestPipeline, until, type TestPipeline, nowSeconds } from './support';
 
 const MIB = 1024 * 1024;
 // Large requests take more than the fast tests' 2 s on a shared machine.
@@ -39,7 +39,6 @@ afterAll(async () => {
 async function mailbox(since: number): Promise<readonly MailboxEmail[]> {
   return (await readMailbox(p.endpoints.ses, { since, timeoutMs: 120_000 })).emails;
 }
-const nowSeconds = () => Math.floor(Date.now() / 1000);
 const sentKeys = (prefix: string) =>
   new Set(p.decisions('sent').flatMap((d) => (d.dedupeKey?.startsWith(prefix) ? [d.dedupeKey] : [])));
 

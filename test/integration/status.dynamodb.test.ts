@@ -20,14 +20,13 @@ import { createResources } from '../../tools/dev/local/resources';
 import { loadLocalSettings } from '../../tools/dev/local/settings';
 import { localOutputs, type LocalOutputs } from '../../tools/dev/local/state';
 import { startStatusEndpoint, type StatusEndpoint } from '../../tools/dev/local/status-endpoint';
-import { cliArgv, cliEnv, endpointsFromEnv, runProcess, uniqueName, type ProcessRun } from './support';
+import { cliArgv, cliEnv, endpointsFromEnv, runProcess, uniqueName, type ProcessRun, nowSeconds } from './support';
 
 const endpoints = endpointsFromEnv();
 const clients = emulatorClients(endpoints);
 const db = DynamoDBDocumentClient.from(clients.dynamodb);
 const settings = loadLocalSettings();
 const HOUR = 3600;
-const nowSeconds = () => Math.floor(Date.now() / 1000);
 
 let target: LookupTarget;
 let outputs: LocalOutputs;

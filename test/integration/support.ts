@@ -35,6 +35,9 @@ export function endpointsFromEnv(): EmulatorEndpoints {
   };
 }
 
+/** The time in whole epoch seconds, as DynamoDB TTLs and the SES emulator's `since` take it. */
+export const nowSeconds = (): number => Math.floor(Date.now() / 1000);
+
 /** A name no other test uses: resources and recipients are scoped by it. */
 export function uniqueName(prefix = 't'): string {
   return `${prefix}-${Date.now().toString(36)}-${randomBytes(3).toString('hex')}`;

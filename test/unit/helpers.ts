@@ -8,8 +8,8 @@
  * lines captured; a temporary folder, and an empty local state folder, for the
  * tests of a file or block. The local status endpoint with a cancel that records
  * what it cancelled. For the send pacing: a virtual clock, and the rate
- * lease's store in memory. And `sleep`, a real wait, for the few tests that let
- * real timers run.
+ * lease's store in memory. An error shaped like Node's socket errors. And `sleep`,
+ * a real wait, for the few tests that let real timers run.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import * as os from 'node:os';
@@ -161,6 +161,15 @@ export async function cli(...args: string[]): Promise<{ code: number; stdout: st
   const err: string[] = [];
   const code = await run(args, { out: (l) => out.push(l), err: (l) => err.push(l) });
   return { code, stdout: out.join('\n'), stderr: err.join('\n') };
+}
+
+/** An error shaped like Node's socket errors (what the SDK's HTTP handler passes on). */
+export function nodeError(
+  code: string,
+  message = `connect ${code} 127.0.0.1:443`,
+  name = 'Error',
+): Error & { code: string } {
+  return Object.assign(new Error(message), { code, name });
 }
 
 /** Resolves after `ms` milliseconds of real time (tests on a virtual clock use {@link VirtualClock}). */
