@@ -16,7 +16,7 @@
  */
 import { forwardThenReset, pass } from '../../tools/dev/local/fault-proxy';
 import { waitFor } from '../../tools/dev/local/processes';
-import { metricTotals } from '../integration/support';
+import { metricTotals, sleep } from '../integration/support';
 import { ChaosRun, CHAOS_GRACE_SECONDS, expectReliable, stopRuns, type SesSend } from './harness';
 
 afterEach(stopRuns);
@@ -48,7 +48,7 @@ test('SES hung while 20 messages are sent: each is sent exactly once', async () 
       intervalMs: 50,
     });
     // The fault's length: SES stays frozen this long whatever the pods do.
-    await new Promise((resolve) => setTimeout(resolve, HANG_MS));
+    await sleep(HANG_MS);
   } finally {
     process.kill(pid, 'SIGCONT');
     frozenMs = Date.now() - podsStartedAt;

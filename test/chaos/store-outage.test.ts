@@ -16,7 +16,7 @@
  * its completion write after the store is back, whatever the machine's speed.
  */
 import { down, pass } from '../../tools/dev/local/fault-proxy';
-import { until } from '../integration/support';
+import { sleep, until } from '../integration/support';
 import { COMPLETION_RETRY_MARGIN_MS } from '../../lambdas/send-email/testing';
 import { completionUnwritten } from './account';
 import { ChaosRun, expectReliable, stopRuns } from './harness';
@@ -54,7 +54,7 @@ test('DynamoDB down for several seconds mid-run loses nothing and sends nothing 
   store.set(down());
   await until('the pods to feel the outage (a dropped request)', () => store.counts().down > 0);
   const feltAt = Date.now();
-  await new Promise<void>((resolve) => setTimeout(resolve, OUTAGE_MS));
+  await sleep(OUTAGE_MS);
   store.set(pass());
   const outageMs = Date.now() - switchedAt;
   const dropped = store.counts().down;

@@ -1,3 +1,9 @@
+/**
+ * The infra suite's helpers: the pipeline stack synthesized as `cdk synth` does (cdk.json's
+ * context, each app's assembly in a temporary folder removed after the file), the logical ids of
+ * its main resources, and readers of the template: a resource, a function's policy statements, a
+ * dashboard body, an ARN (`arnOf`) and a CloudFormation string rendered as text.
+ */
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';

@@ -13,7 +13,7 @@ import {
   type Emulators,
   type MailboxEmail,
 } from '../../tools/dev/local/emulators';
-import { startTestPipeline, until, type TestPipeline } from './support';
+import { addressedTo, startTestPipeline, until, type TestPipeline, nowSeconds } from './support';
 
 const MIB = 1024 * 1024;
 // Large requests take more than the fast tests' 2 s on a shared machine.
@@ -39,8 +39,6 @@ afterAll(async () => {
 async function mailbox(since: number): Promise<readonly MailboxEmail[]> {
   return (await readMailbox(p.endpoints.ses, { since, timeoutMs: 120_000 })).emails;
 }
-const nowSeconds = () => Math.floor(Date.now() / 1000);
-const mailTo = (emails: readonly MailboxEmail[], to: string) => emails.filter((e) => e.destination.to.includes(to));
 const sentKeys = (prefix: string) =>
   new Set(p.decisions('sent').flatMap((d) => (d.dedupeKey?.startsWith(prefix) ? [d.dedupeKey] : [])));
 
@@ -79,7 +77,7 @@ test('ten emails with an 8 MiB object each, published at once, are mailed once e
 
   const emails = await mailbox(since);
   const retries = p.decisions('retry').map((d) => `${d.dedupeKey}: ${d.errorCode} ${d.reason ?? ''}`);
-  const mailed = to.map((address) => mailTo(emails, address));
+  const mailed = to.map((address) => addressedTo(emails, address));
   expect({ mailed: mailed.map((m) => m.length), retries }).toEqual({ mailed: to.map(() => 1), retries });
   expect(mailed.map((m) => m[0]?.attachments[0]?.size)).toEqual(to.map(() => 8 * MIB));
   expect(p.decisions('dead-lettered')).toEqual([]);
@@ -108,7 +106,7 @@ test('an email with a 24 MiB file is uploaded by the publisher client and mailed
   );
   await until('the email sent', () => sentKeys(`largest-${to}`).size === 1, 120_000);
 
-  const [sent] = mailTo(await mailbox(since), to);
+  const [sent] = addressedTo(await mailbox(since), to);
   expect(sent?.attachments[0]?.size).toBe(24 * MIB);
   expect(Buffer.from(sent?.attachments[0]?.content ?? '', 'base64').equals(bytes)).toBe(true);
   noConsumerAboveMemory();

@@ -5,19 +5,14 @@
  * named with a path is dead-lettered with a reason naming attachments[0].filename, never mailed.
  */
 import { EmailPublisher } from '../../lib/publisher';
-import { readMailbox, type MailboxEmail } from '../../tools/dev/local/emulators';
 import { drainQueue } from '../../tools/dev/local/queues';
-import { startTestPipeline, until, type TestPipeline } from './support';
+import { mailTo, startTestPipeline, until, type TestPipeline } from './support';
 
 let p: TestPipeline;
 beforeAll(async () => {
   p = await startTestPipeline();
 });
 afterAll(() => p?.stop());
-
-async function mailTo(to: string): Promise<MailboxEmail[]> {
-  return (await readMailbox(p.endpoints.ses)).emails.filter((e) => e.destination.to.includes(to));
-}
 
 const unsubscribe = {
   'List-Unsubscribe': '<https://example.com/unsubscribe/42>',
@@ -36,9 +31,9 @@ test('an inline attachment and custom headers reach the mailbox, and its page sh
       { filename: 'logo.png', contentType: 'image/png', content: 'iVBORw0=', disposition: 'inline', contentId: 'logo' },
     ],
   });
-  await until('the email in the mailbox', async () => (await mailTo(to)).length === 1);
+  await until('the email in the mailbox', async () => (await mailTo(p.endpoints.ses, to)).length === 1);
 
-  const [sent] = await mailTo(to);
+  const [sent] = await mailTo(p.endpoints.ses, to);
   expect(sent?.attachments.map((a) => ({ filename: a.filename, contentType: a.contentType }))).toEqual([
     { filename: 'invoice.txt', contentType: 'text/plain' },
     { filename: 'logo.png', contentType: 'image/png' },
@@ -74,9 +69,9 @@ test('a 400 KB file goes by s3Key through the attachments bucket and is mailed w
     },
     { idempotencyKey: `report-${to}` },
   );
-  await until('the email in the mailbox', async () => (await mailTo(to)).length === 1, 30_000);
+  await until('the email in the mailbox', async () => (await mailTo(p.endpoints.ses, to)).length === 1, 30_000);
 
-  const [sent] = await mailTo(to);
+  const [sent] = await mailTo(p.endpoints.ses, to);
   expect(sent?.attachments).toHaveLength(1);
   expect(sent?.attachments[0]?.size).toBe(400 * 1024);
   expect(Buffer.from(sent?.attachments[0]?.content ?? '', 'base64').equals(bytes)).toBe(true);
@@ -100,5 +95,5 @@ test('a file named ../../etc/passwd is dead-lettered with a reason naming attach
   const letter = letters.find((m) => m.MessageAttributes?.['dedupe-key']?.StringValue === `path-${to}`);
   expect(letter?.MessageAttributes?.['error-code']?.StringValue).toBe('InvalidMessage');
   expect(letter?.MessageAttributes?.['error-reason']?.StringValue).toMatch(/^attachments\[0\]\.filename: /);
-  expect(await mailTo(to)).toEqual([]);
+  expect(await mailTo(p.endpoints.ses, to)).toEqual([]);
 });

@@ -13,7 +13,7 @@ import { cancelDelivery, type CancelDeps } from '../../lambdas/status/cancel';
 import { emulatorClients } from '../../tools/dev/local/emulators';
 import { createResources } from '../../tools/dev/local/resources';
 import { loadLocalSettings } from '../../tools/dev/local/settings';
-import { endpointsFromEnv, uniqueName } from './support';
+import { endpointsFromEnv, sleep, uniqueName } from './support';
 import type { EmailMessage } from '../../lambdas/kernel/contract';
 
 const clients = emulatorClients(endpointsFromEnv());
@@ -57,12 +57,12 @@ function claimStage(sends: Map<string, number>) {
       settings: { dedupeWindowSeconds: settings.dedupeWindowSeconds, keyPrefix: settings.idempotencyKeyPrefix },
       persistenceStore,
       now: Date.now,
-      sleep: (ms) => new Promise((resolve) => setTimeout(resolve, ms)),
+      sleep,
     },
     async (request) => {
       sends.set(request.key, (sends.get(request.key) ?? 0) + 1);
       // SES takes a while: the cancel lands while the claim is in progress, for some keys.
-      await new Promise((resolve) => setTimeout(resolve, Math.random() * 30));
+      await sleep(Math.random() * 30);
       return { sesMessageId: `ses-${request.key}`, sentAt: new Date().toISOString() };
     },
   );
@@ -76,10 +76,9 @@ test('a cancel racing a send ends in exactly one outcome per key: sent (409) or 
   const keys = Array.from({ length: 40 }, (_, i) => `race-${i}-${uniqueName()}`);
   const results = await Promise.all(
     keys.map(async (key, i) => {
-      const delay = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
       const [claim, cancel] = await Promise.all([
-        delay(i % 3 === 0 ? 5 : 0).then(() => claims.claimAndSend({ key, email })),
-        delay(i % 3 === 1 ? 5 : 0).then(() => cancelDelivery(deps, key, 'race-test')),
+        sleep(i % 3 === 0 ? 5 : 0).then(() => claims.claimAndSend({ key, email })),
+        sleep(i % 3 === 1 ? 5 : 0).then(() => cancelDelivery(deps, key, 'race-test')),
       ]);
       return { key, claim, cancel };
     }),

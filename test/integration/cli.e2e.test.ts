@@ -11,10 +11,19 @@ import { PublishCommand } from '@aws-sdk/client-sns';
 import { freePort } from '../../tools/dev/local/processes';
 import { REPO_ROOT } from '../../tools/dev/local/paths';
 import { run } from '../../lib/cli/main';
-import { startTestPipeline, writeCliOutputs, until, type TestPipeline } from './support';
-
-const TSX = path.join(REPO_ROOT, 'node_modules', 'tsx', 'dist', 'cli.mjs');
-const CLI = path.join(REPO_ROOT, 'bin', 'email-pipeline.ts');
+import {
+  addressedTo,
+  CLI_ENTRY,
+  cliEnv,
+  runCli,
+  sleep,
+  startTestPipeline,
+  TSX_CLI,
+  writeCliOutputs,
+  until,
+  type CliRun,
+  type TestPipeline,
+} from './support';
 
 let p: TestPipeline;
 let stateDir: string;
@@ -29,13 +38,6 @@ afterAll(async () => {
   rmSync(stateDir, { recursive: true, force: true });
 });
 
-interface Run {
-  readonly status: number | null;
-  readonly stdout: string;
-  readonly stderr: string;
-}
-
-/** Runs the CLI (or `script`); an `env` value of undefined removes that variable. */
 /** An environment with no AWS region, profile or shared config: what a machine without AWS set up has. */
 function noAwsConfig(): Record<string, string | undefined> {
   return {
@@ -47,19 +49,9 @@ function noAwsConfig(): Record<string, string | undefined> {
   };
 }
 
-function cli(args: readonly string[], env: Record<string, string | undefined> = {}, shell?: string, script = CLI): Run {
-  const command = shell ?? process.execPath;
-  const argv = shell ? [] : [TSX, script, ...args];
-  const result = spawnSync(command, argv, {
-    cwd: REPO_ROOT,
-    encoding: 'utf8',
-    timeout: 30_000,
-    env: Object.fromEntries(
-      Object.entries({ ...process.env, LOCAL_STATE_DIR: stateDir, ...env }).filter(([, v]) => v !== undefined),
-    ),
-    ...(shell ? { shell: '/bin/bash' } : {}),
-  });
-  return { status: result.status, stdout: result.stdout, stderr: result.stderr };
+/** Runs the CLI; an `env` value of undefined removes that variable. */
+function cli(args: readonly string[], env: Record<string, string | undefined> = {}): CliRun {
+  return runCli(stateDir, args, { env, timeoutMs: 30_000 });
 }
 
 async function deadLetters(count: number): Promise<void> {
@@ -154,7 +146,13 @@ describe('operations', () => {
   test('output is safe to pipe: a reader that has gone away ends the command quietly with 0', async () => {
     await deadLetters(3);
     // `true` exits without reading: every line the CLI writes meets a closed pipe (EPIPE).
-    const run = cli([], {}, `set -o pipefail; "${process.execPath}" "${TSX}" "${CLI}" dlq list | true`);
+    const run = spawnSync(`set -o pipefail; "${process.execPath}" "${TSX_CLI}" "${CLI_ENTRY}" dlq list | true`, {
+      shell: '/bin/bash',
+      cwd: REPO_ROOT,
+      encoding: 'utf8',
+      timeout: 30_000,
+      env: cliEnv(stateDir),
+    });
     expect(run).toMatchObject({ status: 0 });
     expect(run.stderr).not.toMatch(/EPIPE|Error/);
   });
@@ -257,15 +255,10 @@ describe('a failed operation exits 1 and says what to do next', () => {
   test('outside this repository, no stack named: --stack is advised, npm start is not', () => {
     const app = mkdtempSync(path.join(os.tmpdir(), 'cli-user-app-'));
     writeFileSync(path.join(app, 'package.json'), JSON.stringify({ name: 'user-app' }));
-    const outside = spawnSync(process.execPath, [TSX, CLI, 'status', 'order-42'], {
+    const outside = runCli(stateDir, ['status', 'order-42'], {
       cwd: app,
-      encoding: 'utf8',
-      timeout: 30_000,
-      env: Object.fromEntries(
-        Object.entries({ ...process.env, LOCAL_STATE_DIR: undefined, EMAIL_PIPELINE_STACK: undefined }).filter(
-          ([, v]) => v !== undefined,
-        ),
-      ),
+      timeoutMs: 30_000,
+      env: { LOCAL_STATE_DIR: undefined, EMAIL_PIPELINE_STACK: undefined },
     });
     rmSync(app, { recursive: true, force: true });
     expect(outside.status).toBe(1);
@@ -308,7 +301,7 @@ describe('publish', () => {
     expect(first.stdout).toMatch(/^Published \S+ to the local pipeline \(.*\) with idempotency key cli-order-42$/m);
     expect(again).toMatchObject({ status: 0 });
     await until('the copy suppressed', () => p.decisions('duplicate').some((d) => d.dedupeKey === 'cli-order-42'));
-    const mailed = (await p.emails()).filter((e) => e.destination.to.includes(to));
+    const mailed = addressedTo(await p.emails(), to);
     expect(mailed.map((e) => e.subject)).toContain('From the CLI');
   });
 
@@ -319,7 +312,7 @@ describe('publish', () => {
     expect(run.stderr).toContain('--to "not-an-address": must be an email address');
     expect(run.stdout).toBe('');
     // A copy that reached the queue would be dead-lettered within a second or two.
-    await new Promise((resolve) => setTimeout(resolve, 2000));
+    await sleep(2000);
     expect(p.decisions('dead-lettered')).toHaveLength(before);
   });
 

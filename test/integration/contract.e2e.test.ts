@@ -10,7 +10,7 @@ import { SendMessageCommand } from '@aws-sdk/client-sqs';
 import { readMailbox, type MailboxEmail } from '../../tools/dev/local/emulators';
 import { drainQueue } from '../../tools/dev/local/queues';
 import { snsEnvelope } from '../../tools/dev/local/records';
-import { email, startTestPipeline, until, type TestPipeline } from './support';
+import { email, mailTo, startTestPipeline, until, type TestPipeline } from './support';
 
 let p: TestPipeline;
 beforeAll(async () => {
@@ -60,7 +60,7 @@ test('a Number-typed idempotency key published twice is one email', async () => 
     p.decisions().some((d) => d.decision === 'duplicate' && d.dedupeKey === '4200001'),
   );
 
-  const mine = (await readMailbox(p.endpoints.ses)).emails.filter((e) => e.destination.to.includes(to));
+  const mine = await mailTo(p.endpoints.ses, to);
   expect(mine).toHaveLength(1);
   expect(p.decisions('dead-lettered').filter((d) => d.dedupeKey === '4200001')).toEqual([]);
 });

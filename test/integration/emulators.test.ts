@@ -26,7 +26,8 @@ import {
   SQSClient,
   type Message,
 } from '@aws-sdk/client-sqs';
-import { readMailbox, type MailboxEmail } from '../../tools/dev/local/emulators';
+import { readMailbox } from '../../tools/dev/local/emulators';
+import { addressedTo, mailTo } from './support';
 import { LOCAL_AWS_ENV } from '../../tools/dev/local/emulator-config';
 import {
   delay,
@@ -277,7 +278,7 @@ describe('aws-ses-v2-local', () => {
 
     const { emails } = await readMailbox(SES);
 
-    expect(emails.filter((email) => email.destination.to.includes(to))).toEqual([
+    expect(addressedTo(emails, to)).toEqual([
       expect.objectContaining({ messageId: MessageId, from: 'sender@example.com', subject: 'Welcome' }),
     ]);
   });
@@ -290,11 +291,6 @@ function sendEmail(to: string, subject: string): SendEmailCommand {
     Content: { Simple: { Subject: { Data: subject }, Body: { Text: { Data: 'Hello' } } } },
     EmailTags: [{ Name: 'kind', Value: 'test' }],
   });
-}
-
-async function mailTo(to: string): Promise<MailboxEmail[]> {
-  const { emails } = await readMailbox(SES);
-  return emails.filter((email) => email.destination.to.includes(to));
 }
 
 /**
@@ -341,7 +337,7 @@ describe('fault proxy', () => {
     expect(error.name).toBe('TooManyRequestsException');
     expect(error.$metadata).toMatchObject({ httpStatusCode: 429 });
     expect(proxy.counts()).toMatchObject({ status: 1, total: 1 });
-    expect(await mailTo(to)).toEqual([]);
+    expect(await mailTo(SES, to)).toEqual([]);
   });
 
   test('answering 400 ProvisionedThroughputExceededException makes the DynamoDB client raise it', async () => {
@@ -372,7 +368,7 @@ describe('fault proxy', () => {
     const error = await rejectionOf(ses.send(sendEmail(to, 'Ambiguous')));
 
     expectNetworkError(error);
-    expect(await mailTo(to)).toEqual([expect.objectContaining({ subject: 'Ambiguous' })]);
+    expect(await mailTo(SES, to)).toEqual([expect.objectContaining({ subject: 'Ambiguous' })]);
   });
 
   test('a delay longer than the client timeout still delivers the email after the client gave up', async () => {
@@ -382,10 +378,10 @@ describe('fault proxy', () => {
 
     const error = await rejectionOf(ses.send(sendEmail(to, 'Late')));
     expect(error.name).toBe('TimeoutError');
-    expect(await mailTo(to)).toEqual([]);
+    expect(await mailTo(SES, to)).toEqual([]);
 
     const emails = await eventually('the late email in the mailbox', async () => {
-      const found = await mailTo(to);
+      const found = await mailTo(SES, to);
       return found.length > 0 ? found : undefined;
     });
     expect(emails).toEqual([expect.objectContaining({ subject: 'Late' })]);

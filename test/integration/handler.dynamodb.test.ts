@@ -24,7 +24,7 @@ import { createStoreClient } from '../../lambdas/runtime/clients';
 import { createHandler } from '../../lambdas/send-email/handler';
 import { createAttachmentObjects, type ObjectStore } from '../../lambdas/send-email/testing';
 import { readSettings } from '../../lambdas/kernel/environment';
-import { endpointsFromEnv, uniqueName } from './support';
+import { endpointsFromEnv, sleep, uniqueName } from './support';
 
 process.env.POWERTOOLS_METRICS_DISABLED = 'true';
 
@@ -50,7 +50,7 @@ class CountingSes {
   /** When set, a send waits for it: holds the winner "in progress" while the others try. */
   gate: Promise<void> | undefined;
   async send(command: SendEmailCommand): Promise<{ MessageId: string }> {
-    await (this.gate ?? new Promise((resolve) => setTimeout(resolve, 20)));
+    await (this.gate ?? sleep(20));
     this.sent.push(command);
     return { MessageId: `ses-${this.sent.length}` };
   }

@@ -13,7 +13,8 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { GetQueueAttributesCommand, SendMessageCommand } from '@aws-sdk/client-sqs';
 import { drainQueue } from '../../tools/dev/local/queues';
-import { runCli, startTestPipeline, until, writeCliOutputs, type TestPipeline } from './support';
+import { REPO_ROOT } from '../../tools/dev/local/paths';
+import { cliArgv, cliEnv, runCli, startTestPipeline, until, writeCliOutputs, type TestPipeline } from './support';
 
 let p: TestPipeline;
 let stateDir: string;
@@ -31,7 +32,7 @@ afterAll(async () => {
   rmSync(stateDir, { recursive: true, force: true });
 });
 
-const cli = (args: readonly string[]) => runCli(stateDir, args, 120_000);
+const cli = (args: readonly string[]) => runCli(stateDir, args, { timeoutMs: 120_000 });
 
 async function count(queueUrl: string): Promise<number> {
   const { Attributes = {} } = await p.pipeline.sqs.send(
@@ -109,16 +110,11 @@ test('a redrive killed midway leaves the switch on: verify reports it with the f
   await p.pipeline.sqs.send(
     new SendMessageCommand({ QueueUrl: ledger.bufferDeadLetterQueueUrl, MessageBody: 'still not an SNS envelope' }),
   );
-  const root = path.join(__dirname, '..', '..');
-  const child = spawn(
-    process.execPath,
-    [
-      path.join(root, 'node_modules', 'tsx', 'dist', 'cli.mjs'),
-      path.join(root, 'bin', 'email-pipeline.ts'),
-      ...['dlq', 'redrive', '--queue', 'ledger', '--stall', '600', '--yes'],
-    ],
-    { cwd: root, env: { ...process.env, LOCAL_STATE_DIR: stateDir }, stdio: 'ignore' },
-  );
+  const child = spawn(process.execPath, cliArgv(['dlq', 'redrive', '--queue', 'ledger', '--stall', '600', '--yes']), {
+    cwd: REPO_ROOT,
+    env: cliEnv(stateDir),
+    stdio: 'ignore',
+  });
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   try {
     await until('the redrive turned the switch on', () => existsSync(flagFile), 60_000);

@@ -11,13 +11,12 @@ import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { PublishCommand, SNSClient } from '@aws-sdk/client-sns';
 import { REPO_ROOT } from '../../tools/dev/local/paths';
-import { readMailbox } from '../../tools/dev/local/emulators';
 import { emulatorConfig } from '../../tools/dev/local/emulator-config';
 import { freePort, launch, type ManagedProcess } from '../../tools/dev/local/processes';
 import type { LocalOutputs } from '../../tools/dev/local/state';
 import type { DeliveryReport } from '../../lambdas/kernel/ledger/schema';
 import { npmScript } from './npm-script';
-import { until } from './support';
+import { mailTo, until } from './support';
 
 // Exactly what `npm start` runs (package.json), so the test meets its signal handling too.
 const START = npmScript('start');
@@ -117,7 +116,7 @@ test('npm start serves the pipeline, dedupes a repeated key, refuses a second st
       }),
     );
   await publish();
-  const mine = async () => (await readMailbox(outputs.SesEndpoint)).emails.filter((e) => e.destination.to.includes(to));
+  const mine = () => mailTo(outputs.SesEndpoint, to);
   // Typically under 2 s; the bound is loose so that a busy machine does not fail the run.
   await until('the email in the SES store', async () => (await mine()).length === 1, 30_000);
   await publish();

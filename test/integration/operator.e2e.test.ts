@@ -6,19 +6,14 @@
  * selective redrive and delete, and resend (released, recorded, sent again), each change with --yes
  * or --dry-run. Every wait is on a condition: the queue holding the messages, the consumers' paused polls.
  */
-import { spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { PublishCommand } from '@aws-sdk/client-sns';
 import { SendMessageCommand } from '@aws-sdk/client-sqs';
 import { DLQ_ATTRIBUTE } from '../../lambdas/kernel/names';
-import { REPO_ROOT } from '../../tools/dev/local/paths';
 import { drainQueue } from '../../tools/dev/local/queues';
-import { startTestPipeline, writeCliOutputs, until, type TestPipeline } from './support';
-
-const TSX = path.join(REPO_ROOT, 'node_modules', 'tsx', 'dist', 'cli.mjs');
-const CLI = path.join(REPO_ROOT, 'bin', 'email-pipeline.ts');
+import { addressedTo, runCli, startTestPipeline, writeCliOutputs, until, type TestPipeline } from './support';
 
 let p: TestPipeline;
 let stateDir: string;
@@ -34,21 +29,7 @@ afterAll(async () => {
   rmSync(stateDir, { recursive: true, force: true });
 });
 
-interface Run {
-  readonly status: number | null;
-  readonly stdout: string;
-  readonly stderr: string;
-}
-
-function cli(args: readonly string[]): Run {
-  const result = spawnSync(process.execPath, [TSX, CLI, ...args], {
-    cwd: REPO_ROOT,
-    encoding: 'utf8',
-    timeout: 60_000,
-    env: { ...process.env, LOCAL_STATE_DIR: stateDir },
-  });
-  return { status: result.status, stdout: result.stdout, stderr: result.stderr };
-}
+const cli = (args: readonly string[]) => runCli(stateDir, args);
 
 /** Paused polls the consumers reported so far, per consumer. */
 function pausedPolls(): Map<string, number> {
@@ -142,7 +123,7 @@ test('pause: nothing published after it returns is sent before resume, on either
   await until('three emails', async () => (await p.emails()).length === 3, 30_000);
   await until('the queues drained', () => p.pipeline.isDrained());
   const emails = await p.emails();
-  for (const to of recipients) expect(emails.filter((e) => e.destination.to.includes(to))).toHaveLength(1);
+  for (const to of recipients) expect(addressedTo(emails, to)).toHaveLength(1);
   expect(await depth('dlq')).toBe(0);
 });
 
@@ -228,15 +209,15 @@ test('selective redrive and delete: by key and code; codes a redrive cannot fix 
   const moved = cli(['dlq', 'redrive', '--key', ka, '--yes']);
   expect(moved).toMatchObject({ status: 0 });
   expect(moved.stdout).toContain(`Moved 1 message(s) with key ${ka} from the DLQ of the local pipeline`);
-  await until('the redriven email', async () => (await p.emails()).some((e) => e.destination.to.includes(ta)), 30_000);
+  await until('the redriven email', async () => addressedTo(await p.emails(), ta).length > 0, 30_000);
 
   const deleted = cli(['dlq', 'delete', '--key', kb, '--yes', '--json']);
   expect(deleted).toMatchObject({ status: 0 });
   expect(JSON.parse(deleted.stdout)).toMatchObject({ action: 'delete', queue: 'send', keys: [kb], deleted: 1 });
   expect(cli(['dlq', 'list', '--key', kb]).stdout).toContain('holds no such message');
   await until('only the InvalidJson left', async () => (await p.pipeline.queueDepth('dlq')).visible === 1);
-  expect((await p.emails()).filter((e) => e.destination.to.includes(ta))).toHaveLength(1);
-  expect((await p.emails()).some((e) => e.destination.to.includes(tb))).toBe(false);
+  expect(addressedTo(await p.emails(), ta)).toHaveLength(1);
+  expect(addressedTo(await p.emails(), tb)).toHaveLength(0);
   expect(cli(['dlq', 'purge', '--yes'])).toMatchObject({ status: 0 });
 });
 
@@ -262,11 +243,7 @@ test('resend: a sent key is released, recorded in its timeline, and sent again o
   expect(released.stdout).toMatch(/Resend +by local:\S+: template fixed/);
 
   await p.publish({ to, subject: 'Once', text: 'Then again.' }, { key });
-  await until(
-    'the second email',
-    async () => (await p.emails()).filter((e) => e.destination.to.includes(to)).length === 2,
-    30_000,
-  );
+  await until('the second email', async () => addressedTo(await p.emails(), to).length === 2, 30_000);
   await until('the status of the new send', () => /: (sent|delivered) /.test(cli(['status', key]).stdout), 30_000);
   const after = cli(['status', '--json', key]);
   const report = JSON.parse(after.stdout) as { events: { type: string }[] };
@@ -278,7 +255,7 @@ test('resend: a sent key is released, recorded in its timeline, and sent again o
     () => p.decisions('duplicate').some((d) => JSON.stringify(d).includes(key)),
     30_000,
   );
-  expect((await p.emails()).filter((e) => e.destination.to.includes(to))).toHaveLength(2);
+  expect(addressedTo(await p.emails(), to)).toHaveLength(2);
 
   // A key in the DLQ: resend redrives it.
   await pause();
@@ -294,11 +271,7 @@ test('resend: a sent key is released, recorded in its timeline, and sent again o
     redriven: 1,
     reason: 'SES quota raised',
   });
-  await until(
-    'the redriven email',
-    async () => (await p.emails()).some((e) => e.destination.to.includes(deadTo)),
-    30_000,
-  );
+  await until('the redriven email', async () => addressedTo(await p.emails(), deadTo).length > 0, 30_000);
 });
 
 test('deliveries, pause, resume and resend --help exit 0 with their usage', () => {

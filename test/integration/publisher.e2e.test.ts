@@ -4,7 +4,7 @@
  */
 import { EmailPublisher, InvalidMessageError } from '../../lib/publisher';
 import { LOCAL_CREDENTIALS, LOCAL_REGION } from '../../lib/cli/target';
-import { startTestPipeline, uniqueName, until, type TestPipeline } from './support';
+import { addressedTo, sleep, startTestPipeline, uniqueName, until, type TestPipeline } from './support';
 
 let p: TestPipeline;
 let publisher: EmailPublisher;
@@ -29,7 +29,7 @@ async function settled(key: string, copies: number, to: string) {
     `${copies} decision(s) for ${key}`,
     () => p.decisions().filter((d) => d.dedupeKey === key && d.decision !== 'retry').length === copies,
   );
-  return (await p.emails()).filter((e) => e.destination.to.includes(to));
+  return addressedTo(await p.emails(), to);
 }
 
 test('an email published with a key is mailed once', async () => {
@@ -76,6 +76,6 @@ test('a message the pipeline would refuse is refused before it reaches the topic
   const batch = await publisher.publishBatch([{ message: { to: 'nobody', subject: 'S', text: 'T' } }]);
   expect(batch.results[0]).toMatchObject({ ok: false, error: { code: 'InvalidMessage' } });
   // A bad copy that reached the queue would be dead-lettered within a second or two.
-  await new Promise((resolve) => setTimeout(resolve, 2000));
+  await sleep(2000);
   expect(p.decisions('dead-lettered')).toHaveLength(before);
 });

@@ -6,7 +6,6 @@
  * in the schedule queue, moved on by the schedule function's bundle in a consumer of its own, with
  * fauxqs's real delays: the due lane sees a scheduled email once before it is due.
  */
-import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
@@ -17,7 +16,17 @@ import { lookupDelivery } from '../../lambdas/status/lookup';
 import { LOCAL_CANCELLER, startStatusEndpoint, type StatusEndpoint } from '../../tools/dev/local/status-endpoint';
 import { loadLocalSettings } from '../../tools/dev/local/settings';
 import { npmScript } from './npm-script';
-import { email, runCli, startTestPipeline, until, type TestPipeline } from './support';
+import {
+  addressedTo,
+  cliEnv,
+  email,
+  runCli,
+  runProcess,
+  startTestPipeline,
+  until,
+  type ProcessRun,
+  type TestPipeline,
+} from './support';
 
 let p: TestPipeline;
 let status: StatusEndpoint;
@@ -76,16 +85,9 @@ async function cancelOverHttp(
 }
 
 /** `npm run -s cancel -- <key>` as an operator runs it, against this pipeline. */
-function cancelCli(key: string): Promise<{ code: number | null; stdout: string; stderr: string }> {
+function cancelCli(key: string): Promise<ProcessRun> {
   const { command, args } = npmScript('cancel', key);
-  return new Promise((resolve) => {
-    const child = spawn(command, [...args], { env: { ...process.env, LOCAL_STATE_DIR: stateDir } });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
-    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-    child.on('close', (code) => resolve({ code, stdout, stderr }));
-  });
+  return runProcess(command, args, { env: cliEnv(stateDir) });
 }
 
 /** The keys `deliveries --outcome <status>` lists (--json, one object a line). */
@@ -186,7 +188,7 @@ test('a cancelled scheduled key is never sent and reports cancelled, with when a
   expect(await p.emails()).toEqual(
     expect.not.arrayContaining([expect.objectContaining({ destination: expect.objectContaining({ to: [to] }) })]),
   );
-  expect((await p.emails()).filter((e) => e.destination.to.includes(to))).toHaveLength(0);
+  expect(addressedTo(await p.emails(), to)).toHaveLength(0);
   expect((await report(key)).status).toBe('cancelled');
 }, 120_000);
 
@@ -194,7 +196,7 @@ test('cancelling a key already sent is refused: 409 over HTTP, exit 1 from the C
   const key = keyOf('sent');
   const to = p.address('sent-now');
   await p.publish(email(to), { key });
-  await until('the email', async () => (await p.emails()).some((e) => e.destination.to.includes(to)));
+  await until('the email', async () => addressedTo(await p.emails(), to).length > 0);
   await until('status past in-progress', async () => !['unknown', 'in-progress'].includes((await report(key)).status));
 
   const http = await cancelOverHttp(key);
@@ -206,7 +208,7 @@ test('cancelling a key already sent is refused: 409 over HTTP, exit 1 from the C
   expect(cli.code).toBe(1);
   expect(cli.stdout).toMatch(new RegExp(`${key}: (sent|delivered)`));
   expect(cli.stderr).toContain('too late to cancel');
-  expect((await p.emails()).filter((e) => e.destination.to.includes(to))).toHaveLength(1);
+  expect(addressedTo(await p.emails(), to)).toHaveLength(1);
 }, 60_000);
 
 test('a key cancelled before it was ever published is never sent when it comes', async () => {
@@ -215,5 +217,5 @@ test('a key cancelled before it was ever published is never sent when it comes',
   expect((await cancelOverHttp(key)).body.outcome).toBe('cancelled');
   await p.publish(email(to), { key });
   await until('the copy suppressed', () => p.decisions('cancelled').some((d) => d.dedupeKey === key));
-  expect((await p.emails()).filter((e) => e.destination.to.includes(to))).toHaveLength(0);
+  expect(addressedTo(await p.emails(), to)).toHaveLength(0);
 }, 60_000);

@@ -4,7 +4,6 @@
  * Powertools itself (configured as the send function configures it); then the
  * same lookup through the local status server and through `npm run status`.
  */
-import { spawn } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
@@ -21,14 +20,13 @@ import { createResources } from '../../tools/dev/local/resources';
 import { loadLocalSettings } from '../../tools/dev/local/settings';
 import { localOutputs, type LocalOutputs } from '../../tools/dev/local/state';
 import { startStatusEndpoint, type StatusEndpoint } from '../../tools/dev/local/status-endpoint';
-import { endpointsFromEnv, uniqueName } from './support';
+import { cliArgv, cliEnv, endpointsFromEnv, runProcess, uniqueName, type ProcessRun, nowSeconds } from './support';
 
 const endpoints = endpointsFromEnv();
 const clients = emulatorClients(endpoints);
 const db = DynamoDBDocumentClient.from(clients.dynamodb);
 const settings = loadLocalSettings();
 const HOUR = 3600;
-const nowSeconds = () => Math.floor(Date.now() / 1000);
 
 let target: LookupTarget;
 let outputs: LocalOutputs;
@@ -270,22 +268,9 @@ describe('the local status server', () => {
 });
 
 describe('npm run status', () => {
-  const TSX = path.join(REPO_ROOT, 'node_modules', 'tsx', 'dist', 'cli.mjs');
-  // What `npm run status` runs: the packaged CLI's status command.
-  const ENTRY = path.join(REPO_ROOT, 'bin', 'email-pipeline.ts');
-
-  function run(args: string[], stateDir: string): Promise<{ code: number | null; stdout: string; stderr: string }> {
-    return new Promise((resolve) => {
-      const child = spawn(process.execPath, [TSX, ENTRY, 'status', ...args], {
-        cwd: REPO_ROOT,
-        env: { ...process.env, LOCAL_STATE_DIR: stateDir },
-      });
-      let stdout = '';
-      let stderr = '';
-      child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
-      child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-      child.on('close', (code) => resolve({ code, stdout, stderr }));
-    });
+  // What `npm run status` runs: the packaged CLI's status command (not blocking: this process serves the endpoint).
+  function run(args: string[], stateDir: string): Promise<ProcessRun> {
+    return runProcess(process.execPath, cliArgv(['status', ...args]), { cwd: REPO_ROOT, env: cliEnv(stateDir) });
   }
 
   let stateDir: string;

@@ -1,9 +1,10 @@
 /**
  * Shared set-up for the end-to-end tests: a fresh set of resources per test on
  * the emulators that the global set-up started, consumer processes running the
- * real handler bundle, and helpers that wait on conditions.
+ * real handler bundle, helpers that wait on conditions (and `sleep`, the fixed wait for a
+ * fault's length or for what must not happen), and the operator CLI run as a real process.
  */
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
 import * as path from 'node:path';
@@ -33,6 +34,9 @@ export function endpointsFromEnv(): EmulatorEndpoints {
     mailboxUrl: `${ses}/`,
   };
 }
+
+/** The time in whole epoch seconds, as DynamoDB TTLs and the SES emulator's `since` take it. */
+export const nowSeconds = (): number => Math.floor(Date.now() / 1000);
 
 /** A name no other test uses: resources and recipients are scoped by it. */
 export function uniqueName(prefix = 't'): string {
@@ -156,6 +160,24 @@ export function until(what: string, condition: () => Promise<boolean> | boolean,
   return waitFor(async () => condition(), { what, timeoutMs, intervalMs: 50 });
 }
 
+/**
+ * Resolves after `ms` milliseconds. Only for a wait whose length is the point: a fault that lasts
+ * that long, or the time given to something that must not happen; wait for a condition with {@link until}.
+ */
+export function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}
+
+/** The emails among `emails` that have `to` among their To addresses. */
+export function addressedTo(emails: readonly MailboxEmail[], to: string): MailboxEmail[] {
+  return emails.filter((e) => e.destination.to.includes(to));
+}
+
+/** The emails in the SES emulator's mailbox at `sesEndpoint` that have `to` among their To addresses. */
+export async function mailTo(sesEndpoint: string, to: string): Promise<MailboxEmail[]> {
+  return addressedTo((await readMailbox(sesEndpoint)).emails, to);
+}
+
 /** Takes one message off a queue (for tests that need a real SNS envelope). */
 export async function receiveOne(pipeline: LocalPipeline, queueUrl: string): Promise<Message> {
   const [message] = await drainQueue(pipeline.sqs, queueUrl, 1);
@@ -213,7 +235,7 @@ export async function outcomes(
   const out = new Map<string, Outcome>();
   for (const recipient of recipients) {
     out.set(recipient, {
-      emails: emails.filter((e) => e.destination.to.includes(recipient)).length,
+      emails: addressedTo(emails, recipient).length,
       deadLettered: letters.filter((m) => recipientOf(m.Body ?? '') === recipient).length,
     });
   }
@@ -275,16 +297,68 @@ export interface CliRun {
   readonly stderr: string;
 }
 
-/** Runs the operator CLI (bin/email-pipeline.ts, a real process) against the pipeline of `stateDir`. */
-export function runCli(stateDir: string, args: readonly string[], timeoutMs = 60_000): CliRun {
-  const result = spawnSync(
-    process.execPath,
-    [
-      path.join(REPO_ROOT, 'node_modules', 'tsx', 'dist', 'cli.mjs'),
-      path.join(REPO_ROOT, 'bin', 'email-pipeline.ts'),
-      ...args,
-    ],
-    { cwd: REPO_ROOT, encoding: 'utf8', timeout: timeoutMs, env: { ...process.env, LOCAL_STATE_DIR: stateDir } },
+/** tsx's command line, which runs a TypeScript entry point under node. */
+export const TSX_CLI = path.join(REPO_ROOT, 'node_modules', 'tsx', 'dist', 'cli.mjs');
+
+/** The operator CLI's entry point: what `npm run dlq`, `npm run status` and the package's bin run. */
+export const CLI_ENTRY = path.join(REPO_ROOT, 'bin', 'email-pipeline.ts');
+
+/** The arguments of node that run the operator CLI with `args`. */
+export function cliArgv(args: readonly string[]): string[] {
+  return [TSX_CLI, CLI_ENTRY, ...args];
+}
+
+export interface CliOptions {
+  /** @default 60 s */
+  readonly timeoutMs?: number;
+  /** Set over LOCAL_STATE_DIR and the rest of this process's environment; a value of undefined removes the variable. */
+  readonly env?: Readonly<Record<string, string | undefined>>;
+  /** @default the repository's root */
+  readonly cwd?: string;
+}
+
+/** This process's environment with LOCAL_STATE_DIR set to `stateDir`, then `env` over it (undefined removes). */
+export function cliEnv(stateDir: string, env: Readonly<Record<string, string | undefined>> = {}): NodeJS.ProcessEnv {
+  return Object.fromEntries(
+    Object.entries({ ...process.env, LOCAL_STATE_DIR: stateDir, ...env }).filter(([, v]) => v !== undefined),
   );
+}
+
+/** Runs the operator CLI (bin/email-pipeline.ts, a real process) against the pipeline of `stateDir`. */
+export function runCli(stateDir: string, args: readonly string[], options: CliOptions = {}): CliRun {
+  const result = spawnSync(process.execPath, cliArgv(args), {
+    cwd: options.cwd ?? REPO_ROOT,
+    encoding: 'utf8',
+    timeout: options.timeoutMs ?? 60_000,
+    env: cliEnv(stateDir, options.env),
+  });
   return { status: result.status, stdout: result.stdout, stderr: result.stderr };
+}
+
+export interface ProcessRun {
+  readonly code: number | null;
+  readonly stdout: string;
+  readonly stderr: string;
+}
+
+/**
+ * Runs a process to its end without blocking this one (for a process that talks to a server this
+ * test runs): its exit code and what it printed.
+ */
+export function runProcess(
+  command: string,
+  args: readonly string[],
+  options: { readonly env: NodeJS.ProcessEnv; readonly cwd?: string },
+): Promise<ProcessRun> {
+  return new Promise((resolve) => {
+    const child = spawn(command, [...args], {
+      env: options.env,
+      ...(options.cwd !== undefined ? { cwd: options.cwd } : {}),
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+    child.on('close', (code) => resolve({ code, stdout, stderr }));
+  });
 }

@@ -3,13 +3,23 @@
  *
  * Builders for queue records: the shapes follow what SQS hands the function for
  * an SNS subscription with raw message delivery off (the envelope), and for a
- * message put straight on the queue (raw). And the CLI run in this process, its
- * lines captured. And for the send pacing: a virtual clock, and the rate lease's store in memory.
+ * message put straight on the queue (raw); and a whole Lambda `SQSRecord` with
+ * defaults, for code that reads its attributes. The CLI run in this process, its
+ * lines captured; a temporary folder, and an empty local state folder, for the
+ * tests of a file or block. The local status endpoint with a cancel that records
+ * what it cancelled. For the send pacing: a virtual clock, and the rate
+ * lease's store in memory. An error shaped like Node's socket errors. And `sleep`,
+ * a real wait, for the few tests that let real timers run.
  */
+import { mkdtempSync, rmSync } from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import type { SQSRecord } from 'aws-lambda';
 import type { Lane } from '../../lambdas/kernel/names';
 import type { QueueRecordLike } from '../../lambdas/send-email/parse';
 import type { SlotStore, SlotWrite } from '../../lambdas/send-email/send/slot-store';
 import { snsEnvelope } from '../../tools/dev/local/records';
+import type { StatusEndpoint, StatusEndpointOptions } from '../../tools/dev/local/status-endpoint';
 
 export const SNS_MESSAGE_ID = '5f3c2b1a-0d9e-4c8b-a7f6-e5d4c3b2a190';
 
@@ -67,6 +77,58 @@ export function body(text: string): QueueRecordLike {
   return { body: text, messageAttributes: {} };
 }
 
+/** The queue a {@link sqsRecord} comes from unless told otherwise. */
+export const QUEUE_ARN = 'arn:aws:sqs:eu-west-1:123456789012:emails';
+
+/** When a {@link sqsRecord} reached the queue unless told otherwise (epoch milliseconds). */
+export const SENT_AT = Date.UTC(2026, 11, 24, 8, 0, 0);
+
+/** What a test says about its {@link sqsRecord}; every field it leaves out takes the default. */
+export interface SqsRecordOverrides extends Partial<Omit<SQSRecord, 'attributes' | 'messageAttributes'>> {
+  /**
+   * When the message reached the queue (epoch milliseconds): its SentTimestamp and
+   * ApproximateFirstReceiveTimestamp. @default {@link SENT_AT}
+   */
+  readonly sentAt?: number;
+  /** Replaces single SQS attributes (after `sentAt`), e.g. ApproximateReceiveCount. */
+  readonly attributes?: Partial<SQSRecord['attributes']>;
+  /** Message attributes by name, each a String, as the pipeline writes its own. @default none */
+  readonly messageAttributes?: Readonly<Record<string, string>>;
+}
+
+/**
+ * A Lambda SQS record as the event source hands it over: a first receive of message `m-1`
+ * (receipt handle `r-` and its id) from {@link QUEUE_ARN}, body `{}`, no message attributes;
+ * `overrides` replaces what the test is about.
+ */
+export function sqsRecord(overrides: SqsRecordOverrides = {}): SQSRecord {
+  const { sentAt = SENT_AT, attributes, messageAttributes = {}, ...fields } = overrides;
+  const messageId = fields.messageId ?? 'm-1';
+  return {
+    messageId,
+    receiptHandle: `r-${messageId}`,
+    body: '{}',
+    md5OfBody: '',
+    eventSource: 'aws:sqs',
+    eventSourceARN: QUEUE_ARN,
+    awsRegion: 'eu-west-1',
+    ...fields,
+    attributes: {
+      ApproximateReceiveCount: '1',
+      SentTimestamp: String(sentAt),
+      SenderId: 'AIDAIENQZJOLO23YVJ4VO',
+      ApproximateFirstReceiveTimestamp: String(sentAt),
+      ...attributes,
+    },
+    messageAttributes: Object.fromEntries(
+      Object.entries(messageAttributes).map(([name, value]) => [
+        name,
+        { dataType: 'String', stringValue: value, stringListValues: [], binaryListValues: [] },
+      ]),
+    ),
+  };
+}
+
 /** `count` distinct valid addresses. */
 export function addresses(count: number, prefix = 'user'): string[] {
   return Array.from({ length: count }, (_, i) => `${prefix}${i}@example.com`);
@@ -99,6 +161,77 @@ export async function cli(...args: string[]): Promise<{ code: number; stdout: st
   const err: string[] = [];
   const code = await run(args, { out: (l) => out.push(l), err: (l) => err.push(l) });
   return { code, stdout: out.join('\n'), stderr: err.join('\n') };
+}
+
+/** An error shaped like Node's socket errors (what the SDK's HTTP handler passes on). */
+export function nodeError(
+  code: string,
+  message = `connect ${code} 127.0.0.1:443`,
+  name = 'Error',
+): Error & { code: string } {
+  return Object.assign(new Error(message), { code, name });
+}
+
+/** Resolves after `ms` milliseconds of real time (tests on a virtual clock use {@link VirtualClock}). */
+export function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}
+
+/**
+ * Points LOCAL_STATE_DIR at a new empty folder for the test file (before its tests; removed, and
+ * the variable put back, after them): no local pipeline there, so a CLI command that gets as far
+ * as looking for one fails with 1. Returns the folder's path, once the tests run.
+ */
+export function emptyStateDir(prefix: string): () => string {
+  const dir = tempDir(prefix);
+  const saved = process.env.LOCAL_STATE_DIR;
+  beforeAll(() => {
+    process.env.LOCAL_STATE_DIR = dir();
+  });
+  afterAll(() => {
+    if (saved === undefined) delete process.env.LOCAL_STATE_DIR;
+    else process.env.LOCAL_STATE_DIR = saved;
+  });
+  return dir;
+}
+
+/**
+ * A new empty folder for the tests of the enclosing describe block (or file): made before they
+ * run, removed after. Returns its path, once the tests run.
+ */
+export function tempDir(prefix: string): () => string {
+  let dir: string | undefined;
+  beforeAll(() => {
+    dir = mkdtempSync(path.join(os.tmpdir(), prefix));
+  });
+  afterAll(() => {
+    if (dir !== undefined) rmSync(dir, { recursive: true, force: true });
+  });
+  return () => {
+    if (dir === undefined) throw new Error('the folder is made before the tests run');
+    return dir;
+  };
+}
+
+/**
+ * The local status endpoint on a free port: `lookup` answers its status URL, and every cancel at
+ * its cancel URL succeeds, its key kept in `cancelled`. Close `server` when done.
+ */
+export async function startCancellingEndpoint(
+  lookup: StatusEndpointOptions['lookup'],
+): Promise<{ server: StatusEndpoint; cancelled: string[] }> {
+  // Loaded on first use, as the CLI is: most tests of this suite need no server.
+  const { startStatusEndpoint } = await import('../../tools/dev/local/status-endpoint');
+  const cancelled: string[] = [];
+  const server = await startStatusEndpoint({
+    port: 0,
+    lookup,
+    cancel: async (key) => {
+      cancelled.push(key);
+      return { outcome: 'cancelled', report: { key, status: 'cancelled', events: [] } };
+    },
+  });
+  return { server, cancelled };
 }
 
 /** A virtual clock: sleepers wake in time order; time moves only when nothing else can run. */

@@ -10,7 +10,7 @@ import {
   signedHeaders,
   StatusUrlError,
 } from '../../../lib/status-url';
-import { startStatusEndpoint } from '../../../tools/dev/local/status-endpoint';
+import { startCancellingEndpoint } from '../helpers';
 
 /** node:crypto as the Checksum SignatureV4 takes (SHA-256, or HMAC-SHA256 with a secret). */
 class Sha256 {
@@ -158,15 +158,7 @@ describe('cancel at the cancel URL', () => {
   const context = { credentials, region: 'eu-west-1' };
 
   test('a signed DELETE to <CancelUrl><key> cancels; the same DELETE to the status URL is refused 405, naming CancelUrl', async () => {
-    const cancelled: string[] = [];
-    const server = await startStatusEndpoint({
-      port: 0,
-      lookup,
-      cancel: async (key) => {
-        cancelled.push(key);
-        return { outcome: 'cancelled', report: { key, status: 'cancelled', events: [] } };
-      },
-    });
+    const { server, cancelled } = await startCancellingEndpoint(lookup);
     try {
       const result = await cancelAtCancelUrl(`${server.cancelUrl}/deliveries/`, 'order/42', context);
       expect(result).toMatchObject({ outcome: 'cancelled', report: { key: 'order/42' } });

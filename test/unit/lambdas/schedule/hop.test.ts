@@ -4,6 +4,7 @@ import { Metrics } from '@aws-lambda-powertools/metrics';
 import type { SendMessageCommand } from '@aws-sdk/client-sqs';
 import { RETRY_ATTRIBUTE } from '../../../../lambdas/kernel/names';
 import { copyFor, createScheduleHandler, decideHop } from '../../../../lambdas/schedule/hop';
+import { sqsRecord } from '../../helpers';
 
 const NOW = Date.UTC(2026, 11, 24, 8, 0, 0);
 const SETTINGS = {
@@ -12,28 +13,14 @@ const SETTINGS = {
   highPriorityQueueUrl: 'https://sqs/1/high',
 };
 
-function record(attributes: Record<string, string>, id = 'm-1'): SQSRecord {
-  return {
-    messageId: id,
-    receiptHandle: `r-${id}`,
+/** A copy in the schedule queue with these String message attributes. */
+function record(attributes: Record<string, string>): SQSRecord {
+  return sqsRecord({
     body: '{"Type":"Notification","Message":"{}"}',
-    attributes: {
-      ApproximateReceiveCount: '1',
-      SentTimestamp: String(NOW),
-      SenderId: 'x',
-      ApproximateFirstReceiveTimestamp: String(NOW),
-    },
-    messageAttributes: Object.fromEntries(
-      Object.entries(attributes).map(([name, value]) => [
-        name,
-        { dataType: 'String', stringValue: value, stringListValues: [], binaryListValues: [] },
-      ]),
-    ),
-    md5OfBody: '',
-    eventSource: 'aws:sqs',
+    sentAt: NOW,
+    messageAttributes: attributes,
     eventSourceARN: 'arn:aws:sqs:eu-west-1:1:schedule',
-    awsRegion: 'eu-west-1',
-  };
+  });
 }
 
 /** A copy as the send function puts it into the schedule queue. */

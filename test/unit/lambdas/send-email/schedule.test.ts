@@ -8,18 +8,15 @@ import { RETRY_ATTRIBUTE } from '../../../../lambdas/kernel/names';
 import { parseRecord } from '../../../../lambdas/send-email/parse';
 import { createSchedule, hopDelaySeconds } from '../../../../lambdas/send-email/schedule';
 import { planRetry, retryState, scheduledState } from '../../../../lambdas/send-email/outcome/retry-budget';
-import { envelopeBody, TOPIC_ARN, validMessage } from '../../helpers';
+import { envelopeBody, sqsRecord, TOPIC_ARN, validMessage } from '../../helpers';
 
 const NOW = Date.UTC(2026, 11, 24, 8, 0, 0);
 const DAY = 86_400;
 
-function attr(value: string) {
-  return { dataType: 'String', stringValue: value, stringListValues: [], binaryListValues: [] };
-}
-
 const WORK_QUEUE_ARN = 'arn:aws:sqs:eu-west-1:123456789012:q';
 const HIGH_QUEUE_ARN = 'arn:aws:sqs:eu-west-1:123456789012:q-high';
 
+/** A copy of the order-42 message with `sendAt` (none when undefined), from `source`. */
 function record(
   sendAt: string | undefined,
   attributes: Record<string, string> = {},
@@ -27,22 +24,12 @@ function record(
   source = WORK_QUEUE_ARN,
 ): SQSRecord {
   const message = sendAt === undefined ? validMessage : { ...validMessage, sendAt };
-  return {
-    messageId: 'm-1',
-    receiptHandle: 'r-1',
+  return sqsRecord({
     body: JSON.stringify(envelopeBody(message, { key: 'order-42' })),
-    attributes: {
-      ApproximateReceiveCount: '1',
-      SentTimestamp: String(sentAt),
-      SenderId: 'x',
-      ApproximateFirstReceiveTimestamp: String(sentAt),
-    },
-    messageAttributes: Object.fromEntries(Object.entries(attributes).map(([k, v]) => [k, attr(v)])),
-    md5OfBody: '',
-    eventSource: 'aws:sqs',
+    sentAt,
+    messageAttributes: attributes,
     eventSourceARN: source,
-    awsRegion: 'eu-west-1',
-  };
+  });
 }
 
 function harness(options: { now?: number; failSend?: boolean; maxAhead?: number } = {}) {

@@ -2,22 +2,9 @@
  * `email-pipeline cancel` and `publish --send-at` on the command line: usage errors exit 2 with the
  * short usage, before any pipeline is looked for; without a pipeline, cancel fails with 1.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
-import * as os from 'node:os';
-import * as path from 'node:path';
-import { cli } from '../../helpers';
+import { cli, emptyStateDir } from '../../helpers';
 
-let stateDir: string;
-const savedStateDir = process.env.LOCAL_STATE_DIR;
-beforeAll(() => {
-  stateDir = mkdtempSync(path.join(os.tmpdir(), 'cli-cancel-'));
-  process.env.LOCAL_STATE_DIR = stateDir;
-});
-afterAll(() => {
-  if (savedStateDir === undefined) delete process.env.LOCAL_STATE_DIR;
-  else process.env.LOCAL_STATE_DIR = savedStateDir;
-  rmSync(stateDir, { recursive: true, force: true });
-});
+emptyStateDir('cli-cancel-');
 
 test('cancel is a command of the packaged CLI, listed in its help', async () => {
   expect((await cli('--help')).stdout).toMatch(/^\s+cancel\s+cancel a key not yet sent/m);

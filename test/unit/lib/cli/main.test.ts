@@ -3,24 +3,11 @@
  * --json, says how keys are given, and "status" means a key's delivery status only (the old
  * spellings still work, with a warning on stderr).
  */
-import { mkdtempSync, rmSync } from 'node:fs';
-import * as os from 'node:os';
-import * as path from 'node:path';
 import { COMMANDS } from '../../../../lib/cli/main';
-import { cli } from '../../helpers';
+import { cli, emptyStateDir } from '../../helpers';
 
-let stateDir: string;
-const saved = process.env.LOCAL_STATE_DIR;
-beforeAll(() => {
-  // No pipeline here: a command that got past its arguments fails with 1 looking for it.
-  stateDir = mkdtempSync(path.join(os.tmpdir(), 'cli-vocabulary-'));
-  process.env.LOCAL_STATE_DIR = stateDir;
-});
-afterAll(() => {
-  if (saved === undefined) delete process.env.LOCAL_STATE_DIR;
-  else process.env.LOCAL_STATE_DIR = saved;
-  rmSync(stateDir, { recursive: true, force: true });
-});
+// No pipeline here: a command that got past its arguments fails with 1 looking for it.
+emptyStateDir('cli-vocabulary-');
 
 test.each(COMMANDS.map((c) => [c.name]))(
   '%s takes --stack, --pipeline, --region and --json, and says so',

@@ -9,6 +9,7 @@ import { printable, printableIo, printableLines } from '../../../../lib/cli/prin
 import { formatDeadLetter, type DeadLetter } from '../../../../lib/dlq/dead-letters';
 import { formatReport } from '../../../../lib/cli/status-report';
 import { formatDecision } from '../../../../tools/dev/local/format';
+import { capture } from '../../helpers';
 
 /** Every character a terminal could act on, or that reorders or hides text. */
 const RAW =
@@ -119,12 +120,6 @@ describe('npm start', () => {
 });
 
 describe('the commands', () => {
-  function capture() {
-    const out: string[] = [];
-    const err: string[] = [];
-    return { out, err, io: { out: (l: string) => out.push(l), err: (l: string) => err.push(l) } };
-  }
-
   test('an error that echoes an argument prints it escaped, on one line', async () => {
     const { err, io } = capture();
 

@@ -2,36 +2,14 @@
  * `email-pipeline publish` on the command line: what is wrong is said in terms of its options,
  * with exit 2 and the short usage, before anything is published or any pipeline is looked for.
  */
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import * as os from 'node:os';
+import { writeFileSync } from 'node:fs';
 import * as path from 'node:path';
-import { run } from '../../../../lib/cli/main';
+import { cli, emptyStateDir } from '../../helpers';
 
-interface Ran {
-  readonly code: number;
-  readonly stdout: string;
-  readonly stderr: string;
-}
+// No outputs.json here: a command that got as far as looking for the local pipeline fails with 1.
+const stateDir = emptyStateDir('cli-publish-');
 
-let stateDir: string;
-const savedStateDir = process.env.LOCAL_STATE_DIR;
-beforeAll(() => {
-  // No outputs.json here: a command that got as far as looking for the local pipeline fails with 1.
-  stateDir = mkdtempSync(path.join(os.tmpdir(), 'cli-publish-'));
-  process.env.LOCAL_STATE_DIR = stateDir;
-});
-afterAll(() => {
-  if (savedStateDir === undefined) delete process.env.LOCAL_STATE_DIR;
-  else process.env.LOCAL_STATE_DIR = savedStateDir;
-  rmSync(stateDir, { recursive: true, force: true });
-});
-
-async function publish(...args: string[]): Promise<Ran> {
-  const out: string[] = [];
-  const err: string[] = [];
-  const code = await run(['publish', ...args], { out: (l) => out.push(l), err: (l) => err.push(l) });
-  return { code, stdout: out.join('\n'), stderr: err.join('\n') };
-}
+const publish = (...args: string[]) => cli('publish', ...args);
 
 const VALID = ['--to', 'ada@example.com', '--subject', 'Hello', '--text', 'Hi'];
 
@@ -92,13 +70,13 @@ test('a valid message with no local pipeline running exits 1 and says how to sta
 describe('--header and --attach (contract v1.2)', () => {
   test('--header without = and an unreadable --attach are usage errors', async () => {
     expect((await publish(...VALID, '--header', 'X-Campaign')).stderr).toContain('--header takes NAME=VALUE');
-    const missing = await publish(...VALID, '--attach', path.join(stateDir, 'nowhere.pdf'));
+    const missing = await publish(...VALID, '--attach', path.join(stateDir(), 'nowhere.pdf'));
     expect(missing.code).toBe(2);
     expect(missing.stderr).toContain('cannot read it (ENOENT)');
   });
 
   test('a header or a file the contract refuses is named by its option', async () => {
-    const exe = path.join(stateDir, 'setup.exe');
+    const exe = path.join(stateDir(), 'setup.exe');
     writeFileSync(exe, 'MZ');
     const ran = await publish(...VALID, '--header', 'Subject=Hi', '--header', 'X-A=b\u0007', '--attach', exe);
     expect(ran.code).toBe(2);
@@ -108,7 +86,7 @@ describe('--header and --attach (contract v1.2)', () => {
   });
 
   test('one-click unsubscribe headers and a readable file pass the check (then the pipeline is looked for)', async () => {
-    const pdf = path.join(stateDir, 'invoice.pdf');
+    const pdf = path.join(stateDir(), 'invoice.pdf');
     writeFileSync(pdf, Buffer.alloc(300 * 1024, 1)); // too large inline: by s3Key
     const ran = await publish(
       ...VALID,

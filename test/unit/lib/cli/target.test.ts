@@ -5,8 +5,7 @@
  * nothing is found, inside this repository and outside it. CloudFormation is a stand-in answering
  * DescribeStacks as the real one does: no network.
  */
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import * as os from 'node:os';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import * as path from 'node:path';
 import type { DescribeStacksCommand } from '@aws-sdk/client-cloudformation';
 import { OperationError, UsageError } from '../../../../lib/cli/errors';
@@ -20,6 +19,7 @@ import {
   targetOptions,
   type StackOutput,
 } from '../../../../lib/cli/target';
+import { tempDir } from '../../helpers';
 
 /** One pipeline's output as the construct writes it: a compact JSON object. */
 function pipelineOutput(at: string, extra: Record<string, unknown> = {}): StackOutput {
@@ -239,20 +239,16 @@ describe('the flags, else EMAIL_PIPELINE_STACK and EMAIL_PIPELINE_NAME', () => {
 });
 
 describe('no stack named and no local pipeline', () => {
-  let dir: string;
-  beforeAll(() => {
-    dir = mkdtempSync(path.join(os.tmpdir(), 'cli-target-'));
-  });
-  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+  const dir = tempDir('cli-target-');
 
   test('this repository is told by its package.json; a user app or no package.json is not it', () => {
     expect(inThisRepository(path.join(__dirname, '..', '..', '..', '..'))).toBe(true);
     expect(inThisRepository(__dirname)).toBe(true);
-    const app = path.join(dir, 'my-app');
+    const app = path.join(dir(), 'my-app');
     mkdirSync(path.join(app, 'src'), { recursive: true });
     writeFileSync(path.join(app, 'package.json'), JSON.stringify({ name: 'my-app' }));
     expect(inThisRepository(path.join(app, 'src'))).toBe(false);
-    expect(inThisRepository(dir)).toBe(false);
+    expect(inThisRepository(dir())).toBe(false);
   });
 
   test('outside the repository, npm start is not advised; --stack and the variable are', () => {
@@ -267,7 +263,7 @@ describe('no stack named and no local pipeline', () => {
   });
 
   test('a command run outside the repository says so', async () => {
-    const app = path.join(dir, 'user-app');
+    const app = path.join(dir(), 'user-app');
     mkdirSync(app, { recursive: true });
     writeFileSync(path.join(app, 'package.json'), JSON.stringify({ name: 'user-app' }));
     const cwd = process.cwd();

@@ -3,39 +3,34 @@
  * to this package's package.json (from dist/lib/cli/ when compiled, from lib/cli/ under tsx), past
  * any other package.json on the way.
  */
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import * as os from 'node:os';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { run } from '../../../../lib/cli/main';
 import { packageVersion } from '../../../../lib/cli/version';
+import { capture, tempDir } from '../../helpers';
 
 const { version } = JSON.parse(readFileSync(path.join(__dirname, '..', '..', '..', '..', 'package.json'), 'utf8')) as {
   version: string;
 };
 
 test.each([['--version'], ['-V']])('%s prints the version alone on stdout and exits 0', async (flag) => {
-  const out: string[] = [];
-  const err: string[] = [];
-  expect(await run([flag], { out: (l) => out.push(l), err: (l) => err.push(l) })).toBe(0);
+  const { io, out, err } = capture();
+  expect(await run([flag], io)).toBe(0);
   expect(out).toEqual([version]);
   expect(err).toEqual([]);
 });
 
 test('the top-level help names --version', async () => {
-  const out: string[] = [];
-  expect(await run(['--help'], { out: (l) => out.push(l), err: () => undefined })).toBe(0);
+  const { io, out } = capture();
+  expect(await run(['--help'], io)).toBe(0);
   expect(out.join('\n')).toContain('email-pipeline --version');
 });
 
 describe('found from where the CLI runs', () => {
-  let dir: string;
-  beforeAll(() => {
-    dir = mkdtempSync(path.join(os.tmpdir(), 'cli-version-'));
-  });
-  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+  const dir = tempDir('cli-version-');
 
   test('installed in an app: its own package.json, not the app one nor another package', () => {
-    const app = path.join(dir, 'app');
+    const app = path.join(dir(), 'app');
     const installed = path.join(app, 'node_modules', 'exactly-once-email');
     mkdirSync(path.join(installed, 'dist', 'lib', 'cli'), { recursive: true });
     writeFileSync(path.join(app, 'package.json'), JSON.stringify({ name: 'app', version: '1.0.0' }));

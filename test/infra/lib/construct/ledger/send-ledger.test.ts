@@ -398,12 +398,10 @@ describe('delivery-status topic', () => {
       Effect: 'Deny',
       Action: 'sns:Publish',
       Principal: { AWS: '*' },
-      Condition: { ArnNotEquals: { 'aws:PrincipalArn': { 'Fn::GetAtt': [expect.any(String), 'Arn'] } } },
+      Condition: { ArnNotEquals: { 'aws:PrincipalArn': arnOf(expect.any(String)) } },
     });
     const roleId = deny?.Condition.ArnNotEquals['aws:PrincipalArn']['Fn::GetAtt'][0];
-    expect(resource(template, idOf(stack, ledger.ledgerFunction)).Properties.Role).toEqual({
-      'Fn::GetAtt': [roleId, 'Arn'],
-    });
+    expect(resource(template, idOf(stack, ledger.ledgerFunction)).Properties.Role).toEqual(arnOf(roleId));
   });
 
   test('a listed publisher role may subscribe', () => {

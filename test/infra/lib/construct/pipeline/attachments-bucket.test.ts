@@ -10,7 +10,7 @@ import {
   ATTACHMENTS_LIST_ACTIONS,
   attachmentExpiryDays,
 } from '../../../../../lib/construct/pipeline/attachments-bucket';
-import { functionPolicyStatements, synthesize, synthDefault, type Synthesized } from '../../../helpers';
+import { arnOf, functionPolicyStatements, synthesize, synthDefault, type Synthesized } from '../../../helpers';
 
 type Statement = Record<string, any>;
 
@@ -70,7 +70,7 @@ function deniedToAll(statements: Statement[], action: string): Statement[] {
 
 /** Whether a statement's resources are the bucket itself (not its objects). */
 function onTheBucket(s: Synthesized, st: Statement): boolean {
-  return rendered(st.Resource) === rendered({ 'Fn::GetAtt': [bucketId(s), 'Arn'] });
+  return rendered(st.Resource) === rendered(arnOf(bucketId(s)));
 }
 
 /** A role that uploads, and its ARN as the template renders it. */
@@ -91,7 +91,7 @@ describe('the attachments bucket', () => {
     expect(bucketProps(s).BucketEncryption.ServerSideEncryptionConfiguration).toEqual([
       {
         BucketKeyEnabled: true,
-        ServerSideEncryptionByDefault: { SSEAlgorithm: 'aws:kms', KMSMasterKeyID: { 'Fn::GetAtt': [keyId, 'Arn'] } },
+        ServerSideEncryptionByDefault: { SSEAlgorithm: 'aws:kms', KMSMasterKeyID: arnOf(keyId) },
       },
     ]);
     expect(s.template.toJSON().Resources[keyId].Properties.EnableKeyRotation).toBe(true);
@@ -190,7 +190,7 @@ describe('who may use it', () => {
       expect.arrayContaining(['s3:PutObject', 'kms:GenerateDataKey*']),
     );
     expect(statements.flatMap((st) => asList(st.Action))).not.toContain('s3:GetObject');
-    expect(denied(bucketPolicy(s), 's3:PutObject', rendered({ 'Fn::GetAtt': [uploaderId, 'Arn'] }))).toBe(false);
+    expect(denied(bucketPolicy(s), 's3:PutObject', rendered(arnOf(uploaderId)))).toBe(false);
   });
 
   test('an account is refused as an uploader: the bucket policy names principals', () => {
@@ -221,7 +221,7 @@ describe('the trust boundary', () => {
 
   test('the send function reads, but cannot write even with an IAM statement of its own', () => {
     const s = synthDefault();
-    const role = rendered({ 'Fn::GetAtt': [s.ids.role, 'Arn'] });
+    const role = rendered(arnOf(s.ids.role));
     expect(denied(bucketPolicy(s), 's3:GetObject', role)).toBe(false);
     expect(
       functionPolicyStatements(s.template)
@@ -261,7 +261,7 @@ describe('the trust boundary', () => {
 
   test('the send function can neither delete nor list: no IAM statement, and the bucket policy denies it', () => {
     const s = synthDefault();
-    const role = rendered({ 'Fn::GetAtt': [s.ids.role, 'Arn'] });
+    const role = rendered(arnOf(s.ids.role));
     const statements = bucketPolicy(s);
     for (const action of ['s3:DeleteObject', 's3:DeleteObjectVersion', 's3:ListBucket']) {
       expect(denied(statements, action, role)).toBe(true);
@@ -287,7 +287,7 @@ describe('the trust boundary', () => {
           Effect: 'Deny',
           Principal: { AWS: '*' },
           Action: 's3:PutObject',
-          Resource: { 'Fn::Join': ['', [{ 'Fn::GetAtt': [bucketId(s), 'Arn'] }, '/*']] },
+          Resource: { 'Fn::Join': ['', [arnOf(bucketId(s)), '/*']] },
           // Multipart parts carry no conditional header (ObjectCreationOperation false): not denied.
           Condition: { Null: { 's3:if-none-match': 'true' }, Bool: { 's3:ObjectCreationOperation': 'true' } },
         }),

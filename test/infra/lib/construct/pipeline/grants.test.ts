@@ -336,7 +336,7 @@ describe('redrive role', () => {
     expect(statementsFor(statements, 'lambda:GetEventSourceMapping')[0].Condition).toBeUndefined();
     const ledgerFunctionId = s.stack.getLogicalId(ledger.ledgerFunction.node.defaultChild as CfnResource);
     expect(statementsFor(statements, 'lambda:UpdateEventSourceMapping')[0].Condition).toEqual({
-      StringEquals: { 'lambda:FunctionArn': { 'Fn::GetAtt': [ledgerFunctionId, 'Arn'] } },
+      StringEquals: { 'lambda:FunctionArn': arnOf(ledgerFunctionId) },
     });
     expect(asList(statementsFor(statements, 'lambda:UpdateEventSourceMapping')[0].Action)).toEqual([
       'lambda:UpdateEventSourceMapping',

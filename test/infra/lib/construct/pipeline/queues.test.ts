@@ -7,11 +7,11 @@
  */
 import * as iam from 'aws-cdk-lib/aws-iam';
 import { ENV } from '../../../../../lambdas/kernel/environment';
-import { resource, synthDefault, synthesize, type Synthesized } from '../../../helpers';
+import { arnOf, resource, synthDefault, synthesize, type Synthesized } from '../../../helpers';
 
 const subscriptionsTo = (logicalId: string, s: Synthesized = synthDefault()) =>
   Object.values(s.template.findResources('AWS::SNS::Subscription'))
-    .filter((r) => JSON.stringify(r.Properties.Endpoint) === JSON.stringify({ 'Fn::GetAtt': [logicalId, 'Arn'] }))
+    .filter((r) => JSON.stringify(r.Properties.Endpoint) === JSON.stringify(arnOf(logicalId)))
     .map((r) => r.Properties as Record<string, unknown>);
 
 const subscriptionTo = (logicalId: string) => {
@@ -86,9 +86,7 @@ test('no subscription of the pipeline filters on an attribute: no routing by wha
 
 test('the high-priority topic is encrypted with the topic key and takes TLS only', () => {
   const { template, ids } = synthDefault();
-  expect(resource(template, ids.highPriorityTopic).Properties.KmsMasterKeyId).toEqual({
-    'Fn::GetAtt': [ids.topicKey, 'Arn'],
-  });
+  expect(resource(template, ids.highPriorityTopic).Properties.KmsMasterKeyId).toEqual(arnOf(ids.topicKey));
   expect(JSON.stringify(topicPolicy(synthDefault(), ids.highPriorityTopic))).toContain('aws:SecureTransport');
 });
 
@@ -97,7 +95,7 @@ test('by default nobody may publish high priority: the publishers of the topic a
   expect(publishIsDenied(topicPolicy(s, s.ids.topic), accountRole)).toBe(false);
   expect(publishIsDenied(topicPolicy(s, s.ids.highPriorityTopic), accountRole)).toBe(true);
   // The one ARN exempted meanwhile is the send function's role, which no statement lets publish.
-  const sendRole = { arn: { 'Fn::GetAtt': [s.ids.role, 'Arn'] }, account: ACCOUNT };
+  const sendRole = { arn: arnOf(s.ids.role), account: ACCOUNT };
   expect(publishIsDenied(topicPolicy(s, s.ids.highPriorityTopic), sendRole)).toBe(false);
   const grants = Object.values(s.template.findResources('AWS::IAM::Policy')).flatMap((p) =>
     (p.Properties.PolicyDocument.Statement as Statement[]).filter(
@@ -142,7 +140,7 @@ test('a high-priority publisher must be an account, a role or an ArnPrincipal', 
 
 const mappingOf = (logicalId: string, s = synthDefault()) => {
   const found = Object.values(s.template.findResources('AWS::Lambda::EventSourceMapping')).filter(
-    (r) => JSON.stringify(r.Properties.EventSourceArn) === JSON.stringify({ 'Fn::GetAtt': [logicalId, 'Arn'] }),
+    (r) => JSON.stringify(r.Properties.EventSourceArn) === JSON.stringify(arnOf(logicalId)),
   );
   expect(found).toHaveLength(1);
   return found[0]!.Properties as Record<string, any>;

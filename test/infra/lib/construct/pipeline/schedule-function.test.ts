@@ -30,7 +30,7 @@ describe('the schedule queue', () => {
   test('is encrypted with the queue key, redrives to the pipeline’s DLQ and waits out a slow invocation', () => {
     const s = synthDefault();
     const queue = resource(s.template, ids(s).scheduleQueue).Properties;
-    expect(queue.KmsMasterKeyId).toEqual({ 'Fn::GetAtt': [s.ids.queueKey, 'Arn'] });
+    expect(queue.KmsMasterKeyId).toEqual(arnOf(s.ids.queueKey));
     expect(queue.RedrivePolicy).toEqual({
       deadLetterTargetArn: arnOf(s.ids.deadLetterQueue),
       maxReceiveCount: s.stack.pipeline.settings.maxReceiveCount,
@@ -110,7 +110,7 @@ describe('the schedule function', () => {
     expect([...actions].filter((a) => /^(dynamodb|ses|sns|s3):/.test(a))).toEqual([]);
     const keys = statements.filter((st) => asList<string>(st.Action).some((a) => a.startsWith('kms:')));
     expect(new Set(keys.flatMap((st) => asList(st.Resource)).map((r) => JSON.stringify(r)))).toEqual(
-      new Set([JSON.stringify({ 'Fn::GetAtt': [s.ids.queueKey, 'Arn'] })]),
+      new Set([JSON.stringify(arnOf(s.ids.queueKey))]),
     );
   });
 });

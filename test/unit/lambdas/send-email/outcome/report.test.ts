@@ -2,12 +2,12 @@
  * The send function's `sent` log line: every field it had, plus the send's attempt id and the
  * age since the message first reached the queue (the retry budget's clock, across retries).
  */
-import type { SQSRecord } from 'aws-lambda';
 import type { Logger } from '@aws-lambda-powertools/logger';
 import type { Metrics } from '@aws-lambda-powertools/metrics';
 import { RETRY_ATTRIBUTE } from '../../../../../lambdas/kernel/names';
 import type { ParsedRecord } from '../../../../../lambdas/send-email/parse';
 import { createReport } from '../../../../../lambdas/send-email/outcome/report';
+import { sqsRecord } from '../../../helpers';
 
 const NOW = Date.parse('2026-12-03T10:00:00Z');
 
@@ -21,14 +21,6 @@ function harness() {
   return { lines, report: createReport(logger, metrics, () => NOW) };
 }
 
-function record(attributes: Partial<SQSRecord['attributes']>, messageAttributes: SQSRecord['messageAttributes'] = {}) {
-  return {
-    messageId: 'm-1',
-    attributes: { ApproximateReceiveCount: '1', SentTimestamp: String(NOW - 2_500), ...attributes },
-    messageAttributes,
-  } as unknown as SQSRecord;
-}
-
 const parsed = {
   key: 'order-42',
   keySource: 'attribute',
@@ -38,7 +30,11 @@ const parsed = {
 
 test('a first copy: attempt id and the age since SentTimestamp, beside every field the line had', () => {
   const { lines, report } = harness();
-  report.sent(record({}), parsed, { sesMessageId: 'ses-1', sentAt: 'x', attemptId: 'a1b2' } as never);
+  report.sent(sqsRecord({ sentAt: NOW - 2_500 }), parsed, {
+    sesMessageId: 'ses-1',
+    sentAt: 'x',
+    attemptId: 'a1b2',
+  } as never);
   expect(lines).toEqual([
     {
       level: 'info',
@@ -61,13 +57,10 @@ test('a first copy: attempt id and the age since SentTimestamp, beside every fie
 
 test('a retried copy counts from the first enqueue, not from the copy; a bare message id still works', () => {
   const { lines, report } = harness();
-  const retried = record(
-    { SentTimestamp: String(NOW - 1_000) },
-    {
-      [RETRY_ATTRIBUTE.firstEnqueuedAt]: { dataType: 'Number', stringValue: String(NOW - 3_600_000) } as never,
-      [RETRY_ATTRIBUTE.attempt]: { dataType: 'Number', stringValue: '3' } as never,
-    },
-  );
+  const retried = sqsRecord({
+    sentAt: NOW - 1_000,
+    messageAttributes: { [RETRY_ATTRIBUTE.firstEnqueuedAt]: String(NOW - 3_600_000), [RETRY_ATTRIBUTE.attempt]: '3' },
+  });
   report.sent(retried, parsed, 'ses-2', { failOpen: true });
   expect(lines[0]).toMatchObject({
     level: 'warn',

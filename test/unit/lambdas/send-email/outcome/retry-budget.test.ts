@@ -9,35 +9,19 @@ import {
   RetryBudgetExhaustedError,
 } from '../../../../../lambdas/send-email/outcome/retry-budget';
 import { RETRY_ATTRIBUTE } from '../../../../../lambdas/kernel/names';
+import { sqsRecord } from '../../../helpers';
 
 const NOW = 1_800_000_000_000;
 
 function record(options: { sentAt?: number; receiveCount?: number; first?: string; attempt?: string } = {}): SQSRecord {
-  const messageAttributes: SQSRecord['messageAttributes'] = {};
-  const attr = (value: string) => ({
-    dataType: 'String',
-    stringValue: value,
-    stringListValues: [],
-    binaryListValues: [],
-  });
-  if (options.first !== undefined) messageAttributes[RETRY_ATTRIBUTE.firstEnqueuedAt] = attr(options.first);
-  if (options.attempt !== undefined) messageAttributes[RETRY_ATTRIBUTE.attempt] = attr(options.attempt);
-  return {
-    messageId: 'm-1',
-    receiptHandle: 'r-1',
-    body: '{}',
-    attributes: {
-      ApproximateReceiveCount: String(options.receiveCount ?? 1),
-      SentTimestamp: String(options.sentAt ?? NOW - 10_000),
-      SenderId: 'x',
-      ApproximateFirstReceiveTimestamp: String(NOW),
+  return sqsRecord({
+    sentAt: options.sentAt ?? NOW - 10_000,
+    attributes: { ApproximateReceiveCount: String(options.receiveCount ?? 1) },
+    messageAttributes: {
+      ...(options.first !== undefined ? { [RETRY_ATTRIBUTE.firstEnqueuedAt]: options.first } : {}),
+      ...(options.attempt !== undefined ? { [RETRY_ATTRIBUTE.attempt]: options.attempt } : {}),
     },
-    messageAttributes,
-    md5OfBody: '',
-    eventSource: 'aws:sqs',
-    eventSourceARN: 'arn:aws:sqs:eu-west-1:123456789012:q',
-    awsRegion: 'eu-west-1',
-  };
+  });
 }
 
 describe('retryState', () => {

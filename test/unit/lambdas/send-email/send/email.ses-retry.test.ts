@@ -9,6 +9,7 @@ import type { HttpHandlerOptions, HttpRequest, HttpResponse, RequestHandler } fr
 import { classifySesError } from '../../../../../lambdas/send-email/classify';
 import { SafeSesRetryStrategy, buildSendEmailInput } from '../../../../../lambdas/send-email/send/email';
 import { AmbiguousSendError, RetryableError } from '../../../../../lambdas/kernel/errors';
+import { nodeError } from '../../../helpers';
 
 type Reply = { readonly status: number; readonly errorType?: string; readonly body: string } | Error;
 
@@ -60,10 +61,6 @@ const command = () =>
       'key-1',
     ),
   );
-
-function nodeError(code: string, message: string, name = 'Error'): Error {
-  return Object.assign(new Error(message), { code, name });
-}
 
 describe('SafeSesRetryStrategy in the SES client', () => {
   test('a throttled send is retried and then succeeds', async () => {

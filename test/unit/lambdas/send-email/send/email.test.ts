@@ -15,6 +15,7 @@ import {
   type PipelineError,
 } from '../../../../../lambdas/kernel/errors';
 import type { EmailMessage } from '../../../../../lambdas/kernel/contract';
+import { nodeError } from '../../../helpers';
 
 const sender = { senderAddress: 'noreply@example.com' };
 const KEY = 'order-42-shipped';
@@ -213,11 +214,6 @@ describe('dedupeTagValue', () => {
 /** An error shaped like the SDK's service exceptions. */
 function sesError(name: string, message: string, status: number, fault: 'client' | 'server' = 'client') {
   return Object.assign(new Error(message), { name, $fault: fault, $metadata: { httpStatusCode: status } });
-}
-
-/** An error shaped like Node's socket errors. */
-function nodeError(code: string, message = `connect ${code} 127.0.0.1:443`, name = 'Error') {
-  return Object.assign(new Error(message), { code, name });
 }
 
 /** The error the Node HTTP handler raises when the connection timeout fires before a socket connects. */

@@ -1,5 +1,6 @@
 /** The local status server's own behaviour (the lookup itself is tested against DynamoDB Local). */
 import { startStatusEndpoint, statusPort } from '../../../../../tools/dev/local/status-endpoint';
+import { startCancellingEndpoint } from '../../../helpers';
 
 const lookup = async (key: string) => ({ key, status: 'sent' as const, events: [] });
 
@@ -33,15 +34,7 @@ test('STATUS_PORT picks the port; 8010 without it; anything else is refused', ()
 });
 
 test('as deployed, the status path only reads and the cancel path only cancels', async () => {
-  const cancelled: string[] = [];
-  const server = await startStatusEndpoint({
-    port: 0,
-    lookup,
-    cancel: async (key) => {
-      cancelled.push(key);
-      return { outcome: 'cancelled', report: { key, status: 'cancelled', events: [] } };
-    },
-  });
+  const { server, cancelled } = await startCancellingEndpoint(lookup);
   try {
     expect(server.cancelUrl).toBe(`${server.url}/cancel`);
     const refused = await fetch(`${server.url}/deliveries/order-42`, { method: 'DELETE' });
