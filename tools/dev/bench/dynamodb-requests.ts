@@ -19,7 +19,7 @@ import {
 } from './in-process';
 import { round } from './stats';
 
-export const COUNTED_COMMANDS = ['PutItem', 'UpdateItem', 'GetItem', 'DeleteItem'] as const;
+export const COUNTED_COMMANDS = ['PutItem', 'UpdateItem', 'GetItem', 'BatchGetItem', 'DeleteItem'] as const;
 export type CountedCommand = (typeof COUNTED_COMMANDS)[number];
 
 export interface PhaseCounts {

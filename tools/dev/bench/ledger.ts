@@ -69,11 +69,16 @@ class CapacityCounter {
         input.ReturnConsumedCapacity = 'TOTAL';
         this.requestsAsked += 1;
         const result = await next(args);
-        const consumed = (result.output as { ConsumedCapacity?: { CapacityUnits?: number } }).ConsumedCapacity;
-        if (consumed?.CapacityUnits !== undefined) {
+        // One object for an item operation; a list, one per table, for a batch operation.
+        const reported = (
+          result.output as { ConsumedCapacity?: { CapacityUnits?: number } | { CapacityUnits?: number }[] }
+        ).ConsumedCapacity;
+        const consumed = [reported ?? []].flat().filter((c) => c.CapacityUnits !== undefined);
+        if (consumed.length > 0) {
           this.requestsReported += 1;
-          if (command === 'GetItem') this.readUnits += consumed.CapacityUnits;
-          else this.writeUnits += consumed.CapacityUnits;
+          const units = consumed.reduce((sum, c) => sum + (c.CapacityUnits ?? 0), 0);
+          if (command === 'GetItem' || command === 'BatchGetItem') this.readUnits += units;
+          else this.writeUnits += units;
         }
         return result;
       },

@@ -60,7 +60,7 @@ function ledgerRows(l: LedgerBenchResult, c: LedgerCostResult): Row[] {
   const p = l.inOrder;
   const units = (x: number | null) => (x === null ? 'not reported' : String(x));
   const puts = (c: Readonly<Record<CountedCommand, number>>) =>
-    `Put ${c.PutItem} / Update ${c.UpdateItem} / Get ${c.GetItem}`;
+    `Put ${c.PutItem} / Update ${c.UpdateItem} / Get ${c.GetItem} / BatchGet ${c.BatchGetItem}`;
   return [
     [
       '5b ledger',
