@@ -17,7 +17,7 @@
  * The pipeline's settings are the tree's cdk.json; SES_MAX_SEND_RATE, LOCAL_CONSUMERS and
  * NODE_OPTIONS pass through from this process's environment.
  */
-import { spawn } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
@@ -323,10 +323,11 @@ function requestCounts(folder: string): Record<string, Record<string, number>> {
   return byWho;
 }
 
+/** The commit checked out in `tree`, and whether its files differ from it (a worktree's `.git` is a file). */
 function gitHead(tree: string): string | undefined {
+  const git = (args: string[]) => execFileSync('git', ['-C', tree, ...args], { encoding: 'utf8' }).trim();
   try {
-    const head = readFileSync(path.join(tree, '.git'), 'utf8');
-    return head.trim();
+    return `${git(['rev-parse', '--short', 'HEAD'])}${git(['status', '--porcelain']) ? ' (modified)' : ''}`;
   } catch {
     return undefined;
   }
