@@ -223,7 +223,7 @@ export class EmailPipeline extends Construct {
     const settings = resolveSettings(props);
     this.settings = settings;
     // Nothing typed in the context is silently ignored: unknown keys throw, unapplied ones warn.
-    checkContextApplied(this, { ...props, ...settings }, (name) => name !== 'alarmEmail');
+    checkContextApplied(this, { ...props, ...settings, teams: props.teams }, (name) => name !== 'alarmEmail');
     const removalPolicy = props.removalPolicy ?? RemovalPolicy.RETAIN;
     this.serviceName = props.serviceName ?? DEFAULT_SERVICE_NAME;
     checkConstructOptions(props);
