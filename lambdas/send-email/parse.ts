@@ -19,6 +19,7 @@ import {
   type EmailMessage,
   type KeyType,
 } from '../kernel/contract';
+import { teamOfTopic, type TeamRoutes } from '../kernel/teams';
 
 /** What a queue record means once parsed. */
 export interface ParsedRecord {
@@ -28,6 +29,11 @@ export interface ParsedRecord {
   readonly keySource: 'attribute' | 'sns-message-id';
   /** The SNS MessageId of the envelope. */
   readonly snsMessageId: string;
+  /**
+   * The team whose topic the envelope came through; none: the pipeline's own topics (the one
+   * implicit team). Known from the envelope's TopicArn only, never from the message.
+   */
+  readonly team?: string;
   readonly email: EmailMessage;
 }
 
@@ -54,6 +60,7 @@ type Json = Record<string, unknown>;
 
 interface Envelope {
   readonly messageId: string;
+  readonly team?: string;
   readonly message: string;
   readonly attributeKey?: { readonly value: string; readonly type: KeyType };
 }
@@ -66,20 +73,26 @@ function looksLikeEnvelope(body: Json): boolean {
 /** SNS message attribute types a key may have. */
 const KEY_TYPES: ReadonlySet<unknown> = new Set(CONTRACT.idempotencyKey.types);
 
-/** The pipeline's topics: its topic, and the high-priority topic when it has one. */
-export type PipelineTopics = string | { readonly topicArn: string; readonly highPriorityTopicArn?: string };
+/** The pipeline's topics: its topic, the high-priority topic when it has one, and its teams' topics. */
+export type PipelineTopics =
+  string | { readonly topicArn: string; readonly highPriorityTopicArn?: string; readonly teams?: TeamRoutes };
 
 function readEnvelope(body: Json, topics: PipelineTopics): Envelope {
   if (body.Type !== 'Notification') {
     fail('InvalidEnvelope', 'envelope.Type', `must be "Notification", got ${JSON.stringify(body.Type)}`);
   }
-  const { topicArn, highPriorityTopicArn } = typeof topics === 'string' ? { topicArn: topics } : topics;
-  if (body.TopicArn !== topicArn && (highPriorityTopicArn === undefined || body.TopicArn !== highPriorityTopicArn)) {
+  const { topicArn, highPriorityTopicArn, teams } = typeof topics === 'string' ? { topicArn: topics } : topics;
+  // The team is the topic's: the topic policies decide who publishes there; nothing in the message does.
+  const team = teamOfTopic(teams, body.TopicArn);
+  const pipelines =
+    body.TopicArn === topicArn || (highPriorityTopicArn !== undefined && body.TopicArn === highPriorityTopicArn);
+  if (!pipelines && team === undefined) {
     const also = highPriorityTopicArn !== undefined ? ` or its high-priority topic ${highPriorityTopicArn}` : '';
+    const teamTopics = teams !== undefined ? " or one of its teams' topics" : '';
     fail(
       'ForeignTopic',
       'envelope.TopicArn',
-      `must be the pipeline's topic ${topicArn}${also}, got ${JSON.stringify(body.TopicArn ?? null)}: only their messages are sent`,
+      `must be the pipeline's topic ${topicArn}${also}${teamTopics}, got ${JSON.stringify(body.TopicArn ?? null)}: only their messages are sent`,
     );
   }
   if (typeof body.MessageId !== 'string' || body.MessageId.trim() === '') {
@@ -102,7 +115,12 @@ function readEnvelope(body: Json, topics: PipelineTopics): Envelope {
       attributeKey = { value: attribute.Value, type: attribute.Type as KeyType };
     }
   }
-  return { messageId: body.MessageId, message: body.Message, ...(attributeKey !== undefined ? { attributeKey } : {}) };
+  return {
+    messageId: body.MessageId,
+    message: body.Message,
+    ...(team !== undefined ? { team } : {}),
+    ...(attributeKey !== undefined ? { attributeKey } : {}),
+  };
 }
 
 /**
@@ -135,7 +153,7 @@ function parseMessage(text: string): unknown {
 
 /**
  * Parses one queue record. Only an SNS envelope from `topics` (the pipeline's
- * own topic, or its high-priority topic) is trusted: a raw body or another
+ * own topic, its high-priority topic, or a team's topic, which gives the record its team) is trusted: a raw body or another
  * topic's envelope put straight on the queue is refused, never sent. Which lane
  * a record takes is its queue's, not its topic's: each queue's policy admits
  * only its own topic. The dedupe key is the `idempotency-key` attribute
@@ -170,13 +188,14 @@ function readRecord(record: QueueRecordLike, topics: PipelineTopics): ParsedReco
   }
   const envelope = readEnvelope(body, topics);
   const { attributeKey } = envelope;
+  const team = envelope.team !== undefined ? { team: envelope.team } : {};
   // The MessageId is written into DLQ attributes and logs whether or not it is the key: the key's rules hold for it.
   const snsMessageId = checkIdempotencyKey(envelope.messageId, 'String', 'envelope.MessageId');
   if (attributeKey !== undefined) {
     const key = tagged({ snsMessageId }, () => checkIdempotencyKey(attributeKey.value, attributeKey.type));
     const email = tagged({ key, snsMessageId }, () => validateEmail(parseMessage(envelope.message)));
-    return { key, keySource: 'attribute', snsMessageId, email };
+    return { key, keySource: 'attribute', snsMessageId, ...team, email };
   }
   const email = tagged({ key: snsMessageId, snsMessageId }, () => validateEmail(parseMessage(envelope.message)));
-  return { key: snsMessageId, keySource: 'sns-message-id', snsMessageId, email };
+  return { key: snsMessageId, keySource: 'sns-message-id', snsMessageId, ...team, email };
 }

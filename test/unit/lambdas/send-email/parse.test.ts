@@ -928,3 +928,72 @@ describe('LIMITS', () => {
     expect(LIMITS.maxContentBytes).toBeLessThan(256 * 1024);
   });
 });
+
+// ---------------------------------------------------------------- teams
+
+describe('parseRecord: the team is the topic', () => {
+  const BILLING = 'arn:aws:sns:eu-west-1:123456789012:billing';
+  const SECURITY = 'arn:aws:sns:eu-west-1:123456789012:security';
+  const SECURITY_HIGH = 'arn:aws:sns:eu-west-1:123456789012:security-high';
+  const topics = {
+    topicArn: TOPIC_ARN,
+    teams: {
+      billing: { topicArn: BILLING, senders: ['billing@example.com'] },
+      security: { topicArn: SECURITY, highPriorityTopicArn: SECURITY_HIGH, senders: ['security@example.com'] },
+    },
+  };
+  const parseWithTeams = (record: QueueRecordLike) => parseRecord(record, topics);
+
+  test.each([
+    [BILLING, 'billing'],
+    [SECURITY, 'security'],
+    [SECURITY_HIGH, 'security'],
+  ])('an envelope from %s belongs to team %s', (topicArn, team) => {
+    expect(parseWithTeams(envelope(validMessage, { topicArn, key: 'order-42' })).team).toBe(team);
+  });
+
+  test("the pipeline's own topic is still accepted, and its records have no team (the implicit team)", () => {
+    const parsed = parseWithTeams(envelope(validMessage, { key: 'order-42' }));
+    expect(parsed).not.toHaveProperty('team');
+    expect(parsed.key).toBe('order-42');
+  });
+
+  test('without teams, no record has a team', () => {
+    expect(parse(envelope(validMessage))).not.toHaveProperty('team');
+  });
+
+  test("a topic that is neither the pipeline's nor a team's is refused as ForeignTopic, never sent", () => {
+    const error = rejection(() =>
+      parseWithTeams(envelope(validMessage, { topicArn: 'arn:aws:sns:eu-west-1:123456789012:billing-x' })),
+    );
+    expect(error.code).toBe('ForeignTopic');
+    expect(error.issues[0]?.field).toBe('envelope.TopicArn');
+    expect(error.issues[0]?.reason).toContain("teams' topics");
+  });
+
+  test("a team's topic is refused by a pipeline that does not know the team", () => {
+    expect(rejection(() => parse(envelope(validMessage, { topicArn: BILLING }))).code).toBe('ForeignTopic');
+  });
+
+  test('nothing a publisher writes chooses another team: attributes, envelope fields and the body are not read for it', () => {
+    const record = envelope(validMessage, {
+      topicArn: BILLING,
+      fields: {
+        MessageAttributes: {
+          'idempotency-key': { Type: 'String', Value: 'order-42' },
+          team: { Type: 'String', Value: 'security' },
+        },
+        Team: 'security',
+        Subject: 'security',
+      },
+    });
+    const parsed = parseWithTeams(record);
+    expect(parsed.team).toBe('billing');
+
+    // A body naming a team is not a message of the contract: refused, not routed.
+    const claimed = rejection(() =>
+      parseWithTeams(envelope({ ...validMessage, team: 'security' }, { topicArn: BILLING })),
+    );
+    expect(claimed.issues.some((i) => i.field === 'team')).toBe(true);
+  });
+});

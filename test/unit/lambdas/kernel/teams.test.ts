@@ -1,0 +1,36 @@
+/** The teams' routes as the functions read them from their environment, and the team of a topic. */
+import { parseTeamRoutes, teamOfTopic } from '../../../../lambdas/kernel/teams';
+
+const ROUTES = {
+  billing: { topicArn: 'arn:billing', senders: ['billing@example.com', 'invoices@example.com'] },
+  security: { topicArn: 'arn:security', highPriorityTopicArn: 'arn:security-high', senders: ['security@example.com'] },
+};
+
+test('absent or empty: no teams', () => {
+  expect(parseTeamRoutes(undefined, 'TEAMS')).toBeUndefined();
+  expect(parseTeamRoutes('', 'TEAMS')).toBeUndefined();
+  expect(parseTeamRoutes('{}', 'TEAMS')).toBeUndefined();
+});
+
+test('reads the routes as written', () => {
+  expect(parseTeamRoutes(JSON.stringify(ROUTES), 'TEAMS')).toEqual(ROUTES);
+});
+
+test.each([
+  ['not json', 'must be JSON'],
+  ['[]', 'must be a JSON object'],
+  [JSON.stringify({ billing: { senders: ['b@example.com'] } }), 'team billing needs a topicArn'],
+  [JSON.stringify({ billing: { topicArn: 'arn:b', senders: [] } }), 'team billing needs a non-empty list of senders'],
+  [JSON.stringify({ billing: { topicArn: 'arn:b', highPriorityTopicArn: '', senders: ['b@example.com'] } }), 'empty'],
+])('%s is refused, naming the variable: %s', (raw, reason) => {
+  expect(() => parseTeamRoutes(raw, 'TEAMS')).toThrow(/^Environment variable TEAMS/);
+  expect(() => parseTeamRoutes(raw, 'TEAMS')).toThrow(reason);
+});
+
+test('the team of a topic: either of its topics; any other topic, or none, has no team', () => {
+  expect(teamOfTopic(ROUTES, 'arn:billing')).toBe('billing');
+  expect(teamOfTopic(ROUTES, 'arn:security-high')).toBe('security');
+  expect(teamOfTopic(ROUTES, 'arn:other')).toBeUndefined();
+  expect(teamOfTopic(ROUTES, undefined)).toBeUndefined();
+  expect(teamOfTopic(undefined, 'arn:billing')).toBeUndefined();
+});
