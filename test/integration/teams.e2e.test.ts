@@ -1,0 +1,82 @@
+/**
+ * Teams on the emulators, as `npm start` builds them: a topic per team feeding the work queue, a
+ * high-priority topic for the team with high priority feeding the high-priority queue. A message
+ * is sent through its team's topic by the lane of that topic's queue; a topic that is neither the
+ * pipeline's nor a team's, subscribed to the queue behind the pipeline's back, is refused
+ * (ForeignTopic) and never sent.
+ */
+import { CreateTopicCommand, PublishCommand, SubscribeCommand } from '@aws-sdk/client-sns';
+import { drainQueue } from '../../tools/dev/local/queues';
+import { email, startTestPipeline, until, type TestPipeline } from './support';
+
+const TEAMS = {
+  billing: { senders: ['billing@example.com', 'invoices@example.com'] },
+  security: { senders: ['security@example.com'], highPriority: true },
+};
+
+let p: TestPipeline;
+beforeAll(async () => {
+  p = await startTestPipeline({ settings: { teams: TEAMS }, consumers: [{}, { lane: 'high', name: 'high-1' }] });
+}, 60_000);
+afterAll(() => p?.stop());
+
+async function publish(topicArn: string, key: string, to: string): Promise<void> {
+  await p.pipeline.sns.send(
+    new PublishCommand({
+      TopicArn: topicArn,
+      Message: JSON.stringify(email(to)),
+      MessageAttributes: { 'idempotency-key': { DataType: 'String', StringValue: key } },
+    }),
+  );
+}
+
+const decisionsOf = (key: string) => p.decisions().filter((d) => d.dedupeKey === key);
+
+test('each team has its topics, and only the team with high priority a high-priority topic', () => {
+  const teams = p.pipeline.resources.teams;
+  expect(Object.keys(teams ?? {}).sort()).toEqual(['billing', 'security']);
+  expect(teams?.billing?.highPriorityTopicArn).toBeUndefined();
+  expect(teams?.security?.highPriorityTopicArn).toBeDefined();
+  expect(teams?.billing?.senders).toEqual(TEAMS.billing.senders);
+});
+
+test("a message on a team's topic is sent once by the normal lane; on its high-priority topic, by the high lane", async () => {
+  const teams = p.pipeline.resources.teams!;
+  const normalKey = `billing-${p.name}`;
+  const highKey = `security-${p.name}`;
+  await publish(teams.billing!.topicArn, normalKey, p.address('billing'));
+  await publish(teams.security!.highPriorityTopicArn!, highKey, p.address('security'));
+  await until('both sent', () =>
+    [normalKey, highKey].every((key) => decisionsOf(key).some((d) => d.decision === 'sent')),
+  );
+  await until('drained', () => p.pipeline.isDrained());
+  // Sent once, by its lane's consumer only (a retry under load stays on that lane), and mailed once.
+  const lanes = (key: string) => new Set(decisionsOf(key).map((d) => d.consumer));
+  const sent = (key: string) => decisionsOf(key).filter((d) => d.decision === 'sent').length;
+  expect([sent(normalKey), [...lanes(normalKey)]]).toEqual([1, ['pod-1']]);
+  expect([sent(highKey), [...lanes(highKey)]]).toEqual([1, ['high-1']]);
+  const mails = await p.emails();
+  for (const to of [p.address('billing'), p.address('security')]) {
+    expect(mails.filter((e) => e.destination.to.includes(to))).toHaveLength(1);
+  }
+});
+
+test('a topic that is not the pipeline’s or a team’s is refused at once and never sent, even subscribed to the queue', async () => {
+  // The emulator has no queue policies: this is the handler's own check, the one that holds on AWS too.
+  const { TopicArn } = await p.pipeline.sns.send(new CreateTopicCommand({ Name: `${p.name}-team-intruder` }));
+  await p.pipeline.sns.send(
+    new SubscribeCommand({
+      TopicArn,
+      Protocol: 'sqs',
+      Endpoint: p.pipeline.resources.queueArn,
+      Attributes: { RawMessageDelivery: 'false' },
+    }),
+  );
+  const key = `intruder-${p.name}`;
+  const to = p.address('intruder');
+  await publish(TopicArn!, key, to);
+  const [letter] = await drainQueue(p.pipeline.sqs, p.pipeline.resources.deadLetterQueueUrl, 1);
+  expect(letter?.MessageAttributes?.['error-code']?.StringValue).toBe('ForeignTopic');
+  await until('drained', () => p.pipeline.isDrained());
+  expect((await p.emails()).filter((e) => e.destination.to.includes(to))).toHaveLength(0);
+});
