@@ -12,6 +12,13 @@
  */
 export const TEAMS_ENV = 'TEAMS';
 
+/**
+ * A team's name: a short lowercase identifier. It becomes part of construct ids, output names,
+ * the `<team>#<key>` namespace of keys and the `<team>/` prefix of attachments, so it holds no
+ * `#`, `/` or upper case.
+ */
+export const TEAM_NAME = /^[a-z][a-z0-9-]{0,31}$/;
+
 /** One team's topics and From addresses. */
 export interface TeamRoute {
   /** The team's topic, feeding the work queue. */
@@ -73,4 +80,26 @@ export function teamOfTopic(teams: TeamRoutes | undefined, topicArn: unknown): s
     if (route.topicArn === topicArn || route.highPriorityTopicArn === topicArn) return name;
   }
   return undefined;
+}
+
+/**
+ * The dedupe key of a team's message: `<team>#<key>`, so the same idempotency key from two teams
+ * is two emails (two claims, two ledger items, two statuses). The implicit team (the pipeline's
+ * own topics) keeps its keys bare, as before teams. A team name holds no `#`, so the team is the
+ * part before the first one.
+ */
+export function teamKey(team: string, key: string): string {
+  return `${team}#${key}`;
+}
+
+/**
+ * The team whose key namespace a bare key from the pipeline's own topics would enter (it starts
+ * with `<team>#` for a configured team), or undefined. Such a key is refused: it would claim, or
+ * read the status of, that team's mail.
+ */
+export function namespaceTaken(teams: TeamRoutes | undefined, key: string): string | undefined {
+  const at = key.indexOf('#');
+  if (teams === undefined || at < 0) return undefined;
+  const team = key.slice(0, at);
+  return Object.hasOwn(teams, team) ? team : undefined;
 }

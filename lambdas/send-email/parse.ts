@@ -19,7 +19,7 @@ import {
   type EmailMessage,
   type KeyType,
 } from '../kernel/contract';
-import { teamOfTopic, type TeamRoutes } from '../kernel/teams';
+import { namespaceTaken, teamKey, teamOfTopic, type TeamRoutes } from '../kernel/teams';
 
 /** What a queue record means once parsed. */
 export interface ParsedRecord {
@@ -173,6 +173,30 @@ export function parseRecord(record: QueueRecordLike, topics: PipelineTopics): Pa
   }
 }
 
+/**
+ * The dedupe key of `key`: a team's is `<team>#<key>` (kernel/teams.ts), the implicit team's is
+ * bare, and a bare one may not enter a configured team's namespace (InvalidKey).
+ */
+function namespaced(
+  key: string,
+  team: string | undefined,
+  teams: TeamRoutes | undefined,
+  snsMessageId: string,
+): string {
+  if (team !== undefined) return teamKey(team, key);
+  const taken = namespaceTaken(teams, key);
+  if (taken !== undefined) {
+    tagged({ key, snsMessageId }, () =>
+      fail(
+        'InvalidKey',
+        `attribute ${IDEMPOTENCY_KEY_ATTRIBUTE}`,
+        `must not start with "${taken}#" on the pipeline's own topics: that is team ${taken}'s key namespace (publish to its topic)`,
+      ),
+    );
+  }
+  return key;
+}
+
 function readRecord(record: QueueRecordLike, topics: PipelineTopics): ParsedRecord {
   const body = parseBody(record.body);
   if (!isObject(body)) {
@@ -191,11 +215,12 @@ function readRecord(record: QueueRecordLike, topics: PipelineTopics): ParsedReco
   const team = envelope.team !== undefined ? { team: envelope.team } : {};
   // The MessageId is written into DLQ attributes and logs whether or not it is the key: the key's rules hold for it.
   const snsMessageId = checkIdempotencyKey(envelope.messageId, 'String', 'envelope.MessageId');
-  if (attributeKey !== undefined) {
-    const key = tagged({ snsMessageId }, () => checkIdempotencyKey(attributeKey.value, attributeKey.type));
-    const email = tagged({ key, snsMessageId }, () => validateEmail(parseMessage(envelope.message)));
-    return { key, keySource: 'attribute', snsMessageId, ...team, email };
-  }
-  const email = tagged({ key: snsMessageId, snsMessageId }, () => validateEmail(parseMessage(envelope.message)));
-  return { key: snsMessageId, keySource: 'sns-message-id', snsMessageId, ...team, email };
+  const given =
+    attributeKey !== undefined
+      ? tagged({ snsMessageId }, () => checkIdempotencyKey(attributeKey.value, attributeKey.type))
+      : snsMessageId;
+  const key = namespaced(given, envelope.team, typeof topics === 'string' ? undefined : topics.teams, snsMessageId);
+  const email = tagged({ key, snsMessageId }, () => validateEmail(parseMessage(envelope.message)));
+  const keySource = attributeKey !== undefined ? 'attribute' : 'sns-message-id';
+  return { key, keySource, snsMessageId, ...team, email };
 }

@@ -5,16 +5,12 @@
  * aws-cdk-lib import: the local pipeline resolves teams here too.
  */
 import { closest } from 'fastest-levenshtein';
+import { TEAM_NAME } from '../../lambdas/kernel/teams';
 import { PUBLISHER_PRINCIPAL, ROLE_OR_USER_ARN } from './context';
 import { configuredAddressProblem, domainOf, SettingsError } from './rules';
 import type { ResolvedTeam, TeamSettings } from './types';
 
-/**
- * A team's name: a short lowercase identifier. It becomes part of construct ids, output names,
- * the `<team>#<key>` namespace of keys and the `<team>/` prefix of attachments, so it holds no
- * `#`, `/` or upper case.
- */
-export const TEAM_NAME = /^[a-z][a-z0-9-]{0,31}$/;
+export { TEAM_NAME };
 
 /** The most teams one pipeline takes: each is one or two topics, and an entry in the queues' policies. */
 export const MAX_TEAMS = 50;

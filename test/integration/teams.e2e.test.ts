@@ -3,9 +3,13 @@
  * high-priority topic for the team with high priority feeding the high-priority queue. A message
  * is sent through its team's topic by the lane of that topic's queue; a topic that is neither the
  * pipeline's nor a team's, subscribed to the queue behind the pipeline's back, is refused
- * (ForeignTopic) and never sent.
+ * (ForeignTopic) and never sent. Each team's keys are its own: the same key from two teams is two
+ * emails, and the status lookup answers for each team's key.
  */
 import { CreateTopicCommand, PublishCommand, SubscribeCommand } from '@aws-sdk/client-sns';
+import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { lookupDelivery } from '../../lambdas/status/lookup';
+import { loadLocalSettings } from '../../tools/dev/local/settings';
 import { drainQueue } from '../../tools/dev/local/queues';
 import { email, startTestPipeline, until, type TestPipeline } from './support';
 
@@ -42,10 +46,13 @@ test('each team has its topics, and only the team with high priority a high-prio
 
 test("a message on a team's topic is sent once by the normal lane; on its high-priority topic, by the high lane", async () => {
   const teams = p.pipeline.resources.teams!;
-  const normalKey = `billing-${p.name}`;
-  const highKey = `security-${p.name}`;
+  let normalKey = `billing-${p.name}`;
+  let highKey = `security-${p.name}`;
   await publish(teams.billing!.topicArn, normalKey, p.address('billing'));
   await publish(teams.security!.highPriorityTopicArn!, highKey, p.address('security'));
+  // Decisions name the dedupe key, which is the team's: <team>#<key>.
+  normalKey = `billing#${normalKey}`;
+  highKey = `security#${highKey}`;
   await until('both sent', () =>
     [normalKey, highKey].every((key) => decisionsOf(key).some((d) => d.decision === 'sent')),
   );
@@ -79,4 +86,30 @@ test('a topic that is not the pipeline’s or a team’s is refused at once and 
   expect(letter?.MessageAttributes?.['error-code']?.StringValue).toBe('ForeignTopic');
   await until('drained', () => p.pipeline.isDrained());
   expect((await p.emails()).filter((e) => e.destination.to.includes(to))).toHaveLength(0);
+});
+
+test('the same key from two teams is two emails, and the status of each team’s key is its own', async () => {
+  const teams = p.pipeline.resources.teams!;
+  const key = `shared-${p.name}`;
+  const [toBilling, toSecurity] = [p.address('shared-billing'), p.address('shared-security')];
+  await publish(teams.billing!.topicArn, key, toBilling);
+  await publish(teams.security!.topicArn, key, toSecurity);
+  await until('both sent', () => p.decisions('sent').filter((d) => d.dedupeKey?.endsWith(`#${key}`)).length === 2);
+  await until('drained', () => p.pipeline.isDrained());
+  const mails = await p.emails();
+  expect(mails.filter((e) => e.destination.to.includes(toBilling))).toHaveLength(1);
+  expect(mails.filter((e) => e.destination.to.includes(toSecurity))).toHaveLength(1);
+  expect(decisionsOf(`billing#${key}`).filter((d) => d.decision === 'sent')).toHaveLength(1);
+  expect(decisionsOf(`security#${key}`).filter((d) => d.decision === 'sent')).toHaveLength(1);
+
+  const { resources } = p.pipeline;
+  const target = {
+    db: DynamoDBDocumentClient.from(p.pipeline.dynamodb),
+    ledgerTableName: resources.ledger.tableName,
+    idempotencyTableName: resources.tableName,
+    keyPrefix: loadLocalSettings().idempotencyKeyPrefix,
+  };
+  expect((await lookupDelivery(target, key, 'billing')).status).toBe('sent');
+  expect((await lookupDelivery(target, key, 'security')).status).toBe('sent');
+  expect((await lookupDelivery(target, key)).status).toBe('unknown');
 });

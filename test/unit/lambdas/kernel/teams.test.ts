@@ -1,5 +1,5 @@
 /** The teams' routes as the functions read them from their environment, and the team of a topic. */
-import { parseTeamRoutes, teamOfTopic } from '../../../../lambdas/kernel/teams';
+import { namespaceTaken, parseTeamRoutes, teamKey, teamOfTopic } from '../../../../lambdas/kernel/teams';
 
 const ROUTES = {
   billing: { topicArn: 'arn:billing', senders: ['billing@example.com', 'invoices@example.com'] },
@@ -33,4 +33,13 @@ test('the team of a topic: either of its topics; any other topic, or none, has n
   expect(teamOfTopic(ROUTES, 'arn:other')).toBeUndefined();
   expect(teamOfTopic(ROUTES, undefined)).toBeUndefined();
   expect(teamOfTopic(undefined, 'arn:billing')).toBeUndefined();
+});
+
+test('a team key is <team>#<key>; a bare key takes a namespace only when it starts with a configured team and #', () => {
+  expect(teamKey('billing', 'order-42')).toBe('billing#order-42');
+  expect(namespaceTaken(ROUTES, 'billing#order-42')).toBe('billing');
+  expect(namespaceTaken(ROUTES, 'billing-order#42')).toBeUndefined();
+  expect(namespaceTaken(ROUTES, 'order-42')).toBeUndefined();
+  expect(namespaceTaken(ROUTES, 'constructor#x')).toBeUndefined();
+  expect(namespaceTaken(undefined, 'billing#order-42')).toBeUndefined();
 });

@@ -996,4 +996,23 @@ describe('parseRecord: the team is the topic', () => {
     );
     expect(claimed.issues.some((i) => i.field === 'team')).toBe(true);
   });
+
+  test('the same key from two teams is two dedupe keys, each in its team’s namespace; the SNS MessageId too', () => {
+    const fromBilling = parseWithTeams(envelope(validMessage, { topicArn: BILLING, key: 'order-42' }));
+    const fromSecurity = parseWithTeams(envelope(validMessage, { topicArn: SECURITY_HIGH, key: 'order-42' }));
+    expect([fromBilling.key, fromSecurity.key]).toEqual(['billing#order-42', 'security#order-42']);
+    expect(parseWithTeams(envelope(validMessage, { topicArn: BILLING })).key).toBe(`billing#${SNS_MESSAGE_ID}`);
+  });
+
+  test('without teams, and on the pipeline’s own topics, keys stay bare', () => {
+    expect(parse(envelope(validMessage, { key: 'billing#order-42' })).key).toBe('billing#order-42');
+    expect(parseWithTeams(envelope(validMessage, { key: 'other#order-42' })).key).toBe('other#order-42');
+  });
+
+  test('a bare key that would enter a team’s namespace is refused on the pipeline’s own topics', () => {
+    const error = rejection(() => parseWithTeams(envelope(validMessage, { key: 'billing#order-42' })));
+    expect(error.code).toBe('InvalidKey');
+    expect(error.issues[0]?.field).toBe('attribute idempotency-key');
+    expect(error.issues[0]?.reason).toContain("team billing's key namespace");
+  });
 });
