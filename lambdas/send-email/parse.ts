@@ -75,7 +75,14 @@ const KEY_TYPES: ReadonlySet<unknown> = new Set(CONTRACT.idempotencyKey.types);
 
 /** The pipeline's topics: its topic, the high-priority topic when it has one, and its teams' topics. */
 export type PipelineTopics =
-  string | { readonly topicArn: string; readonly highPriorityTopicArn?: string; readonly teams?: TeamRoutes };
+  | string
+  | {
+      readonly topicArn: string;
+      readonly highPriorityTopicArn?: string;
+      readonly teams?: TeamRoutes;
+      /** The implicit team's one sender: what a message of the pipeline's own topics may name as `from`. */
+      readonly senderAddress?: string;
+    };
 
 function readEnvelope(body: Json, topics: PipelineTopics): Envelope {
   if (body.Type !== 'Notification') {
@@ -197,6 +204,32 @@ function namespaced(
   return key;
 }
 
+/**
+ * The email with its From address settled (contract v1.3): a team's message may name one of its
+ * team's senders as `from` and gets the team's default (the first) without one; a message of the
+ * pipeline's own topics may name only the pipeline's senderAddress, and keeps its `from` absent
+ * without one (its hash as before v1.3). Anything else is permanent, naming `from`.
+ */
+function withSender(email: EmailMessage, team: string | undefined, topics: PipelineTopics): EmailMessage {
+  const routes = typeof topics === 'string' ? undefined : topics.teams;
+  const own = typeof topics === 'string' ? undefined : topics.senderAddress;
+  const senders = team !== undefined ? (routes?.[team]?.senders ?? []) : own !== undefined ? [own] : [];
+  if (email.from === undefined)
+    return team !== undefined && senders[0] !== undefined ? { ...email, from: senders[0] } : email;
+  const asked = email.from.toLowerCase();
+  const match = senders.find((sender) => sender.toLowerCase() === asked);
+  if (match === undefined) {
+    const whose = team !== undefined ? `team ${team}'s senders` : "the pipeline's senderAddress";
+    throw new InvalidMessageError('InvalidMessage', [
+      {
+        field: 'from',
+        reason: `must be one of ${whose} (${senders.join(', ') || 'none known'}), got ${JSON.stringify(email.from)}`,
+      },
+    ]);
+  }
+  return { ...email, from: match };
+}
+
 function readRecord(record: QueueRecordLike, topics: PipelineTopics): ParsedRecord {
   const body = parseBody(record.body);
   if (!isObject(body)) {
@@ -220,7 +253,9 @@ function readRecord(record: QueueRecordLike, topics: PipelineTopics): ParsedReco
       ? tagged({ snsMessageId }, () => checkIdempotencyKey(attributeKey.value, attributeKey.type))
       : snsMessageId;
   const key = namespaced(given, envelope.team, typeof topics === 'string' ? undefined : topics.teams, snsMessageId);
-  const email = tagged({ key, snsMessageId }, () => validateEmail(parseMessage(envelope.message)));
+  const email = tagged({ key, snsMessageId }, () =>
+    withSender(validateEmail(parseMessage(envelope.message)), envelope.team, topics),
+  );
   const keySource = attributeKey !== undefined ? 'attribute' : 'sns-message-id';
   return { key, keySource, snsMessageId, ...team, email };
 }

@@ -24,11 +24,11 @@ beforeAll(async () => {
 }, 60_000);
 afterAll(() => p?.stop());
 
-async function publish(topicArn: string, key: string, to: string): Promise<void> {
+async function publish(topicArn: string, key: string, to: string, extra: object = {}): Promise<void> {
   await p.pipeline.sns.send(
     new PublishCommand({
       TopicArn: topicArn,
-      Message: JSON.stringify(email(to)),
+      Message: JSON.stringify({ ...email(to), ...extra }),
       MessageAttributes: { 'idempotency-key': { DataType: 'String', StringValue: key } },
     }),
   );
@@ -97,8 +97,11 @@ test('the same key from two teams is two emails, and the status of each team’s
   await until('both sent', () => p.decisions('sent').filter((d) => d.dedupeKey?.endsWith(`#${key}`)).length === 2);
   await until('drained', () => p.pipeline.isDrained());
   const mails = await p.emails();
-  expect(mails.filter((e) => e.destination.to.includes(toBilling))).toHaveLength(1);
-  expect(mails.filter((e) => e.destination.to.includes(toSecurity))).toHaveLength(1);
+  // Each mailed once, from its team's default sender.
+  expect(mails.filter((e) => e.destination.to.includes(toBilling)).map((e) => e.from)).toEqual(['billing@example.com']);
+  expect(mails.filter((e) => e.destination.to.includes(toSecurity)).map((e) => e.from)).toEqual([
+    'security@example.com',
+  ]);
   expect(decisionsOf(`billing#${key}`).filter((d) => d.decision === 'sent')).toHaveLength(1);
   expect(decisionsOf(`security#${key}`).filter((d) => d.decision === 'sent')).toHaveLength(1);
 
@@ -112,4 +115,21 @@ test('the same key from two teams is two emails, and the status of each team’s
   expect((await lookupDelivery(target, key, 'billing')).status).toBe('sent');
   expect((await lookupDelivery(target, key, 'security')).status).toBe('sent');
   expect((await lookupDelivery(target, key)).status).toBe('unknown');
+});
+
+test('a team may send from any of its senders; another team’s sender is dead-lettered at once, naming from', async () => {
+  const teams = p.pipeline.resources.teams!;
+  const [toInvoices, toStolen] = [p.address('from-invoices'), p.address('from-stolen')];
+  await publish(teams.billing!.topicArn, `invoices-${p.name}`, toInvoices, { from: 'invoices@example.com' });
+  await publish(teams.billing!.topicArn, `stolen-${p.name}`, toStolen, { from: 'security@example.com' });
+  const [letter] = await drainQueue(p.pipeline.sqs, p.pipeline.resources.deadLetterQueueUrl, 1);
+  expect(letter?.MessageAttributes?.['error-code']?.StringValue).toBe('InvalidMessage');
+  expect(letter?.MessageAttributes?.['error-reason']?.StringValue).toMatch(/^from: must be one of team billing's/);
+  await until('sent', () => p.decisions('sent').some((d) => d.dedupeKey === `billing#invoices-${p.name}`));
+  await until('drained', () => p.pipeline.isDrained());
+  const mails = await p.emails();
+  expect(mails.filter((e) => e.destination.to.includes(toInvoices)).map((e) => e.from)).toEqual([
+    'invoices@example.com',
+  ]);
+  expect(mails.filter((e) => e.destination.to.includes(toStolen))).toHaveLength(0);
 });

@@ -577,7 +577,7 @@ describe('validation: addresses with display names and international domains', (
 
 describe('validation: recipients', () => {
   test('an unknown top-level field is rejected by name', () => {
-    expect(issuesFor(withField('from', 'ceo@example.com'))).toEqual([issue('from', 'is not a known field')]);
+    expect(issuesFor(withField('sender', 'ceo@example.com'))).toEqual([issue('sender', 'is not a known field')]);
   });
 
   test('to missing is rejected', () => {
@@ -938,7 +938,7 @@ describe('parseRecord: the team is the topic', () => {
   const topics = {
     topicArn: TOPIC_ARN,
     teams: {
-      billing: { topicArn: BILLING, senders: ['billing@example.com'] },
+      billing: { topicArn: BILLING, senders: ['billing@example.com', 'invoices@example.com'] },
       security: { topicArn: SECURITY, highPriorityTopicArn: SECURITY_HIGH, senders: ['security@example.com'] },
     },
   };
@@ -1014,5 +1014,42 @@ describe('parseRecord: the team is the topic', () => {
     expect(error.code).toBe('InvalidKey');
     expect(error.issues[0]?.field).toBe('attribute idempotency-key');
     expect(error.issues[0]?.reason).toContain("team billing's key namespace");
+  });
+
+  describe('from (contract v1.3)', () => {
+    const withSenders = { ...topics, senderAddress: 'noreply@example.com' };
+    const parseFrom = (message: object, topicArn?: string) =>
+      parseRecord(envelope(message, topicArn !== undefined ? { topicArn } : {}), withSenders);
+
+    test("a team's message may name any of its senders, whatever the case, and gets it as configured", () => {
+      expect(parseFrom({ ...validMessage, from: 'Invoices@Example.com' }, BILLING).email.from).toBe(
+        'invoices@example.com',
+      );
+    });
+
+    test("without from, a team's message gets its default sender, the first", () => {
+      expect(parseFrom(validMessage, BILLING).email.from).toBe('billing@example.com');
+      expect(parseFrom(validMessage, SECURITY_HIGH).email.from).toBe('security@example.com');
+    });
+
+    test("another team's sender is refused at once, naming from", () => {
+      const error = rejection(() => parseFrom({ ...validMessage, from: 'security@example.com' }, BILLING));
+      expect(error.code).toBe('InvalidMessage');
+      expect(error.issues).toEqual([issue('from', "must be one of team billing's senders")]);
+      expect(error).toBeInstanceOf(PermanentError);
+    });
+
+    test("the pipeline's own topics: only senderAddress, and no from stays no from", () => {
+      expect(parseFrom({ ...validMessage, from: 'noreply@example.com' }).email.from).toBe('noreply@example.com');
+      expect(parseFrom(validMessage).email).not.toHaveProperty('from');
+      const error = rejection(() => parseFrom({ ...validMessage, from: 'billing@example.com' }));
+      expect(error.issues).toEqual([issue('from', "must be one of the pipeline's senderAddress")]);
+    });
+
+    test('a from that is no bare address is refused by the contract, naming from', () => {
+      expect(issuesFor({ ...validMessage, from: 'Ada <ada@example.com>' })).toEqual([
+        issue('from', 'must be a bare email address'),
+      ]);
+    });
   });
 });
