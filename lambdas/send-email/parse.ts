@@ -230,6 +230,35 @@ function withSender(email: EmailMessage, team: string | undefined, topics: Pipel
   return { ...email, from: match };
 }
 
+/**
+ * Attachments under the team's prefix: with teams, a team's `s3Key` must start with `<team>/`,
+ * and one of the pipeline's own topics may not start with a configured team's (it would send that
+ * team's files). Permanent, naming `attachments[i].s3Key`; without teams, nothing is checked.
+ */
+function checkAttachmentPrefixes(email: EmailMessage, team: string | undefined, teams: TeamRoutes | undefined): void {
+  if (teams === undefined) return;
+  const issues = (email.attachments ?? []).flatMap((attachment, i) => {
+    if (!('s3Key' in attachment)) return [];
+    const field = `attachments[${i}].s3Key`;
+    if (team !== undefined) {
+      return attachment.s3Key.startsWith(`${team}/`)
+        ? []
+        : [{ field, reason: `must start with "${team}/": team ${team}'s files are under its own prefix` }];
+    }
+    const slash = attachment.s3Key.indexOf('/');
+    const owner = slash > 0 ? attachment.s3Key.slice(0, slash) : undefined;
+    return owner !== undefined && Object.hasOwn(teams, owner)
+      ? [
+          {
+            field,
+            reason: `must not start with "${owner}/" on the pipeline's own topics: that is team ${owner}'s prefix`,
+          },
+        ]
+      : [];
+  });
+  if (issues.length > 0) throw new InvalidMessageError('InvalidMessage', issues);
+}
+
 function readRecord(record: QueueRecordLike, topics: PipelineTopics): ParsedRecord {
   const body = parseBody(record.body);
   if (!isObject(body)) {
@@ -253,9 +282,11 @@ function readRecord(record: QueueRecordLike, topics: PipelineTopics): ParsedReco
       ? tagged({ snsMessageId }, () => checkIdempotencyKey(attributeKey.value, attributeKey.type))
       : snsMessageId;
   const key = namespaced(given, envelope.team, typeof topics === 'string' ? undefined : topics.teams, snsMessageId);
-  const email = tagged({ key, snsMessageId }, () =>
-    withSender(validateEmail(parseMessage(envelope.message)), envelope.team, topics),
-  );
+  const email = tagged({ key, snsMessageId }, () => {
+    const valid = validateEmail(parseMessage(envelope.message));
+    checkAttachmentPrefixes(valid, envelope.team, typeof topics === 'string' ? undefined : topics.teams);
+    return withSender(valid, envelope.team, topics);
+  });
   const keySource = attributeKey !== undefined ? 'attribute' : 'sns-message-id';
   return { key, keySource, snsMessageId, ...team, email };
 }

@@ -133,3 +133,18 @@ test('a team may send from any of its senders; another team’s sender is dead-l
   ]);
   expect(mails.filter((e) => e.destination.to.includes(toStolen))).toHaveLength(0);
 });
+
+test('an attachment under another team’s prefix is dead-lettered at once, naming attachments[0].s3Key', async () => {
+  const teams = p.pipeline.resources.teams!;
+  const to = p.address('foreign-file');
+  await publish(teams.billing!.topicArn, `file-${p.name}`, to, {
+    attachments: [{ filename: 'secret.pdf', contentType: 'application/pdf', s3Key: 'security/secret.pdf' }],
+  });
+  const [letter] = await drainQueue(p.pipeline.sqs, p.pipeline.resources.deadLetterQueueUrl, 1);
+  expect(letter?.MessageAttributes?.['error-code']?.StringValue).toBe('InvalidMessage');
+  expect(letter?.MessageAttributes?.['error-reason']?.StringValue).toMatch(
+    /^attachments\[0\]\.s3Key: must start with "billing\/"/,
+  );
+  await until('drained', () => p.pipeline.isDrained());
+  expect((await p.emails()).filter((e) => e.destination.to.includes(to))).toHaveLength(0);
+});

@@ -1016,6 +1016,38 @@ describe('parseRecord: the team is the topic', () => {
     expect(error.issues[0]?.reason).toContain("team billing's key namespace");
   });
 
+  describe('attachments under the team’s prefix', () => {
+    const file = (s3Key: string) => ({ filename: 'f.pdf', contentType: 'application/pdf', s3Key });
+    const withFiles = (...keys: string[]) => ({ ...validMessage, attachments: keys.map(file) });
+
+    test('a team’s s3Key under its own prefix is taken', () => {
+      const parsed = parseWithTeams(envelope(withFiles('billing/invoice-42.pdf'), { topicArn: BILLING }));
+      expect(parsed.email.attachments?.map((a) => ('s3Key' in a ? a.s3Key : undefined))).toEqual([
+        'billing/invoice-42.pdf',
+      ]);
+    });
+
+    test('an s3Key outside the team’s prefix is refused, naming each attachments[i].s3Key', () => {
+      const error = rejection(() =>
+        parseWithTeams(
+          envelope(withFiles('billing/ok.pdf', 'security/secret.pdf', 'billingx/near.pdf'), { topicArn: BILLING }),
+        ),
+      );
+      expect(error.code).toBe('InvalidMessage');
+      expect(error.issues).toEqual([
+        issue('attachments[1].s3Key', 'must start with "billing/"'),
+        issue('attachments[2].s3Key', 'must start with "billing/"'),
+      ]);
+    });
+
+    test('the pipeline’s own topics may not name a team’s prefix; without teams any key is taken', () => {
+      const error = rejection(() => parseWithTeams(envelope(withFiles('security/secret.pdf'))));
+      expect(error.issues).toEqual([issue('attachments[0].s3Key', "team security's prefix")]);
+      expect(parseWithTeams(envelope(withFiles('reports/q1.pdf'))).email.attachments).toHaveLength(1);
+      expect(parse(envelope(withFiles('security/secret.pdf'))).email.attachments).toHaveLength(1);
+    });
+  });
+
   describe('from (contract v1.3)', () => {
     const withSenders = { ...topics, senderAddress: 'noreply@example.com' };
     const parseFrom = (message: object, topicArn?: string) =>
