@@ -1,6 +1,8 @@
 /**
  * The parse stage: pure parsing of one queue record, the SNS envelope, the topic check and
  * the dedupe key; the message inside is validated against the contract (kernel/contract).
+ * With teams, the topic gives the record its team, and the team its key namespace, its From
+ * addresses and its attachments' prefix (kernel/teams.ts).
  * No I/O, no clients. Whatever a body holds, the outcome is the parsed record or
  * an InvalidMessageError (permanent): a body that cannot be read now cannot be
  * read on a retry either.
