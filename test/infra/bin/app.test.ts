@@ -38,4 +38,5 @@ test('cdk synth refuses a team whose sender is not of the SES identity, naming t
   expect(result.status).not.toBe(0);
   expect(result.output).toContain('Invalid setting teams.billing.senders[0]="billing@other.example"');
   expect(result.output).toContain('must belong to the SES identity example.com');
+  expect(result.output).toContain('-c emailPipeline:teams=VALUE');
 }, 60_000);
