@@ -8,10 +8,13 @@
  */
 import { CreateTopicCommand, PublishCommand, SubscribeCommand } from '@aws-sdk/client-sns';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { mkdtempSync, rmSync } from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
 import { lookupDelivery } from '../../lambdas/status/lookup';
 import { loadLocalSettings } from '../../tools/dev/local/settings';
 import { drainQueue } from '../../tools/dev/local/queues';
-import { email, startTestPipeline, until, type TestPipeline } from './support';
+import { email, runCli, startTestPipeline, until, writeCliOutputs, type TestPipeline } from './support';
 
 const TEAMS = {
   billing: { senders: ['billing@example.com', 'invoices@example.com'] },
@@ -115,6 +118,19 @@ test('the same key from two teams is two emails, and the status of each team’s
   expect((await lookupDelivery(target, key, 'billing')).status).toBe('sent');
   expect((await lookupDelivery(target, key, 'security')).status).toBe('sent');
   expect((await lookupDelivery(target, key)).status).toBe('unknown');
+
+  // The operator's view: email-pipeline status --team NAME <key>, a real CLI process.
+  const stateDir = mkdtempSync(path.join(os.tmpdir(), 'teams-cli-'));
+  try {
+    writeCliOutputs(stateDir, p);
+    const billing = runCli(stateDir, ['status', '--json', '--team', 'billing', key]);
+    expect(billing.status).toBe(0);
+    expect(JSON.parse(billing.stdout)).toMatchObject({ key: `billing#${key}`, status: 'sent' });
+    const bare = runCli(stateDir, ['status', '--json', key]);
+    expect(JSON.parse(bare.stdout)).toMatchObject({ key, status: 'unknown' });
+  } finally {
+    rmSync(stateDir, { recursive: true, force: true });
+  }
 });
 
 test('a team may send from any of its senders; another team’s sender is dead-lettered at once, naming from', async () => {
