@@ -43,7 +43,9 @@ try {
 } catch (error) {
   // A setting error is the operator's to fix: say which and why, without a stack trace.
   if (!(error instanceof SettingsError)) throw error;
-  const key = error.setting.startsWith(CONTEXT_PREFIX) ? error.setting : `${CONTEXT_PREFIX}${error.setting}`;
+  // A team's field (teams.billing.senders[0]) is set through the one key of all teams.
+  const setting = error.setting.startsWith('teams.') ? 'teams' : error.setting;
+  const key = setting.startsWith(CONTEXT_PREFIX) ? setting : `${CONTEXT_PREFIX}${setting}`;
   process.stderr.write(`${error.message}\nSettings come from cdk.json's "context" and from -c ${key}=VALUE.\n`);
   process.exit(1);
 }

@@ -8,6 +8,6 @@ export { DLQ_RETENTION } from './construct/common/queues';
 export { DEFAULT_SERVICE_NAME, RUNTIME } from './construct/common/runtime';
 export * from './construct/email-pipeline-stack';
 export * from './construct/monitoring/monitoring';
-export type { LogLevel, PipelineSettings, ResolvedSettings } from './settings';
+export type { LogLevel, PipelineSettings, ResolvedSettings, ResolvedTeam, TeamSettings } from './settings';
 export { SettingsError, resolveSettings, settingsFromContext } from './settings';
 export * from './publisher';

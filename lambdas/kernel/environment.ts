@@ -10,6 +10,7 @@
  * and their number parsing takes `1e3`, `0x10` and ` 12 `, which a setting must not.
  */
 import type { TrustedOrigin } from './ledger/binding';
+import { parseTeamRoutes, TEAMS_ENV, type TeamRoutes } from './teams';
 
 /** Environment variables of the send function (the ledger and status functions read the table and prefix too). */
 export const ENV = {
@@ -100,6 +101,8 @@ export interface HandlerSettings {
   readonly highPriorityQueueUrl?: string;
   /** Percent of maxSendRate reserved for high-priority mail (bulk borrows it while high is idle). */
   readonly highPriorityRateShare: number;
+  /** The teams, by name: their topics (whose envelopes are sent too) and senders. @default none: one implicit team */
+  readonly teams?: TeamRoutes;
 }
 
 /** An environment: `process.env` in a function, a plain object in tests and the local pipeline. */
@@ -171,6 +174,7 @@ export function readSettings(env: Env = process.env): HandlerSettings {
   const senderName = read.optional(ENV.senderName);
   const highPriorityQueueUrl = read.optional(ENV.highPriorityQueueUrl);
   const highPriorityTopicArn = read.optional(ENV.highPriorityTopicArn);
+  const teams = parseTeamRoutes(read.optional(TEAMS_ENV), TEAMS_ENV);
   return {
     senderAddress: read.required(ENV.senderAddress),
     ...(senderName ? { senderName } : {}),
@@ -195,6 +199,7 @@ export function readSettings(env: Env = process.env): HandlerSettings {
     maxConcurrency: read.positiveInt(ENV.maxConcurrency),
     ...(highPriorityQueueUrl ? { highPriorityQueueUrl } : {}),
     highPriorityRateShare: read.nonNegativeInt(ENV.highPriorityRateShare, 0),
+    ...(teams ? { teams } : {}),
   };
 }
 

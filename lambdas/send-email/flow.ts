@@ -32,7 +32,10 @@ const CONFIRMED_BY_SES_EVENT = {
 /** The stages a flow calls, built once per container (handler.ts). */
 export interface FlowStages {
   /** Whose envelopes are sent (parse.ts), and whether a send goes on while the store is down (failOpen). */
-  readonly settings: Pick<HandlerSettings, 'topicArn' | 'highPriorityTopicArn' | 'failOpen'>;
+  readonly settings: Pick<
+    HandlerSettings,
+    'topicArn' | 'highPriorityTopicArn' | 'teams' | 'senderAddress' | 'failOpen'
+  >;
   /** What the claim stage is built from (claim/claim.ts): its store (claim/persistence.ts in production), its window, a clock. */
   readonly claim: ClaimDeps;
   /** The schedule stage (schedule.ts). @default none: a sendAt is not waited for */

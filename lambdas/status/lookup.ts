@@ -8,6 +8,7 @@ import { createHash } from 'node:crypto';
 import { GetCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { idempotencyKeyIssues, normalizeIdempotencyKey } from '../kernel/contract';
 import { cancelDetail, cancelMarkOf } from '../kernel/ledger/cancel-mark';
+import { TEAM_NAME, teamKey } from '../kernel/teams';
 import {
   LEDGER_TABLE,
   ledgerKey,
@@ -49,6 +50,16 @@ export function keyProblem(key: string): string | undefined {
 /** The dedupe key a lookup of `key` reads: the key as the send function makes it (Unicode NFC). */
 export function lookupKey(key: string): string {
   return normalizeIdempotencyKey(key);
+}
+
+/** A team name that cannot be one (kernel/teams.ts, TEAM_NAME). */
+export class InvalidTeamError extends Error {
+  constructor(readonly team: string) {
+    super(
+      `Invalid team ${JSON.stringify(team)}: a team name is 1 to 32 lowercase letters, digits or "-", starting with a letter`,
+    );
+    this.name = 'InvalidTeamError';
+  }
 }
 
 /** A key that {@link keyProblem} refuses. */
@@ -104,13 +115,15 @@ function live(expiration: unknown, nowMs: number): boolean {
  * deletes them late). An SES event status wins over a dead-letter mark (a
  * copy with other content may be dead-lettered after the original was sent);
  * a live idempotency record wins over a mark too (the key was redriven).
- * The key is read as the send function makes it ({@link lookupKey}), and the
- * report names it so.
+ * The key is read as the send function makes it ({@link lookupKey}; a `team`'s in its
+ * namespace, `<team>#<key>`), and the report names it so.
  */
-export async function lookupDelivery(deps: LookupDeps, asked: string): Promise<DeliveryReport> {
+export async function lookupDelivery(deps: LookupDeps, asked: string, team?: string): Promise<DeliveryReport> {
   const problem = keyProblem(asked);
   if (problem !== undefined) throw new InvalidKeyError(asked, problem);
-  const key = lookupKey(asked);
+  if (team !== undefined && !TEAM_NAME.test(team)) throw new InvalidTeamError(team);
+  // A team's key lives in its namespace, as the send function makes it (kernel/teams.ts).
+  const key = team !== undefined ? teamKey(team, lookupKey(asked)) : lookupKey(asked);
   const nowMs = (deps.now ?? Date.now)();
 
   const ledger = await deps.db.send(

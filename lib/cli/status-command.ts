@@ -16,6 +16,7 @@
  */
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { TEAM_NAME } from '../../lambdas/kernel/teams';
 import { keyProblem, lookupDelivery } from '../../lambdas/status/lookup';
 import { parseCommand } from './args';
 import type { Command, Io } from './command';
@@ -23,17 +24,20 @@ import { awsFailure, OperationError, UsageError } from './errors';
 import { resolveTarget, TARGET_HELP, TARGET_OPTIONS, TARGET_SYNOPSIS, targetOptions } from './target';
 import { formatReport, lookupTargetFromOutputs } from './status-report';
 
-const USAGE = `Usage: email-pipeline status [--json] ${TARGET_SYNOPSIS} <key>
-       npm run -s status -- [--json] ${TARGET_SYNOPSIS} <key>    (in this repository)
+const USAGE = `Usage: email-pipeline status [--json] [--team NAME] ${TARGET_SYNOPSIS} <key>
+       npm run -s status -- [--json] [--team NAME] ${TARGET_SYNOPSIS} <key>    (in this repository)
 
 Prints the delivery status and timeline of a dedupe key (the idempotency-key attribute, or the
 SNS MessageId); --json prints it as one JSON object (npm's -s keeps its header off stdout). A
-command about one key takes it as its argument; only dlq selects by --key.
+command about one key takes it as its argument; only dlq selects by --key. --team NAME reads the
+key a team published (through its topic): each team's keys are its own (<team>#<key>); without it,
+the key of the pipeline's own topics.
 
 ${TARGET_HELP}`;
 
 const OPTIONS = {
   json: { type: 'boolean' },
+  team: { type: 'string' },
   ...TARGET_OPTIONS,
   help: { type: 'boolean', short: 'h' },
 } as const;
@@ -53,6 +57,13 @@ export const statusCommand: Command = {
     if (problem !== undefined) {
       throw new UsageError(`${JSON.stringify(key)} cannot be a dedupe key: it ${problem}`, USAGE);
     }
+    const team = values.team;
+    if (team !== undefined && !TEAM_NAME.test(team)) {
+      throw new UsageError(
+        `${JSON.stringify(team)} cannot be a team: a team name is 1 to 32 lowercase letters, digits or "-", starting with a letter`,
+        USAGE,
+      );
+    }
     const named = targetOptions(values, USAGE);
 
     const target = await resolveTarget(named);
@@ -64,7 +75,7 @@ export const statusCommand: Command = {
     }
     const db = DynamoDBDocumentClient.from(new DynamoDBClient(target.clients.dynamodb));
     try {
-      const report = await lookupDelivery({ ...tables, db }, key).catch((error: unknown) => {
+      const report = await lookupDelivery({ ...tables, db }, key, team).catch((error: unknown) => {
         throw awsFailure(`Could not read the delivery status from ${target.description}`, error, !target.local);
       });
       io.out(values.json ? JSON.stringify(report) : formatReport(report));

@@ -16,7 +16,8 @@ import type * as s3 from 'aws-cdk-lib/aws-s3';
 import type * as sns from 'aws-cdk-lib/aws-sns';
 import type * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
-import { PipelineSettings, ResolvedSettings, resolveSettings } from '../settings';
+import { ResolvedSettings, resolveSettings } from '../settings';
+import type { EmailPipelineProps } from './email-pipeline-props';
 import { DeliveryContractValidation } from './delivery-contract';
 import { SendLedger } from './ledger/send-ledger';
 import { buildAttachmentsBucket } from './pipeline/attachments-bucket';
@@ -31,6 +32,7 @@ import { buildRedriveRole } from './pipeline/redrive-role';
 import { buildScheduleFunction } from './pipeline/schedule-function';
 import * as policies from './pipeline/resource-policies';
 import { buildSendFunction } from './pipeline/send-function';
+import { buildTeamTopics, restrictTeamPublishers, teamRoutes, type TeamTopics } from './pipeline/team-topics';
 import { buildTopics } from './pipeline/topic';
 import { rotatingKey } from './common/keys';
 import { acknowledgeServerlessRules } from './common/nag';
@@ -38,89 +40,7 @@ import { DEFAULT_SERVICE_NAME, RUNTIME } from './common/runtime';
 
 export { principalsFromStrings } from './pipeline/principals';
 export type { ContextProps } from './pipeline/context-props';
-
-/**
- * Settings of the pipeline ({@link PipelineSettings}, shared with the local
- * pipeline) plus options that only the CDK construct has.
- */
-export interface EmailPipelineProps extends PipelineSettings {
-  /**
-   * What happens to the stateful resources (idempotency table, function log
-   * group, KMS keys) when they leave the stack. With anything but RETAIN the
-   * table also loses its deletion protection.
-   * @default RemovalPolicy.RETAIN
-   */
-  readonly removalPolicy?: RemovalPolicy;
-  /**
-   * SES stored templates the function may send with. Messages name their
-   * template, so the default allows every template of the account in the
-   * stack's region; list the names to narrow it.
-   * @default all templates in the account and region (`template/*`)
-   */
-  readonly sesTemplateNames?: readonly string[];
-  /**
-   * Powertools service name (POWERTOOLS_SERVICE_NAME); also the `service`
-   * dimension of the custom metrics.
-   * @default "email-pipeline"
-   */
-  readonly serviceName?: string;
-  /**
-   * Who may publish to the topic. The topic policy allows these principals and
-   * denies sns:Publish to everyone else, including other principals of the
-   * deploying account. Accounts (`AccountPrincipal`, `AccountRootPrincipal`),
-   * roles and `ArnPrincipal`s are accepted.
-   * @default the deploying account (`new iam.AccountRootPrincipal()`)
-   */
-  readonly publisherPrincipals?: readonly iam.IPrincipal[];
-  /**
-   * Who may publish to {@link EmailPipeline.highPriorityTopic}, the high-priority queue's only
-   * source; its topic policy denies everyone else. As `publisherPrincipals`; more with
-   * {@link EmailPipeline.grantPublishHighPriority}.
-   * @default none: nobody publishes high priority until granted
-   */
-  readonly highPriorityPublisherPrincipals?: readonly iam.IPrincipal[];
-  /**
-   * Who else, besides the redrive role the construct creates
-   * ({@link EmailPipeline.redriveRole}), may redrive: the queue policies deny
-   * sqs:SendMessage to everyone but the topic (work queue) and the function
-   * (DLQ), except these principals, named by ARN (`aws:PrincipalArn`). Roles
-   * (`IRole`, or `ArnPrincipal` with a role ARN: its sessions match too) and
-   * users (`ArnPrincipal`). Accounts are refused: an account's ARN would
-   * exempt only its root user, and a whole account is not a name. Never a tag:
-   * a principal that may tag itself could give itself the exemption.
-   * They alone may assume the redrive role too (unless `redriveRoleAssumedBy` says otherwise).
-   * @default none: only the redrive role, which then nobody may assume (a synth warning says so)
-   */
-  readonly redrivePrincipals?: readonly iam.IPrincipal[];
-  /**
-   * Who may assume the redrive role ({@link EmailPipeline.redriveRole}): its trust policy. Why
-   * the default is what it is: lib/construct/pipeline/redrive-role.ts (redriveTrust).
-   * @default the `redrivePrincipals` only; with none, nobody (not the whole deploying account)
-   */
-  readonly redriveRoleAssumedBy?: iam.IPrincipal;
-  /**
-   * Who may cancel keys not yet sent (`DELETE <CancelUrl><key>`: `email-pipeline cancel`,
-   * `EmailPublisher.cancel`): roles (`IRole`, or `ArnPrincipal` with a role ARN) and users
-   * (`ArnPrincipal`), the only principals granted the cancel function's own URL (AWS_IAM): IAM
-   * decides. More with {@link EmailPipeline.grantCancel}.
-   * @default none: nobody can cancel on AWS
-   */
-  readonly cancelPrincipals?: readonly iam.IPrincipal[];
-  /**
-   * Encrypt both tables (idempotency records, send ledger) with a customer-managed
-   * key (rotation on; {@link EmailPipeline.tableKey}), which only their callers may
-   * use, through DynamoDB. Turn off to use the AWS-managed key (`aws/dynamodb`),
-   * which every principal of the account allowed to use DynamoDB may use.
-   * @default true
-   */
-  readonly customerManagedTableKey?: boolean;
-  /**
-   * Encrypt the function's log group with a customer-managed key (rotation on).
-   * Turn off to use CloudWatch Logs' default encryption.
-   * @default true
-   */
-  readonly encryptLogs?: boolean;
-}
+export type { EmailPipelineProps } from './email-pipeline-props';
 
 /**
  * SNS topic -> SQS queue (SNS envelope) -> Lambda (batches, partial batch
@@ -138,6 +58,8 @@ export class EmailPipeline extends Construct {
   public readonly highPriorityTopic: sns.Topic;
   /** The work queue, subscribed to {@link topic} with the SNS envelope. */
   public readonly queue: sqs.Queue;
+  /** Each team's topics, by team name (the `teams` setting); empty without teams. */
+  public readonly teamTopics: Readonly<Record<string, TeamTopics>>;
   /** The high-priority queue: {@link highPriorityTopic}'s messages, its own event source mapping. */
   public readonly highPriorityQueue: sqs.Queue;
   /** Permanent failures (sent by the handler) and messages past maxReceiveCount. */
@@ -223,7 +145,7 @@ export class EmailPipeline extends Construct {
     const settings = resolveSettings(props);
     this.settings = settings;
     // Nothing typed in the context is silently ignored: unknown keys throw, unapplied ones warn.
-    checkContextApplied(this, { ...props, ...settings }, (name) => name !== 'alarmEmail');
+    checkContextApplied(this, { ...props, ...settings, teams: props.teams }, (name) => name !== 'alarmEmail');
     const removalPolicy = props.removalPolicy ?? RemovalPolicy.RETAIN;
     this.serviceName = props.serviceName ?? DEFAULT_SERVICE_NAME;
     checkConstructOptions(props);
@@ -242,6 +164,8 @@ export class EmailPipeline extends Construct {
     this.highPriorityTopic = topics.highPriorityTopic;
     const publishers = props.publisherPrincipals ?? [new iam.AccountRootPrincipal()];
     this.#admitPublisher = policies.restrictPublishers(this.topic, publishers);
+    const teams = settings.teams ?? {};
+    this.teamTopics = buildTeamTopics(this, { ...queues, teams, topicKey: this.topicKey });
 
     // --- idempotency store ------------------------------------------------
     const store = buildIdempotencyStore(this, {
@@ -271,8 +195,10 @@ export class EmailPipeline extends Construct {
       highPriorityQueue: this.highPriorityQueue,
       scheduleQueue: this.scheduleQueue,
       deadLetterQueue: this.deadLetterQueue,
+      ...(settings.teams ? { teams: teamRoutes(this.teamTopics, settings.teams) } : {}),
     });
     this.role = send.role;
+    restrictTeamPublishers(this.teamTopics, teams, this.role);
     this.sendFunction = send.sendFunction;
     const schedule = buildScheduleFunction(this, {
       ...queues,
@@ -339,6 +265,10 @@ export class EmailPipeline extends Construct {
       senderRole: this.role,
       scheduleRole: schedule.role,
       redrivePrincipals: [this.redriveRole, ...(props.redrivePrincipals ?? [])],
+      teamTopics: {
+        normal: Object.values(this.teamTopics).map((t) => t.topic),
+        high: Object.values(this.teamTopics).flatMap((t) => (t.highPriorityTopic ? [t.highPriorityTopic] : [])),
+      },
     });
     acknowledgeServerlessRules({
       deadLetterQueues: [this.deadLetterQueue, this.subscriptionDeadLetterQueue],

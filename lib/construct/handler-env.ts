@@ -4,6 +4,7 @@
  * names), so a setting cannot reach one and miss the other. Also the idempotency table's shape.
  */
 import { ENV, LEDGER_ENV } from '../../lambdas/kernel/environment';
+import { TEAMS_ENV, type TeamRoutes } from '../../lambdas/kernel/teams';
 import type { ResolvedSettings } from '../settings';
 import { SETTINGS, type SettingName } from '../settings';
 
@@ -70,6 +71,8 @@ export interface HandlerResourceRefs {
   readonly ledgerTableName?: string;
   /** The bucket of attachments sent by s3Key (contract v1.2). */
   readonly attachmentsBucketName?: string;
+  /** The teams' topics and senders (TEAMS, JSON). @default none: no teams, the variable is not written */
+  readonly teams?: TeamRoutes;
 }
 
 /** The settings the handler reads: those the declaration gives an environment variable. */
@@ -77,8 +80,8 @@ type HandlerSettingName = {
   [K in SettingName]: (typeof SETTINGS)[K] extends { readonly env: string } ? K : never;
 }[SettingName];
 
-/** The variables of the resources, by {@link HandlerResourceRefs} field. */
-const RESOURCE_ENV: Readonly<Record<keyof HandlerResourceRefs, string>> = {
+/** The variables of the resources, by {@link HandlerResourceRefs} field (teams: written apart, as JSON). */
+const RESOURCE_ENV: Readonly<Record<Exclude<keyof HandlerResourceRefs, 'teams'>, string>> = {
   topicArn: ENV.topicArn,
   highPriorityTopicArn: ENV.highPriorityTopicArn,
   tableName: ENV.tableName,
@@ -143,13 +146,18 @@ export function handlerEnvironment(settings: ResolvedSettings, refs: HandlerReso
     if (name === 'serviceName') {
       environment.POWERTOOLS_SERVICE_NAME = SERVICE_NAME;
     } else if (Object.hasOwn(RESOURCE_ENV, name)) {
-      const value = refs[name as keyof HandlerResourceRefs];
-      if (value !== undefined) environment[RESOURCE_ENV[name as keyof HandlerResourceRefs]] = value;
+      const field = name as keyof typeof RESOURCE_ENV;
+      const value = refs[field];
+      if (value !== undefined) environment[RESOURCE_ENV[field]] = value;
     } else {
       const value = settings[name as HandlerSettingName];
       if (value !== undefined && value !== '') environment[SETTINGS[name as HandlerSettingName].env] = String(value);
     }
   }
+  // Last, and only with teams: a pipeline without them keeps its environment (and template) as it was.
+  // Topic ARNs need no escaping, so their tokens survive JSON.stringify and resolve at deploy.
+  if (refs.teams !== undefined && Object.keys(refs.teams).length > 0)
+    environment[TEAMS_ENV] = JSON.stringify(refs.teams);
   return environment;
 }
 

@@ -18,8 +18,22 @@ export const CONTEXT_PREFIX = 'emailPipeline:';
  */
 const CONTEXT_SETTINGS = Object.entries(SETTINGS).filter(([, declaration]) => declaration.contextKey);
 
-function coerce(key: string, kind: SettingKind, raw: unknown): string | number | boolean | string[] {
+function coerce(key: string, kind: SettingKind, raw: unknown): unknown {
   // `-c key=value` always gives strings; cdk.json gives JSON types.
+  if (kind === 'object') {
+    let value = raw;
+    if (typeof raw === 'string') {
+      try {
+        value = JSON.parse(raw);
+      } catch {
+        throw new SettingsError(key, raw, 'must be a JSON object (with -c, written as JSON text)');
+      }
+    }
+    if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+      throw new SettingsError(key, raw, 'must be a JSON object (with -c, written as JSON text)');
+    }
+    return value;
+  }
   if (kind === 'string') {
     if (typeof raw !== 'string') throw new SettingsError(key, raw, 'must be a string');
     return raw;
@@ -61,8 +75,8 @@ export function checkContextKeys(context: Readonly<Record<string, unknown>>): vo
   }
 }
 
-/** A 12-digit account id, or an IAM role or user ARN. */
-const PRINCIPAL = /^(?:\d{12}|arn:aws[a-z-]*:iam::\d{12}:(?:root|(?:role|user)\/[\w+=,.@/-]{1,512}))$/;
+/** A 12-digit account id, or an IAM role or user ARN: who may publish. */
+export const PUBLISHER_PRINCIPAL = /^(?:\d{12}|arn:aws[a-z-]*:iam::\d{12}:(?:root|(?:role|user)\/[\w+=,.@/-]{1,512}))$/;
 
 /**
  * An IAM role or user ARN (with a path or not): what `aws:PrincipalArn` holds for a principal named
@@ -74,7 +88,7 @@ export const ROLE_OR_USER_ARN = /^arn:aws[a-z-]*:iam::\d{12}:(?:role|user)\/[\w+
 const PRINCIPAL_LISTS = [
   {
     name: 'publisherPrincipals',
-    rule: PRINCIPAL,
+    rule: PUBLISHER_PRINCIPAL,
     reason:
       'each must be a 12-digit account id or an IAM ARN (arn:aws:iam::123456789012:role/name, :user/name or :root)',
   },

@@ -15,8 +15,8 @@ import type { ContextSettings } from './types';
 
 const DAY = 24 * 60 * 60;
 
-/** How a context value is read: `-c` gives strings, cdk.json JSON types. */
-export type SettingKind = 'string' | 'integer' | 'boolean' | 'list';
+/** How a context value is read: `-c` gives strings (an object as JSON text), cdk.json JSON types. */
+export type SettingKind = 'string' | 'integer' | 'boolean' | 'list' | 'object';
 
 /** A default that is not one value: derived from other settings, or none. */
 export interface DescribedDefault {
@@ -312,6 +312,13 @@ export const SETTINGS = {
     kind: 'list',
     default: { described: 'none (nobody can cancel on AWS)' },
     notes: 'IAM role/user ARNs that may cancel keys through the status URL (DELETE); `-c` comma-separated',
+    contextKey: true,
+  },
+  teams: {
+    kind: 'object',
+    default: { described: 'none (one implicit team)' },
+    notes:
+      'team name → `{ senders, publishers, highPriority, rateSharePercent, sesTenant, statusReaders, cancelers }`; `-c` as JSON (see Teams below)',
     contextKey: true,
   },
   sesTemplateNames: {

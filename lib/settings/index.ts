@@ -6,4 +6,5 @@ export * from './context';
 export * from './declaration';
 export * from './resolve';
 export * from './rules';
+export * from './teams';
 export * from './types';

@@ -8,6 +8,7 @@ import { displayNameProblem } from '../../lambdas/kernel/contract/address';
 import { SQS_MAX_DELAY_SECONDS, SQS_MAX_RETENTION_SECONDS } from '../../lambdas/kernel/sqs-limits';
 import { SETTINGS, valueDefaults } from './declaration';
 import { configuredAddressProblem, domainOf, LOG_RETENTION_DAYS, SettingsError } from './rules';
+import { resolveTeams } from './teams';
 import { LOG_LEVELS, type PipelineSettings, type ResolvedSettings } from './types';
 
 const DAY = 24 * 60 * 60;
@@ -231,6 +232,7 @@ export function resolveSettings(input: PipelineSettings): ResolvedSettings {
   const highPriorityRateShare = integer(input, 'highPriorityRateShare');
 
   const retryingTooLongSeconds = integer(input, 'retryingTooLongSeconds');
+  const teams = resolveTeams(input.teams, sesIdentity);
 
   return {
     senderAddress,
@@ -260,6 +262,7 @@ export function resolveSettings(input: PipelineSettings): ResolvedSettings {
     highPriorityRateShare,
     retryingTooLongSeconds,
     ...tuning,
+    ...(teams !== undefined ? { teams } : {}),
   };
 }
 

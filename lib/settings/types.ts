@@ -164,11 +164,63 @@ export interface PipelineSettings {
    * @default 300
    */
   readonly retryCapSeconds?: number;
+  /**
+   * The teams that send through this pipeline, by name (1 to 32 of `a-z`, `0-9`, `-`, starting
+   * with a letter): each gets a topic of its own (and a high-priority topic when it may publish
+   * high priority), its own key namespace and its own From addresses. A message's team is the
+   * topic it came through, never anything a publisher writes. Without teams the pipeline is one
+   * implicit team: its topics, keys and `senderAddress` as they always were.
+   * @default none (one implicit team)
+   */
+  readonly teams?: Readonly<Record<string, TeamSettings>>;
 }
 
-/** {@link PipelineSettings} with every default applied. */
-export type ResolvedSettings = Required<Omit<PipelineSettings, 'configurationSetName' | 'senderName'>> &
-  Pick<PipelineSettings, 'configurationSetName' | 'senderName'>;
+/** One team of {@link PipelineSettings.teams}. */
+export interface TeamSettings {
+  /**
+   * The addresses the team may send from (bare ASCII, of the SES identity); the first is its
+   * default From address. At least one.
+   */
+  readonly senders: readonly string[];
+  /**
+   * Who may publish to the team's topic: 12-digit account ids and IAM role/user ARNs.
+   * @default none (nobody publishes until one is listed)
+   */
+  readonly publishers?: readonly string[];
+  /**
+   * Whether the team gets a high-priority topic (feeding the high-priority queue), open to its
+   * `publishers`. @default false
+   */
+  readonly highPriority?: boolean;
+  /**
+   * Percent (1 to 100) of the send rate the team is promised; all teams' shares sum to at most
+   * 100. Checked, not yet applied to pacing. @default none
+   */
+  readonly rateSharePercent?: number;
+  /** An SES tenant for the team. Checked, not yet applied. @default false */
+  readonly sesTenant?: boolean;
+  /** IAM role/user ARNs that may read the team's statuses. Checked, not yet applied. @default none */
+  readonly statusReaders?: readonly string[];
+  /** IAM role/user ARNs that may cancel the team's keys. Checked, not yet applied. @default none */
+  readonly cancelers?: readonly string[];
+}
+
+/** A team with every default applied (see {@link TeamSettings}). */
+export interface ResolvedTeam {
+  readonly senders: readonly string[];
+  readonly publishers: readonly string[];
+  readonly highPriority: boolean;
+  readonly rateSharePercent?: number;
+  readonly sesTenant: boolean;
+  readonly statusReaders: readonly string[];
+  readonly cancelers: readonly string[];
+}
+
+/** {@link PipelineSettings} with every default applied; `teams` only when some are configured. */
+export type ResolvedSettings = Required<Omit<PipelineSettings, 'configurationSetName' | 'senderName' | 'teams'>> &
+  Pick<PipelineSettings, 'configurationSetName' | 'senderName'> & {
+    readonly teams?: Readonly<Record<string, ResolvedTeam>>;
+  };
 
 /**
  * Settings the CDK app reads from context besides {@link PipelineSettings}:

@@ -31,6 +31,16 @@ describe('cdk-nag AwsSolutions and Serverless checks', () => {
     expect(findings(app)).toEqual([]);
   });
 
+  test('with teams (a team topic each, a high-priority one), no unacknowledged finding either', () => {
+    const teams = {
+      billing: { senders: ['billing@example.com'], publishers: ['arn:aws:iam::123456789012:role/billing'] },
+      security: { senders: ['security@example.com'], highPriority: true },
+    };
+    const { app } = build({ ...OPERATORS, teams }, undefined, { nag: true });
+    expect(() => app.synth()).not.toThrow();
+    expect(findings(app)).toEqual([]);
+  });
+
   test('with the default props, the one finding is the warning that nobody may assume the redrive role', () => {
     const { app } = build({}, undefined, { nag: true });
     expect(() => app.synth()).not.toThrow();

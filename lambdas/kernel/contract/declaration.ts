@@ -1,5 +1,5 @@
 /**
- * The message contract (v1.2), declared once: its fields and their rules, its limits, the key
+ * The message contract (v1.3), declared once: its fields and their rules, its limits, the key
  * attribute and the types a publisher writes. validate.ts enforces it; the JSON Schema for
  * publishers in other languages (schema/email-message.schema.json, `npm run schema`) and the
  * README's table are generated from it. Data and types only.
@@ -57,6 +57,11 @@ export interface EmailMessage {
   readonly headers?: Readonly<Record<string, string>>;
   /** v1.2: not sent before this instant (RFC 3339, as written; see send-at.ts). */
   readonly sendAt?: string;
+  /**
+   * v1.3: the From address, as the pipeline checked it against the sender's addresses (the team's
+   * senders, or the pipeline's senderAddress); present only when given (or a team's default).
+   */
+  readonly from?: string;
 }
 
 /** A rule on a string: a pattern, and what is wrong when it matches (forbids) or does not (matches). */
@@ -102,12 +107,12 @@ const CONTROL_RULE: PatternRule = { pattern: CONTROL, reason: 'must not contain 
 const NAME_CHARACTERS = /^[A-Za-z0-9_-]+$/;
 
 /**
- * The message contract v1.2, declared once: {@link validateEmail} and {@link checkIdempotencyKey}
+ * The message contract v1.3, declared once: {@link validateEmail} and {@link checkIdempotencyKey}
  * enforce it, and the JSON Schema for publishers in other languages
  * (schema/email-message.schema.json, `npm run schema`) is generated from it.
  */
 export const CONTRACT = {
-  version: '1.2',
+  version: '1.3',
   /** The fields of the message body, the only ones allowed; `to` is the one always required. */
   fields: {
     to: {
@@ -161,6 +166,20 @@ export const CONTRACT = {
       description:
         "v1.2: not sent before this instant, sent once after it; an RFC 3339 date-time with an offset. At most the pipeline's maxScheduleAheadSeconds (default 24 h) after publishing; a past time sends at once.",
       rules: { matches: { pattern: SEND_AT_PATTERN, reason: SEND_AT_FORMAT_REASON } },
+    },
+    // v1.3: checked here for its form; the send function checks it is one of the sender's addresses.
+    from: {
+      kind: 'text',
+      description:
+        "v1.3: the From address, bare (noreply@example.com): one of the publishing team's senders (its default, the first, when left out); without teams, the pipeline's senderAddress. Anything else is dead-lettered at once, naming from.",
+      rules: {
+        minLength: 3,
+        maxLength: LIMITS.maxAddressLength,
+        matches: {
+          pattern: /^[^\s@<>]+@[^\s@<>]+$/,
+          reason: 'must be a bare email address such as noreply@example.com',
+        },
+      },
     },
   } satisfies Record<string, ContractField>,
   /** to, cc and bcc together. */
@@ -233,6 +252,8 @@ interface Recipients {
   readonly headers?: Readonly<Record<string, string>>;
   /** v1.2: not sent before this instant, an RFC 3339 date-time with an offset (`2026-12-24T08:00:00Z`). */
   readonly sendAt?: string;
+  /** v1.3: the From address: one of the publishing team's senders (without teams, the pipeline's senderAddress). */
+  readonly from?: string;
 }
 
 /** Simple content: a subject with text, HTML or both. */
@@ -248,7 +269,7 @@ interface TemplateContent {
   readonly html?: never;
 }
 
-/** A message as a publisher writes it: the JSON body of the SNS message (contract v1.2). */
+/** A message as a publisher writes it: the JSON body of the SNS message (contract v1.3). */
 export type EmailMessageInput = Recipients & (SimpleContent | TemplateContent);
 
 /** The SNS message attribute data types a key may have. */

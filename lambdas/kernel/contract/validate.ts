@@ -292,6 +292,8 @@ export function validateEmail(message: unknown): EmailMessage {
   const attachments = readAttachments(add, message.attachments);
   const headers = readHeaders(add, message.headers);
   const sendAt = readSendAtField(c, message.sendAt);
+  const from = optionalString(c, 'from', message.from);
+  if (from !== undefined) checkText(c, 'from', from, CONTRACT.fields.from.rules);
 
   const hasSimple = text !== undefined || html !== undefined;
   if (message.template !== undefined && (message.text !== undefined || message.html !== undefined)) {
@@ -341,6 +343,7 @@ export function validateEmail(message: unknown): EmailMessage {
     ...(attachments !== undefined ? { attachments: attachments.attachments } : {}),
     ...(headers !== undefined ? { headers } : {}),
     ...(sendAt !== undefined ? { sendAt } : {}),
+    ...(from !== undefined ? { from } : {}),
   };
 }
 

@@ -72,9 +72,13 @@ export function buildSendEmailInput(
         },
       };
   return {
-    FromEmailAddress: sender.senderName
-      ? `${formatDisplayName(sender.senderName)} <${sender.senderAddress}>`
-      : sender.senderAddress,
+    // v1.3: a team's sender (checked at parse) is sent bare; the pipeline's own keeps senderName.
+    FromEmailAddress:
+      email.from !== undefined && email.from !== sender.senderAddress
+        ? email.from
+        : sender.senderName
+          ? `${formatDisplayName(sender.senderName)} <${sender.senderAddress}>`
+          : sender.senderAddress,
     Destination: {
       ToAddresses: [...email.to],
       ...(email.cc.length ? { CcAddresses: [...email.cc] } : {}),

@@ -30,6 +30,13 @@ export interface EndpointSource {
   readonly sendFunction: { readonly functionName: string };
   readonly redriveRole: { readonly roleArn: string };
   readonly attachmentsBucket: { readonly bucketName: string };
+  /** Each team's topics (none without teams: then the endpoints have no `Teams`). */
+  readonly teamTopics?: Readonly<
+    Record<
+      string,
+      { readonly topic: { readonly topicArn: string }; readonly highPriorityTopic?: { readonly topicArn: string } }
+    >
+  >;
   readonly settings: ResolvedSettings;
   readonly logGroupNames: { readonly send: string; readonly ledger: string; readonly status: string };
   readonly ledger: {
@@ -191,12 +198,30 @@ export function endpointsJson(
   scope: Construct,
   marker: typeof PIPELINE_MARKER | typeof MONITORING_MARKER,
   pipelinePath: string,
-  values: Readonly<Record<string, string>>,
+  values: Readonly<Record<string, unknown>>,
 ): string {
   return Stack.of(scope).toJsonString({ [marker]: pipelinePath, v: ENDPOINTS_VERSION, ...values });
 }
 
-/** Every endpoint of `pipeline`, by name. */
-export function pipelineEndpointValues(pipeline: EndpointSource): Record<string, string> {
-  return Object.fromEntries(PIPELINE_ENDPOINTS.map((e) => [e.name, e.value(pipeline)]));
+/** The `Teams` endpoint: each team's `TopicArn` and, for a team with high priority, `HighPriorityTopicArn`. */
+export type TeamEndpoints = Record<string, { readonly TopicArn: string; readonly HighPriorityTopicArn?: string }>;
+
+/** Every endpoint of `pipeline`, by name; `Teams` only when it has teams. */
+export function pipelineEndpointValues(pipeline: EndpointSource): Record<string, string | TeamEndpoints> {
+  const values: Record<string, string | TeamEndpoints> = Object.fromEntries(
+    PIPELINE_ENDPOINTS.map((e) => [e.name, e.value(pipeline)]),
+  );
+  const teams = Object.entries(pipeline.teamTopics ?? {});
+  if (teams.length > 0) {
+    values.Teams = Object.fromEntries(
+      teams.map(([name, own]) => [
+        name,
+        {
+          TopicArn: own.topic.topicArn,
+          ...(own.highPriorityTopic ? { HighPriorityTopicArn: own.highPriorityTopic.topicArn } : {}),
+        },
+      ]),
+    );
+  }
+  return values;
 }

@@ -64,7 +64,8 @@ export function grantSendFunctionLeastPrivilege(
       sid: 'SendAsConfiguredSender',
       actions: ['ses:SendEmail'],
       resources: sesResources,
-      conditions: { StringEquals: { 'ses:FromAddress': props.settings.senderAddress } },
+      // v1.3: a team's senders too (the send function checks each message's against its team's).
+      conditions: { StringEquals: { 'ses:FromAddress': fromAddresses(props.settings) } },
     }),
   );
 
@@ -140,4 +141,14 @@ export function grantTableReads(
 /** How cdk-nag renders an SES ARN of this stack in a finding id. */
 function sesArnPattern(resource: string): string {
   return `arn:<AWS::Partition>:ses:<AWS::Region>:<AWS::AccountId>:${resource}`;
+}
+
+/**
+ * The From addresses the send function may use: senderAddress alone (as a string, the template
+ * as before teams), or with teams, it and every team's senders.
+ */
+export function fromAddresses(settings: ResolvedSettings): string | string[] {
+  const teamSenders = Object.values(settings.teams ?? {}).flatMap((team) => team.senders);
+  if (teamSenders.length === 0) return settings.senderAddress;
+  return [...new Set([settings.senderAddress, ...teamSenders])];
 }

@@ -134,6 +134,8 @@ export function restrictQueueSenders(props: {
   readonly scheduleRole: iam.IRole;
   /** The redrive role and `redrivePrincipals`: roles or users, by ARN. */
   readonly redrivePrincipals: readonly iam.IPrincipal[];
+  /** The teams' topics: each normal one feeds the work queue, each high one the high-priority queue. @default none */
+  readonly teamTopics?: { readonly normal: readonly sns.ITopic[]; readonly high: readonly sns.ITopic[] };
 }): void {
   const redrivers = props.redrivePrincipals.map((principal) => principalArn(principal, 'redrivePrincipals'));
   const deny = (queue: sqs.IQueue, sid: string, allowed: Record<string, string[]>) =>
@@ -144,12 +146,14 @@ export function restrictQueueSenders(props: {
   // The function sends too: a retried message goes back to its queue as a delayed copy (the retry
   // budget); it only ever re-enqueues an envelope it received there. Each queue admits its own
   // topic only: a message is high priority because its publisher may publish to the high-priority topic.
-  for (const [queue, topic] of [
-    [props.queue, props.topic],
-    [props.highPriorityQueue, props.highPriorityTopic],
+  // A team's topics are the pipeline's too: each admitted to its lane's queue only.
+  const teams = props.teamTopics ?? { normal: [], high: [] };
+  for (const [queue, topics] of [
+    [props.queue, [props.topic, ...teams.normal]],
+    [props.highPriorityQueue, [props.highPriorityTopic, ...teams.high]],
   ] as const) {
     deny(queue, 'OnlyTheTopicSends', {
-      'aws:SourceArn': [topic.topicArn],
+      'aws:SourceArn': topics.map((topic) => topic.topicArn),
       'aws:PrincipalArn': [props.senderRole.roleArn, props.scheduleRole.roleArn],
     });
   }
@@ -161,6 +165,6 @@ export function restrictQueueSenders(props: {
     'aws:SourceArn': [props.queue.queueArn, props.highPriorityQueue.queueArn, props.scheduleQueue.queueArn],
   });
   deny(props.subscriptionDeadLetterQueue, 'OnlyTheTopicDeadLetters', {
-    'aws:SourceArn': [props.topic.topicArn, props.highPriorityTopic.topicArn],
+    'aws:SourceArn': [props.topic, props.highPriorityTopic, ...teams.normal, ...teams.high].map((t) => t.topicArn),
   });
 }

@@ -15,6 +15,7 @@ import type * as logs from 'aws-cdk-lib/aws-logs';
 import type * as sns from 'aws-cdk-lib/aws-sns';
 import type * as sqs from 'aws-cdk-lib/aws-sqs';
 import type { Construct } from 'constructs';
+import type { TeamRoutes } from '../../../lambdas/kernel/teams';
 import type { ResolvedSettings } from '../../settings';
 import { handlerCode } from '../assets';
 import { functionNodeOptions, handlerEnvironment } from '../handler-env';
@@ -46,6 +47,8 @@ export function buildSendFunction(
     readonly deadLetterQueue: sqs.IQueue;
     /** The attachments bucket, which the function reads objects of. */
     readonly attachmentsBucketName: string;
+    /** The teams' topics and senders. @default none */
+    readonly teams?: TeamRoutes;
   },
 ): SendFunction {
   const { settings } = props;
@@ -61,6 +64,7 @@ export function buildSendFunction(
       attachmentsBucketName: props.attachmentsBucketName,
       highPriorityQueueUrl: props.highPriorityQueue.queueUrl,
       highPriorityTopicArn: props.highPriorityTopic.topicArn,
+      ...(props.teams !== undefined ? { teams: props.teams } : {}),
     }),
     POWERTOOLS_SERVICE_NAME: props.serviceName,
     NODE_OPTIONS: functionNodeOptions(settings.memorySizeMb),

@@ -31,3 +31,12 @@ test('cdk synth refuses a retention period that cannot hold the retry path, nami
   expect(result.output).toContain('maxReceiveCount=5');
   expect(result.output).toContain('visibilityTimeoutSeconds=180');
 }, 60_000);
+
+test('cdk synth refuses a team whose sender is not of the SES identity, naming the team field', () => {
+  const result = synth('emailPipeline:teams={"billing":{"senders":["billing@other.example"]}}');
+
+  expect(result.status).not.toBe(0);
+  expect(result.output).toContain('Invalid setting teams.billing.senders[0]="billing@other.example"');
+  expect(result.output).toContain('must belong to the SES identity example.com');
+  expect(result.output).toContain('-c emailPipeline:teams=VALUE');
+}, 60_000);

@@ -25,6 +25,8 @@ import { DLQ_RETENTION_SECONDS, type ResolvedSettings } from '../../../lib/setti
 import { LOCAL_ACCOUNT_ID } from '../../../lib/cli/target';
 import { ledgerEventPattern } from '../../../lambdas/kernel/ledger/event-pattern';
 import { LOCAL_DEFAULT_BUS_ARN } from './event-bus';
+import { createTeamTopics } from './team-topics';
+import type { TeamRoutes } from '../../../lambdas/kernel/teams';
 import { attachmentExpiryDays } from '../../../lib/construct/pipeline/attachments-bucket';
 import { SCHEDULE_FUNCTION } from '../../../lib/construct/pipeline/schedule-function';
 import {
@@ -71,6 +73,8 @@ export interface LocalResources {
   readonly ledger: LedgerResources;
   /** Contract v1.2: the attachments bucket (on fauxqs's S3), when an S3 client was given. */
   readonly attachmentsBucketName?: string;
+  /** The teams' topics and senders (team-topics.ts); none without teams. */
+  readonly teams?: TeamRoutes;
 }
 
 /**
@@ -130,6 +134,7 @@ export function handlerRefs(resources: LocalResources): HandlerResourceRefs {
     highPriorityQueueUrl: resources.highPriorityQueueUrl,
     ledgerTableName: resources.ledger.tableName,
     ...(resources.attachmentsBucketName ? { attachmentsBucketName: resources.attachmentsBucketName } : {}),
+    ...(resources.teams ? { teams: resources.teams } : {}),
   };
 }
 
@@ -421,6 +426,9 @@ export async function createResources(
   const attachmentsBucketName = clients.s3 ? await createAttachmentsBucket(clients.s3, settings, name) : undefined;
   // Each queue has one topic, as deployed: the high-priority queue only the high-priority topic's.
   const highPriorityQueueArn = await subscribeQueue(clients, highPriorityTopicArn, highPriorityQueueUrl);
+  const teams = settings.teams
+    ? await createTeamTopics(sns, settings.teams, name, { queueArn: arn, highPriorityQueueArn })
+    : undefined;
   return {
     senderRoleName: senderRoleName(name),
     topicArn,
@@ -436,5 +444,6 @@ export async function createResources(
     tableName,
     ledger: await ledger,
     ...(attachmentsBucketName ? { attachmentsBucketName } : {}),
+    ...(teams ? { teams } : {}),
   };
 }

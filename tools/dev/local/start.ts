@@ -215,6 +215,10 @@ export async function main(argv: readonly string[] = process.argv.slice(2)): Pro
       `  Mailbox page  ${endpoints.mailboxUrl}`,
       `  Topic         ${resources.topicArn}`,
       `  High priority ${resources.highPriorityTopicArn}`,
+      ...Object.entries(resources.teams ?? {}).map(
+        ([team, route]) =>
+          `  Team ${team.padEnd(8)} ${route.topicArn}${route.highPriorityTopicArn ? `   high priority ${route.highPriorityTopicArn}` : ''}`,
+      ),
       `  Status        ${status.url}/deliveries/{key}   or: ${stateEnv}npm run status -- <key>`,
       `  Cancel        DELETE ${status.cancelUrl}/deliveries/{key}`,
       `  Outputs       ${path.relative(process.cwd(), OUTPUTS_FILE)}`,

@@ -10,6 +10,7 @@ import { localPauseFile } from '../../../lib/cli/pause-command';
 import type { EmulatorEndpoints } from './emulators';
 import { LOCAL_DIR } from './paths';
 import type { LocalResources } from './resources';
+import { teamOutputs, type LocalTeamOutputs } from './team-topics';
 
 export const STATE_DIR = process.env.LOCAL_STATE_DIR ?? LOCAL_DIR;
 export const PID_FILE = path.join(STATE_DIR, 'pipeline.pid');
@@ -53,6 +54,8 @@ export interface LocalOutputs {
   /** Contract v1.2: the attachments bucket, on fauxqs's S3 (path-style at S3Endpoint, the SNS/SQS port). */
   readonly AttachmentsBucketName?: string;
   readonly S3Endpoint: string;
+  /** Each team's topics (the `teams` setting); none without teams. */
+  readonly Teams?: LocalTeamOutputs;
 }
 
 /** The outputs of a local pipeline: its resources, the emulators' endpoints, the key prefix, the status and cancel URLs. */
@@ -86,6 +89,7 @@ export function localOutputs(
     LedgerRedriveFile: LEDGER_REDRIVE_FILE,
     ...(resources.attachmentsBucketName ? { AttachmentsBucketName: resources.attachmentsBucketName } : {}),
     S3Endpoint: endpoints.sqs,
+    ...(resources.teams ? { Teams: teamOutputs(resources.teams) } : {}),
   };
 }
 

@@ -61,6 +61,28 @@ describe('readSettings', () => {
     );
   });
 
+  test('reads the teams when TEAMS is set, refuses them unreadable, and has none without it', () => {
+    const teams = { billing: { topicArn: 'arn:aws:sns:eu-west-1:123456789012:billing', senders: ['b@example.com'] } };
+    expect(readSettings({ ...env, TEAMS: JSON.stringify(teams) }).teams).toEqual(teams);
+    expect(() => readSettings({ ...env, TEAMS: '{"billing":{}}' })).toThrow(/TEAMS.*billing needs a topicArn/);
+    expect(readSettings(env)).not.toHaveProperty('teams');
+  });
+
+  test('handlerEnvironment writes TEAMS only for a pipeline with teams, and the function reads back what it wrote', () => {
+    const refs = {
+      topicArn: 'arn:t',
+      tableName: 't',
+      sourceQueueUrl: 'q',
+      scheduleQueueUrl: 's',
+      deadLetterQueueUrl: 'd',
+    };
+    const settings = resolveSettings({ senderAddress: 'noreply@example.com', sesIdentity: 'example.com' });
+    expect(handlerEnvironment(settings, refs)).not.toHaveProperty('TEAMS');
+    const teams = { billing: { topicArn: 'arn:b', highPriorityTopicArn: 'arn:bh', senders: ['b@example.com'] } };
+    const written = handlerEnvironment(settings, { ...refs, teams });
+    expect(readSettings(written).teams).toEqual(teams);
+  });
+
   test('reads the optional variables when set', () => {
     const settings = readSettings({
       ...env,

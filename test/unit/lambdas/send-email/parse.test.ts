@@ -577,7 +577,7 @@ describe('validation: addresses with display names and international domains', (
 
 describe('validation: recipients', () => {
   test('an unknown top-level field is rejected by name', () => {
-    expect(issuesFor(withField('from', 'ceo@example.com'))).toEqual([issue('from', 'is not a known field')]);
+    expect(issuesFor(withField('sender', 'ceo@example.com'))).toEqual([issue('sender', 'is not a known field')]);
   });
 
   test('to missing is rejected', () => {
@@ -926,5 +926,162 @@ describe('LIMITS', () => {
 
   test('keep content below the 256 KiB SNS and SQS message cap', () => {
     expect(LIMITS.maxContentBytes).toBeLessThan(256 * 1024);
+  });
+});
+
+// ---------------------------------------------------------------- teams
+
+describe('parseRecord: the team is the topic', () => {
+  const BILLING = 'arn:aws:sns:eu-west-1:123456789012:billing';
+  const SECURITY = 'arn:aws:sns:eu-west-1:123456789012:security';
+  const SECURITY_HIGH = 'arn:aws:sns:eu-west-1:123456789012:security-high';
+  const topics = {
+    topicArn: TOPIC_ARN,
+    teams: {
+      billing: { topicArn: BILLING, senders: ['billing@example.com', 'invoices@example.com'] },
+      security: { topicArn: SECURITY, highPriorityTopicArn: SECURITY_HIGH, senders: ['security@example.com'] },
+    },
+  };
+  const parseWithTeams = (record: QueueRecordLike) => parseRecord(record, topics);
+
+  test.each([
+    [BILLING, 'billing'],
+    [SECURITY, 'security'],
+    [SECURITY_HIGH, 'security'],
+  ])('an envelope from %s belongs to team %s', (topicArn, team) => {
+    expect(parseWithTeams(envelope(validMessage, { topicArn, key: 'order-42' })).team).toBe(team);
+  });
+
+  test("the pipeline's own topic is still accepted, and its records have no team (the implicit team)", () => {
+    const parsed = parseWithTeams(envelope(validMessage, { key: 'order-42' }));
+    expect(parsed).not.toHaveProperty('team');
+    expect(parsed.key).toBe('order-42');
+  });
+
+  test('without teams, no record has a team', () => {
+    expect(parse(envelope(validMessage))).not.toHaveProperty('team');
+  });
+
+  test("a topic that is neither the pipeline's nor a team's is refused as ForeignTopic, never sent", () => {
+    const error = rejection(() =>
+      parseWithTeams(envelope(validMessage, { topicArn: 'arn:aws:sns:eu-west-1:123456789012:billing-x' })),
+    );
+    expect(error.code).toBe('ForeignTopic');
+    expect(error.issues[0]?.field).toBe('envelope.TopicArn');
+    expect(error.issues[0]?.reason).toContain("teams' topics");
+  });
+
+  test("a team's topic is refused by a pipeline that does not know the team", () => {
+    expect(rejection(() => parse(envelope(validMessage, { topicArn: BILLING }))).code).toBe('ForeignTopic');
+  });
+
+  test('nothing a publisher writes chooses another team: attributes, envelope fields and the body are not read for it', () => {
+    const record = envelope(validMessage, {
+      topicArn: BILLING,
+      fields: {
+        MessageAttributes: {
+          'idempotency-key': { Type: 'String', Value: 'order-42' },
+          team: { Type: 'String', Value: 'security' },
+        },
+        Team: 'security',
+        Subject: 'security',
+      },
+    });
+    const parsed = parseWithTeams(record);
+    expect(parsed.team).toBe('billing');
+
+    // A body naming a team is not a message of the contract: refused, not routed.
+    const claimed = rejection(() =>
+      parseWithTeams(envelope({ ...validMessage, team: 'security' }, { topicArn: BILLING })),
+    );
+    expect(claimed.issues.some((i) => i.field === 'team')).toBe(true);
+  });
+
+  test('the same key from two teams is two dedupe keys, each in its team’s namespace; the SNS MessageId too', () => {
+    const fromBilling = parseWithTeams(envelope(validMessage, { topicArn: BILLING, key: 'order-42' }));
+    const fromSecurity = parseWithTeams(envelope(validMessage, { topicArn: SECURITY_HIGH, key: 'order-42' }));
+    expect([fromBilling.key, fromSecurity.key]).toEqual(['billing#order-42', 'security#order-42']);
+    expect(parseWithTeams(envelope(validMessage, { topicArn: BILLING })).key).toBe(`billing#${SNS_MESSAGE_ID}`);
+  });
+
+  test('without teams, and on the pipeline’s own topics, keys stay bare', () => {
+    expect(parse(envelope(validMessage, { key: 'billing#order-42' })).key).toBe('billing#order-42');
+    expect(parseWithTeams(envelope(validMessage, { key: 'other#order-42' })).key).toBe('other#order-42');
+  });
+
+  test('a bare key that would enter a team’s namespace is refused on the pipeline’s own topics', () => {
+    const error = rejection(() => parseWithTeams(envelope(validMessage, { key: 'billing#order-42' })));
+    expect(error.code).toBe('InvalidKey');
+    expect(error.issues[0]?.field).toBe('attribute idempotency-key');
+    expect(error.issues[0]?.reason).toContain("team billing's key namespace");
+  });
+
+  describe('attachments under the team’s prefix', () => {
+    const file = (s3Key: string) => ({ filename: 'f.pdf', contentType: 'application/pdf', s3Key });
+    const withFiles = (...keys: string[]) => ({ ...validMessage, attachments: keys.map(file) });
+
+    test('a team’s s3Key under its own prefix is taken', () => {
+      const parsed = parseWithTeams(envelope(withFiles('billing/invoice-42.pdf'), { topicArn: BILLING }));
+      expect(parsed.email.attachments?.map((a) => ('s3Key' in a ? a.s3Key : undefined))).toEqual([
+        'billing/invoice-42.pdf',
+      ]);
+    });
+
+    test('an s3Key outside the team’s prefix is refused, naming each attachments[i].s3Key', () => {
+      const error = rejection(() =>
+        parseWithTeams(
+          envelope(withFiles('billing/ok.pdf', 'security/secret.pdf', 'billingx/near.pdf'), { topicArn: BILLING }),
+        ),
+      );
+      expect(error.code).toBe('InvalidMessage');
+      expect(error.issues).toEqual([
+        issue('attachments[1].s3Key', 'must start with "billing/"'),
+        issue('attachments[2].s3Key', 'must start with "billing/"'),
+      ]);
+    });
+
+    test('the pipeline’s own topics may not name a team’s prefix; without teams any key is taken', () => {
+      const error = rejection(() => parseWithTeams(envelope(withFiles('security/secret.pdf'))));
+      expect(error.issues).toEqual([issue('attachments[0].s3Key', "team security's prefix")]);
+      expect(parseWithTeams(envelope(withFiles('reports/q1.pdf'))).email.attachments).toHaveLength(1);
+      expect(parse(envelope(withFiles('security/secret.pdf'))).email.attachments).toHaveLength(1);
+    });
+  });
+
+  describe('from (contract v1.3)', () => {
+    const withSenders = { ...topics, senderAddress: 'noreply@example.com' };
+    const parseFrom = (message: object, topicArn?: string) =>
+      parseRecord(envelope(message, topicArn !== undefined ? { topicArn } : {}), withSenders);
+
+    test("a team's message may name any of its senders, whatever the case, and gets it as configured", () => {
+      expect(parseFrom({ ...validMessage, from: 'Invoices@Example.com' }, BILLING).email.from).toBe(
+        'invoices@example.com',
+      );
+    });
+
+    test("without from, a team's message gets its default sender, the first", () => {
+      expect(parseFrom(validMessage, BILLING).email.from).toBe('billing@example.com');
+      expect(parseFrom(validMessage, SECURITY_HIGH).email.from).toBe('security@example.com');
+    });
+
+    test("another team's sender is refused at once, naming from", () => {
+      const error = rejection(() => parseFrom({ ...validMessage, from: 'security@example.com' }, BILLING));
+      expect(error.code).toBe('InvalidMessage');
+      expect(error.issues).toEqual([issue('from', "must be one of team billing's senders")]);
+      expect(error).toBeInstanceOf(PermanentError);
+    });
+
+    test("the pipeline's own topics: only senderAddress, and no from stays no from", () => {
+      expect(parseFrom({ ...validMessage, from: 'noreply@example.com' }).email.from).toBe('noreply@example.com');
+      expect(parseFrom(validMessage).email).not.toHaveProperty('from');
+      const error = rejection(() => parseFrom({ ...validMessage, from: 'billing@example.com' }));
+      expect(error.issues).toEqual([issue('from', "must be one of the pipeline's senderAddress")]);
+    });
+
+    test('a from that is no bare address is refused by the contract, naming from', () => {
+      expect(issuesFor({ ...validMessage, from: 'Ada <ada@example.com>' })).toEqual([
+        issue('from', 'must be a bare email address'),
+      ]);
+    });
   });
 });

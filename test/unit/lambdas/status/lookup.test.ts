@@ -7,7 +7,13 @@ import { dedupeTagValue } from '../../../../lambdas/send-email/send/email';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { IdempotencyConfig } from '@aws-lambda-powertools/idempotency';
 import { DynamoDBPersistenceLayer } from '@aws-lambda-powertools/idempotency/dynamodb';
-import { idempotencyRecordId, InvalidKeyError, keyProblem, lookupDelivery } from '../../../../lambdas/status/lookup';
+import {
+  idempotencyRecordId,
+  InvalidKeyError,
+  InvalidTeamError,
+  keyProblem,
+  lookupDelivery,
+} from '../../../../lambdas/status/lookup';
 
 describe('keyProblem', () => {
   test.each([
@@ -85,4 +91,39 @@ describe('idempotencyRecordId', () => {
       expect(idempotencyRecordId('email-pipeline', key)).toBe(powertools);
     },
   );
+});
+
+describe('lookupDelivery of a team’s key', () => {
+  function recordingDb() {
+    const inputs: unknown[] = [];
+    return { inputs, db: { send: async (command: { input: unknown }) => (inputs.push(command.input), {}) } };
+  }
+  const target = { ledgerTableName: 'Ledger', idempotencyTableName: 'Idem', keyPrefix: 'email-pipeline' };
+
+  test('reads the key in the team’s namespace, as the send function claims and tags it, and reports it so', async () => {
+    const { inputs, db } = recordingDb();
+    const report = await lookupDelivery({ ...target, db: db as never }, 'order-42', 'billing');
+    expect(inputs).toEqual([
+      { TableName: 'Ledger', Key: { key: dedupeTagValue('billing#order-42') } },
+      { TableName: 'Idem', Key: { id: idempotencyRecordId('email-pipeline', 'billing#order-42') } },
+    ]);
+    expect(report.key).toBe('billing#order-42');
+  });
+
+  test('two teams’ same key are two lookups; without a team, the bare key', async () => {
+    const ids = async (team?: string) => {
+      const { inputs, db } = recordingDb();
+      await lookupDelivery({ ...target, db: db as never }, 'order-42', team);
+      return inputs;
+    };
+    const [billing, security, bare] = await Promise.all([ids('billing'), ids('security'), ids()]);
+    expect(new Set([JSON.stringify(billing), JSON.stringify(security), JSON.stringify(bare)]).size).toBe(3);
+  });
+
+  test('a team name that cannot be one is refused before reading anything', async () => {
+    const db = { send: () => Promise.reject(new Error('must not be called')) };
+    await expect(lookupDelivery({ ...target, db: db as never }, 'order-42', 'Billing#x')).rejects.toThrow(
+      InvalidTeamError,
+    );
+  });
 });

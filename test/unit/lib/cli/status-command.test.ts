@@ -18,3 +18,14 @@ test('status --help prints its usage on stdout, exit 0', async () => {
   expect(ran.code).toBe(0);
   expect(ran.stdout).toMatch(/email-pipeline status/);
 });
+
+test.each([['Billing'], ['billing#x'], ['']])('status --team %j: exit 2, the team name refused', async (team) => {
+  const ran = await cli('status', '--team', team, 'order-42');
+  expect(ran.code).toBe(2);
+  expect(ran.stderr).toContain('cannot be a team');
+  expect(ran.stdout).toBe('');
+});
+
+test('status --help tells of --team', async () => {
+  expect((await cli('status', '--help')).stdout).toContain('--team NAME');
+});

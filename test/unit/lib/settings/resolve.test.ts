@@ -473,7 +473,14 @@ describe('settingsFromContext', () => {
   });
 
   test('knows every setting of PipelineSettings, and the app options', () => {
-    const all = Object.keys(resolveSettings({ ...base, configurationSetName: 'set', senderName: 'Shop' }));
+    const all = Object.keys(
+      resolveSettings({
+        ...base,
+        configurationSetName: 'set',
+        senderName: 'Shop',
+        teams: { a: { senders: ['a@example.com'] } },
+      }),
+    );
 
     expect(Object.keys(SETTINGS).sort()).toEqual(
       [...all, 'publisherPrincipals', 'redrivePrincipals', 'cancelPrincipals', 'sesTemplateNames', 'alarmEmail'].sort(),
@@ -493,7 +500,7 @@ describe('settingsFromContext', () => {
 
   test('the known keys come from the one declaration: every declared key is accepted', () => {
     // Values of the right kind for each key; a key missing from the declaration would be refused as unknown.
-    const sample = { string: 'x', integer: '1', boolean: 'true', list: 'a' } as const;
+    const sample = { string: 'x', integer: '1', boolean: 'true', list: 'a', object: '{}' } as const;
     const keys = Object.keys(SETTINGS).filter(
       (k) => !['alarmEmail', 'publisherPrincipals', 'redrivePrincipals', 'cancelPrincipals'].includes(k),
     );

@@ -80,7 +80,7 @@ const INVALID: Record<string, unknown> = {
   'an empty recipient list': { ...validMessage, to: [] },
   'a recipient that is no address': { ...validMessage, to: ['not-an-address'] },
   'a recipient that is a number': { ...validMessage, to: [42] },
-  'an unknown field': { ...validMessage, from: 'me@example.com' },
+  'an unknown field': { ...validMessage, sender: 'me@example.com' },
   'no content': { to: 'ada@example.com', subject: 'S' },
   'text without a subject': { to: 'ada@example.com', text: 'T' },
   'a template with text': { to: 'ada@example.com', template: { name: 'welcome' }, text: 'T' },

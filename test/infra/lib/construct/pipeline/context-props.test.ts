@@ -59,3 +59,31 @@ describe('settings from the user app’s context', () => {
     expect(text).not.toContain('emailPipeline:senderAddress');
   });
 });
+
+describe('teams from context', () => {
+  const teams = { billing: { senders: ['billing@example.com'], rateSharePercent: 50 } };
+  const context = {
+    'emailPipeline:senderAddress': 'ops@example.com',
+    'emailPipeline:sesIdentity': 'example.com',
+    'emailPipeline:teams': teams,
+  };
+
+  test('propsFromContext carries them, and the pipeline applying them is not told they were not applied', () => {
+    const { stack } = userStack(context);
+    const props = EmailPipeline.propsFromContext(stack);
+    expect(props.teams).toEqual(teams);
+    const pipeline = new EmailPipeline(stack, 'Mail', props);
+    expect(pipeline.settings.teams?.billing?.senders).toEqual(['billing@example.com']);
+    Annotations.fromStack(stack).hasNoWarning('*', Match.stringLikeRegexp('contextNotApplied'));
+  });
+
+  test('teams in context that the props do not carry are reported', () => {
+    const { stack } = userStack(context);
+    new EmailPipeline(stack, 'Mail', { ...BASE_PROPS, senderAddress: 'ops@example.com' });
+    const text = Annotations.fromStack(stack)
+      .findWarning('*', Match.anyValue())
+      .map((w) => String(w.entry.data))
+      .join('\n');
+    expect(text).toContain('emailPipeline:teams');
+  });
+});

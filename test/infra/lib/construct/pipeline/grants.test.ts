@@ -66,6 +66,26 @@ describe('function permissions', () => {
     expect(s.Condition).toEqual({ StringEquals: { 'ses:FromAddress': 'noreply@example.com' } });
   });
 
+  test("with teams, the From address may be senderAddress or any team's sender, and nothing else", () => {
+    const { template } = synthesize({
+      teams: {
+        billing: { senders: ['billing@example.com', 'invoices@example.com'] },
+        security: { senders: ['security@example.com'] },
+      },
+    });
+    const [s] = statementsFor(functionPolicyStatements(template), 'ses:SendEmail');
+    expect(s?.Condition).toEqual({
+      StringEquals: {
+        'ses:FromAddress': [
+          'noreply@example.com',
+          'billing@example.com',
+          'invoices@example.com',
+          'security@example.com',
+        ],
+      },
+    });
+  });
+
   test('ses:SendEmail covers the configuration set and only the listed templates when they are set', () => {
     const { template } = synthesize({ configurationSetName: 'transactional', sesTemplateNames: ['welcome', 'reset'] });
     const [s] = statementsFor(functionPolicyStatements(template), 'ses:SendEmail');

@@ -53,6 +53,15 @@ describe('buildSendEmailInput', () => {
     expect(input.FromEmailAddress).toBe(from);
   });
 
+  test("v1.3: a team's sender (settled at parse) is the From address, bare; the pipeline's own keeps senderName", () => {
+    const named = { ...sender, senderName: 'Example Shop' };
+    const team = buildSendEmailInput(email({ subject: 'S', text: 'T', from: 'billing@example.com' }), named, KEY);
+    const own = buildSendEmailInput(email({ subject: 'S', text: 'T', from: 'noreply@example.com' }), named, KEY);
+
+    expect(team.FromEmailAddress).toBe('billing@example.com');
+    expect(own.FromEmailAddress).toBe('Example Shop <noreply@example.com>');
+  });
+
   test('builds an html email', () => {
     const input = buildSendEmailInput(email({ subject: 'Shipped', html: '<p>On its way</p>' }), sender, KEY);
 

@@ -1,0 +1,105 @@
+/**
+ * The teams as the functions know them: each team's topics and senders, written by the construct
+ * and the local pipeline into one environment variable ({@link TEAMS_ENV}, JSON) and read back here. A
+ * message's team is the topic its envelope names ({@link teamOfTopic}): the topic policies decide
+ * who may publish there, so nothing a publisher writes can choose a team. No imports: the
+ * construct, the CLI and the local tools read it without any function's dependencies.
+ */
+
+/**
+ * The send function's variable holding the teams (JSON of {@link TeamRoutes}); written only when
+ * the pipeline has teams. Apart from ENV: it is the one variable a pipeline without teams lacks.
+ */
+export const TEAMS_ENV = 'TEAMS';
+
+/**
+ * A team's name: a short lowercase identifier. It becomes part of construct ids, output names,
+ * the `<team>#<key>` namespace of keys and the `<team>/` prefix of attachments, so it holds no
+ * `#`, `/` or upper case.
+ */
+export const TEAM_NAME = /^[a-z][a-z0-9-]{0,31}$/;
+
+/** One team's topics and From addresses. */
+export interface TeamRoute {
+  /** The team's topic, feeding the work queue. */
+  readonly topicArn: string;
+  /** The team's high-priority topic, feeding the high-priority queue; none when the team has no high priority. */
+  readonly highPriorityTopicArn?: string;
+  /** The addresses the team may send from; the first is its default. */
+  readonly senders: readonly string[];
+}
+
+/** Every team by name. */
+export type TeamRoutes = Readonly<Record<string, TeamRoute>>;
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+const nonEmptyString = (value: unknown): value is string => typeof value === 'string' && value !== '';
+
+/**
+ * The teams of `raw` (the variable `variable` holds), checked; undefined when absent or empty.
+ * Throws naming the variable and the team at fault: a function must not start half-configured.
+ */
+export function parseTeamRoutes(raw: string | undefined, variable: string): TeamRoutes | undefined {
+  if (raw === undefined || raw === '') return undefined;
+  const bad = (what: string): never => {
+    throw new Error(`Environment variable ${variable} ${what}`);
+  };
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(raw);
+  } catch {
+    return bad('must be JSON');
+  }
+  if (!isRecord(parsed)) return bad('must be a JSON object: team name -> { topicArn, highPriorityTopicArn?, senders }');
+  const out: Record<string, TeamRoute> = {};
+  for (const [name, team] of Object.entries(parsed)) {
+    if (!isRecord(team) || !nonEmptyString(team.topicArn)) bad(`: team ${name} needs a topicArn`);
+    const route = team as Record<string, unknown>;
+    const high = route.highPriorityTopicArn;
+    if (high !== undefined && !nonEmptyString(high)) bad(`: team ${name} has an empty highPriorityTopicArn`);
+    const senders = route.senders;
+    if (!Array.isArray(senders) || senders.length === 0 || !senders.every(nonEmptyString)) {
+      bad(`: team ${name} needs a non-empty list of senders`);
+    }
+    out[name] = {
+      topicArn: route.topicArn as string,
+      ...(high !== undefined ? { highPriorityTopicArn: high as string } : {}),
+      senders: senders as string[],
+    };
+  }
+  return Object.keys(out).length > 0 ? out : undefined;
+}
+
+/** The team whose topic (either of them) is `topicArn`, or undefined when no team's is. */
+export function teamOfTopic(teams: TeamRoutes | undefined, topicArn: unknown): string | undefined {
+  if (teams === undefined || typeof topicArn !== 'string') return undefined;
+  for (const [name, route] of Object.entries(teams)) {
+    if (route.topicArn === topicArn || route.highPriorityTopicArn === topicArn) return name;
+  }
+  return undefined;
+}
+
+/**
+ * The dedupe key of a team's message: `<team>#<key>`, so the same idempotency key from two teams
+ * is two emails (two claims, two ledger items, two statuses). The implicit team (the pipeline's
+ * own topics) keeps its keys bare, as before teams. A team name holds no `#`, so the team is the
+ * part before the first one.
+ */
+export function teamKey(team: string, key: string): string {
+  return `${team}#${key}`;
+}
+
+/**
+ * The team whose key namespace a bare key from the pipeline's own topics would enter (it starts
+ * with `<team>#` for a configured team), or undefined. Such a key is refused: it would claim, or
+ * read the status of, that team's mail.
+ */
+export function namespaceTaken(teams: TeamRoutes | undefined, key: string): string | undefined {
+  const at = key.indexOf('#');
+  if (teams === undefined || at < 0) return undefined;
+  const team = key.slice(0, at);
+  return Object.hasOwn(teams, team) ? team : undefined;
+}

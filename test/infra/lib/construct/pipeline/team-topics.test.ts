@@ -1,0 +1,154 @@
+/**
+ * The teams' topics in the template: a topic per team and a high-priority topic for a team with
+ * high priority, each subscribed to its lane's queue and admitted by that queue's policy only,
+ * publish open to the team's publishers only, the send function told the teams, the endpoints
+ * and outputs naming them; and nothing of it without teams.
+ */
+import { Match, Template } from 'aws-cdk-lib/assertions';
+import { TEAMS_ENV } from '../../../../../lambdas/kernel/teams';
+import { EmailPipeline } from '../../../../../lib/construct/email-pipeline';
+import { BASE_PROPS, synthDefault, synthesize, userStack } from '../../../helpers';
+
+const TEAMS = {
+  billing: {
+    senders: ['billing@example.com', 'invoices@example.com'],
+    publishers: ['arn:aws:iam::111122223333:role/billing'],
+    rateSharePercent: 50,
+  },
+  security: {
+    senders: ['security@example.com'],
+    publishers: ['arn:aws:iam::111122223333:role/security'],
+    highPriority: true,
+    rateSharePercent: 50,
+  },
+};
+
+const withTeams = synthesize({ teams: TEAMS });
+const { template, stack } = withTeams;
+const pipeline = stack.pipeline;
+const logicalId = (topic: { node: { defaultChild?: unknown } }) => stack.getLogicalId(topic.node.defaultChild as never);
+
+const billingTopic = logicalId(pipeline.teamTopics.billing!.topic);
+const securityTopic = logicalId(pipeline.teamTopics.security!.topic);
+const securityHigh = logicalId(pipeline.teamTopics.security!.highPriorityTopic!);
+
+test('without teams (or with none listed) the template is exactly as before', () => {
+  const none = synthDefault().template.toJSON();
+  expect(synthesize({ teams: {} }).template.toJSON()).toEqual(none);
+  expect(JSON.stringify(none)).not.toContain(TEAMS_ENV);
+  expect(synthDefault().stack.pipeline.teamTopics).toEqual({});
+});
+
+test('a topic per team, and a high-priority topic for the team with high priority only', () => {
+  expect(Object.keys(pipeline.teamTopics).sort()).toEqual(['billing', 'security']);
+  expect(pipeline.teamTopics.billing?.highPriorityTopic).toBeUndefined();
+  expect(pipeline.teamTopics.security?.highPriorityTopic).toBeDefined();
+  // Three more than without teams: billing's, security's and security's high-priority topic.
+  const before = Object.keys(synthDefault().template.findResources('AWS::SNS::Topic')).length;
+  template.resourceCountIs('AWS::SNS::Topic', before + 3);
+});
+
+test("each team topic feeds its lane's queue with the SNS envelope", () => {
+  const subscriptions = template.findResources('AWS::SNS::Subscription');
+  const feeds = (topic: string) =>
+    Object.values(subscriptions)
+      .filter((s) => JSON.stringify(s.Properties.TopicArn) === JSON.stringify({ Ref: topic }))
+      .map((s) => ({ endpoint: JSON.stringify(s.Properties.Endpoint), raw: s.Properties.RawMessageDelivery }));
+  const queueArn = (id: string) => JSON.stringify({ 'Fn::GetAtt': [id, 'Arn'] });
+
+  expect(feeds(billingTopic)).toEqual([{ endpoint: queueArn(withTeams.ids.queue), raw: false }]);
+  expect(feeds(securityTopic)).toEqual([{ endpoint: queueArn(withTeams.ids.queue), raw: false }]);
+  expect(feeds(securityHigh)).toEqual([{ endpoint: queueArn(withTeams.ids.highPriorityQueue), raw: false }]);
+});
+
+test("each queue's policy admits its own lane's team topics, and no other lane's", () => {
+  const sources = (queue: string): string => {
+    const policies = template.findResources('AWS::SQS::QueuePolicy');
+    const mine = Object.values(policies).filter((p) => JSON.stringify(p.Properties.Queues).includes(`"${queue}"`));
+    const deny = mine
+      .flatMap((p) => p.Properties.PolicyDocument.Statement as Array<Record<string, unknown>>)
+      .find((s) => s.Sid === 'OnlyTheTopicSends');
+    return JSON.stringify(deny);
+  };
+  const work = sources(withTeams.ids.queue);
+  expect(work).toContain(billingTopic);
+  expect(work).toContain(securityTopic);
+  expect(work).not.toContain(securityHigh);
+  const high = sources(withTeams.ids.highPriorityQueue);
+  expect(high).toContain(securityHigh);
+  expect(high).not.toContain(billingTopic);
+  expect(high).not.toContain(securityTopic);
+});
+
+test("a team's topics admit its own publishers only", () => {
+  const policyOf = (topic: string): string => {
+    const policies = template.findResources('AWS::SNS::TopicPolicy');
+    return JSON.stringify(
+      Object.values(policies).find((p) => JSON.stringify(p.Properties.Topics) === JSON.stringify([{ Ref: topic }])),
+    );
+  };
+  expect(policyOf(billingTopic)).toContain('role/billing');
+  expect(policyOf(billingTopic)).not.toContain('role/security');
+  expect(policyOf(securityHigh)).toContain('role/security');
+  expect(policyOf(securityHigh)).not.toContain('role/billing');
+});
+
+test('a team with no publishers: nobody may publish (the Deny exempts only the send role, which may not publish)', () => {
+  const { stack: lone } = synthesize({ teams: { billing: { senders: ['billing@example.com'] } } });
+  const topic = lone.getLogicalId(lone.pipeline.teamTopics.billing!.topic.node.defaultChild as never);
+  const policy = Object.values(Template.fromStack(lone).findResources('AWS::SNS::TopicPolicy')).find(
+    (p) => JSON.stringify(p.Properties.Topics) === JSON.stringify([{ Ref: topic }]),
+  );
+  const statements = policy?.Properties.PolicyDocument.Statement as Array<Record<string, unknown>>;
+  expect(statements.filter((s) => s.Effect === 'Allow')).toEqual([]);
+  expect(JSON.stringify(statements)).toContain('SendFunctionRole');
+});
+
+test('the send function is told each team: its topics and its senders', () => {
+  const fn = Object.values(template.findResources('AWS::Lambda::Function')).find(
+    (f) => f.Properties.Environment?.Variables?.[TEAMS_ENV] !== undefined,
+  );
+  const text = JSON.stringify(fn?.Properties.Environment.Variables[TEAMS_ENV]);
+  for (const id of [billingTopic, securityTopic, securityHigh]) expect(text).toContain(id);
+  expect(text).toContain('invoices@example.com');
+});
+
+test('an output per team topic, and the Endpoints output holds Teams', () => {
+  const outputs = template.findOutputs('*');
+  const byValue = (id: string) =>
+    Object.entries(outputs).filter(([, o]) => JSON.stringify(o.Value) === JSON.stringify({ Ref: id }));
+  expect(byValue(billingTopic).some(([, o]) => String(o.Description).includes('Team billing'))).toBe(true);
+  expect(byValue(securityHigh).some(([, o]) => String(o.Description).includes('Team security'))).toBe(true);
+
+  const endpoints = Object.values(outputs).find((o) => JSON.stringify(o.Value).includes('emailPipeline'));
+  const text = JSON.stringify(endpoints?.Value);
+  expect(text).toContain('Teams');
+  expect(text).toMatch(/billing.*TopicArn.*security.*TopicArn.*HighPriorityTopicArn/);
+  expect(text.match(/HighPriorityTopicArn/g)?.length).toBe(2); // the pipeline's own, and security's
+});
+
+test("the subscription DLQ admits the teams' topics too", () => {
+  template.hasResourceProperties('AWS::SQS::QueuePolicy', {
+    PolicyDocument: {
+      Statement: Match.arrayWith([
+        Match.objectLike({
+          Sid: 'OnlyTheTopicDeadLetters',
+          Condition: Match.objectLike({
+            ArnNotEquals: Match.objectLike({ 'aws:SourceArn': Match.arrayWith([{ Ref: securityHigh }]) }),
+          }),
+        }),
+      ]),
+    },
+  });
+});
+
+test('a publisher that is not a principal is refused, naming the team field', () => {
+  const { stack: user } = userStack();
+  expect(
+    () =>
+      new EmailPipeline(user, 'Mail', {
+        ...BASE_PROPS,
+        teams: { billing: { senders: ['billing@example.com'], publishers: ['billing-service'] } },
+      }),
+  ).toThrow(/teams\.billing\.publishers\[0\]/);
+});

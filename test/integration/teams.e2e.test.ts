@@ -1,0 +1,166 @@
+/**
+ * Teams on the emulators, as `npm start` builds them: a topic per team feeding the work queue, a
+ * high-priority topic for the team with high priority feeding the high-priority queue. A message
+ * is sent through its team's topic by the lane of that topic's queue; a topic that is neither the
+ * pipeline's nor a team's, subscribed to the queue behind the pipeline's back, is refused
+ * (ForeignTopic) and never sent. Each team's keys are its own: the same key from two teams is two
+ * emails, and the status lookup answers for each team's key.
+ */
+import { CreateTopicCommand, PublishCommand, SubscribeCommand } from '@aws-sdk/client-sns';
+import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { mkdtempSync, rmSync } from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { lookupDelivery } from '../../lambdas/status/lookup';
+import { loadLocalSettings } from '../../tools/dev/local/settings';
+import { drainQueue } from '../../tools/dev/local/queues';
+import { email, runCli, startTestPipeline, until, writeCliOutputs, type TestPipeline } from './support';
+
+const TEAMS = {
+  billing: { senders: ['billing@example.com', 'invoices@example.com'] },
+  security: { senders: ['security@example.com'], highPriority: true },
+};
+
+let p: TestPipeline;
+beforeAll(async () => {
+  p = await startTestPipeline({ settings: { teams: TEAMS }, consumers: [{}, { lane: 'high', name: 'high-1' }] });
+}, 60_000);
+afterAll(() => p?.stop());
+
+async function publish(topicArn: string, key: string, to: string, extra: object = {}): Promise<void> {
+  await p.pipeline.sns.send(
+    new PublishCommand({
+      TopicArn: topicArn,
+      Message: JSON.stringify({ ...email(to), ...extra }),
+      MessageAttributes: { 'idempotency-key': { DataType: 'String', StringValue: key } },
+    }),
+  );
+}
+
+const decisionsOf = (key: string) => p.decisions().filter((d) => d.dedupeKey === key);
+
+test('each team has its topics, and only the team with high priority a high-priority topic', () => {
+  const teams = p.pipeline.resources.teams;
+  expect(Object.keys(teams ?? {}).sort()).toEqual(['billing', 'security']);
+  expect(teams?.billing?.highPriorityTopicArn).toBeUndefined();
+  expect(teams?.security?.highPriorityTopicArn).toBeDefined();
+  expect(teams?.billing?.senders).toEqual(TEAMS.billing.senders);
+});
+
+test("a message on a team's topic is sent once by the normal lane; on its high-priority topic, by the high lane", async () => {
+  const teams = p.pipeline.resources.teams!;
+  let normalKey = `billing-${p.name}`;
+  let highKey = `security-${p.name}`;
+  await publish(teams.billing!.topicArn, normalKey, p.address('billing'));
+  await publish(teams.security!.highPriorityTopicArn!, highKey, p.address('security'));
+  // Decisions name the dedupe key, which is the team's: <team>#<key>.
+  normalKey = `billing#${normalKey}`;
+  highKey = `security#${highKey}`;
+  await until('both sent', () =>
+    [normalKey, highKey].every((key) => decisionsOf(key).some((d) => d.decision === 'sent')),
+  );
+  await until('drained', () => p.pipeline.isDrained());
+  // Sent once, by its lane's consumer only (a retry under load stays on that lane), and mailed once.
+  const lanes = (key: string) => new Set(decisionsOf(key).map((d) => d.consumer));
+  const sent = (key: string) => decisionsOf(key).filter((d) => d.decision === 'sent').length;
+  expect([sent(normalKey), [...lanes(normalKey)]]).toEqual([1, ['pod-1']]);
+  expect([sent(highKey), [...lanes(highKey)]]).toEqual([1, ['high-1']]);
+  const mails = await p.emails();
+  for (const to of [p.address('billing'), p.address('security')]) {
+    expect(mails.filter((e) => e.destination.to.includes(to))).toHaveLength(1);
+  }
+});
+
+test('a topic that is not the pipeline’s or a team’s is refused at once and never sent, even subscribed to the queue', async () => {
+  // The emulator has no queue policies: this is the handler's own check, the one that holds on AWS too.
+  const { TopicArn } = await p.pipeline.sns.send(new CreateTopicCommand({ Name: `${p.name}-team-intruder` }));
+  await p.pipeline.sns.send(
+    new SubscribeCommand({
+      TopicArn,
+      Protocol: 'sqs',
+      Endpoint: p.pipeline.resources.queueArn,
+      Attributes: { RawMessageDelivery: 'false' },
+    }),
+  );
+  const key = `intruder-${p.name}`;
+  const to = p.address('intruder');
+  await publish(TopicArn!, key, to);
+  const [letter] = await drainQueue(p.pipeline.sqs, p.pipeline.resources.deadLetterQueueUrl, 1);
+  expect(letter?.MessageAttributes?.['error-code']?.StringValue).toBe('ForeignTopic');
+  await until('drained', () => p.pipeline.isDrained());
+  expect((await p.emails()).filter((e) => e.destination.to.includes(to))).toHaveLength(0);
+});
+
+test('the same key from two teams is two emails, and the status of each team’s key is its own', async () => {
+  const teams = p.pipeline.resources.teams!;
+  const key = `shared-${p.name}`;
+  const [toBilling, toSecurity] = [p.address('shared-billing'), p.address('shared-security')];
+  await publish(teams.billing!.topicArn, key, toBilling);
+  await publish(teams.security!.topicArn, key, toSecurity);
+  await until('both sent', () => p.decisions('sent').filter((d) => d.dedupeKey?.endsWith(`#${key}`)).length === 2);
+  await until('drained', () => p.pipeline.isDrained());
+  const mails = await p.emails();
+  // Each mailed once, from its team's default sender.
+  expect(mails.filter((e) => e.destination.to.includes(toBilling)).map((e) => e.from)).toEqual(['billing@example.com']);
+  expect(mails.filter((e) => e.destination.to.includes(toSecurity)).map((e) => e.from)).toEqual([
+    'security@example.com',
+  ]);
+  expect(decisionsOf(`billing#${key}`).filter((d) => d.decision === 'sent')).toHaveLength(1);
+  expect(decisionsOf(`security#${key}`).filter((d) => d.decision === 'sent')).toHaveLength(1);
+
+  const { resources } = p.pipeline;
+  const target = {
+    db: DynamoDBDocumentClient.from(p.pipeline.dynamodb),
+    ledgerTableName: resources.ledger.tableName,
+    idempotencyTableName: resources.tableName,
+    keyPrefix: loadLocalSettings().idempotencyKeyPrefix,
+  };
+  expect((await lookupDelivery(target, key, 'billing')).status).toBe('sent');
+  expect((await lookupDelivery(target, key, 'security')).status).toBe('sent');
+  expect((await lookupDelivery(target, key)).status).toBe('unknown');
+
+  // The operator's view: email-pipeline status --team NAME <key>, a real CLI process.
+  const stateDir = mkdtempSync(path.join(os.tmpdir(), 'teams-cli-'));
+  try {
+    writeCliOutputs(stateDir, p);
+    const billing = runCli(stateDir, ['status', '--json', '--team', 'billing', key]);
+    expect(billing.status).toBe(0);
+    expect(JSON.parse(billing.stdout)).toMatchObject({ key: `billing#${key}`, status: 'sent' });
+    const bare = runCli(stateDir, ['status', '--json', key]);
+    expect(JSON.parse(bare.stdout)).toMatchObject({ key, status: 'unknown' });
+  } finally {
+    rmSync(stateDir, { recursive: true, force: true });
+  }
+});
+
+test('a team may send from any of its senders; another team’s sender is dead-lettered at once, naming from', async () => {
+  const teams = p.pipeline.resources.teams!;
+  const [toInvoices, toStolen] = [p.address('from-invoices'), p.address('from-stolen')];
+  await publish(teams.billing!.topicArn, `invoices-${p.name}`, toInvoices, { from: 'invoices@example.com' });
+  await publish(teams.billing!.topicArn, `stolen-${p.name}`, toStolen, { from: 'security@example.com' });
+  const [letter] = await drainQueue(p.pipeline.sqs, p.pipeline.resources.deadLetterQueueUrl, 1);
+  expect(letter?.MessageAttributes?.['error-code']?.StringValue).toBe('InvalidMessage');
+  expect(letter?.MessageAttributes?.['error-reason']?.StringValue).toMatch(/^from: must be one of team billing's/);
+  await until('sent', () => p.decisions('sent').some((d) => d.dedupeKey === `billing#invoices-${p.name}`));
+  await until('drained', () => p.pipeline.isDrained());
+  const mails = await p.emails();
+  expect(mails.filter((e) => e.destination.to.includes(toInvoices)).map((e) => e.from)).toEqual([
+    'invoices@example.com',
+  ]);
+  expect(mails.filter((e) => e.destination.to.includes(toStolen))).toHaveLength(0);
+});
+
+test('an attachment under another team’s prefix is dead-lettered at once, naming attachments[0].s3Key', async () => {
+  const teams = p.pipeline.resources.teams!;
+  const to = p.address('foreign-file');
+  await publish(teams.billing!.topicArn, `file-${p.name}`, to, {
+    attachments: [{ filename: 'secret.pdf', contentType: 'application/pdf', s3Key: 'security/secret.pdf' }],
+  });
+  const [letter] = await drainQueue(p.pipeline.sqs, p.pipeline.resources.deadLetterQueueUrl, 1);
+  expect(letter?.MessageAttributes?.['error-code']?.StringValue).toBe('InvalidMessage');
+  expect(letter?.MessageAttributes?.['error-reason']?.StringValue).toMatch(
+    /^attachments\[0\]\.s3Key: must start with "billing\/"/,
+  );
+  await until('drained', () => p.pipeline.isDrained());
+  expect((await p.emails()).filter((e) => e.destination.to.includes(to))).toHaveLength(0);
+});

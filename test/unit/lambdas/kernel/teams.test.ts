@@ -1,0 +1,45 @@
+/** The teams' routes as the functions read them from their environment, and the team of a topic. */
+import { namespaceTaken, parseTeamRoutes, teamKey, teamOfTopic } from '../../../../lambdas/kernel/teams';
+
+const ROUTES = {
+  billing: { topicArn: 'arn:billing', senders: ['billing@example.com', 'invoices@example.com'] },
+  security: { topicArn: 'arn:security', highPriorityTopicArn: 'arn:security-high', senders: ['security@example.com'] },
+};
+
+test('absent or empty: no teams', () => {
+  expect(parseTeamRoutes(undefined, 'TEAMS')).toBeUndefined();
+  expect(parseTeamRoutes('', 'TEAMS')).toBeUndefined();
+  expect(parseTeamRoutes('{}', 'TEAMS')).toBeUndefined();
+});
+
+test('reads the routes as written', () => {
+  expect(parseTeamRoutes(JSON.stringify(ROUTES), 'TEAMS')).toEqual(ROUTES);
+});
+
+test.each([
+  ['not json', 'must be JSON'],
+  ['[]', 'must be a JSON object'],
+  [JSON.stringify({ billing: { senders: ['b@example.com'] } }), 'team billing needs a topicArn'],
+  [JSON.stringify({ billing: { topicArn: 'arn:b', senders: [] } }), 'team billing needs a non-empty list of senders'],
+  [JSON.stringify({ billing: { topicArn: 'arn:b', highPriorityTopicArn: '', senders: ['b@example.com'] } }), 'empty'],
+])('%s is refused, naming the variable: %s', (raw, reason) => {
+  expect(() => parseTeamRoutes(raw, 'TEAMS')).toThrow(/^Environment variable TEAMS/);
+  expect(() => parseTeamRoutes(raw, 'TEAMS')).toThrow(reason);
+});
+
+test('the team of a topic: either of its topics; any other topic, or none, has no team', () => {
+  expect(teamOfTopic(ROUTES, 'arn:billing')).toBe('billing');
+  expect(teamOfTopic(ROUTES, 'arn:security-high')).toBe('security');
+  expect(teamOfTopic(ROUTES, 'arn:other')).toBeUndefined();
+  expect(teamOfTopic(ROUTES, undefined)).toBeUndefined();
+  expect(teamOfTopic(undefined, 'arn:billing')).toBeUndefined();
+});
+
+test('a team key is <team>#<key>; a bare key takes a namespace only when it starts with a configured team and #', () => {
+  expect(teamKey('billing', 'order-42')).toBe('billing#order-42');
+  expect(namespaceTaken(ROUTES, 'billing#order-42')).toBe('billing');
+  expect(namespaceTaken(ROUTES, 'billing-order#42')).toBeUndefined();
+  expect(namespaceTaken(ROUTES, 'order-42')).toBeUndefined();
+  expect(namespaceTaken(ROUTES, 'constructor#x')).toBeUndefined();
+  expect(namespaceTaken(undefined, 'billing#order-42')).toBeUndefined();
+});

@@ -1,0 +1,14 @@
+/** outputs.json's `Teams`: each team's topic, and the high-priority topic of a team that has one; no senders. */
+import { teamOutputs } from '../../../../../tools/dev/local/team-topics';
+
+test('Teams names each topic, a high-priority topic only where there is one, and no senders', () => {
+  expect(
+    teamOutputs({
+      billing: { topicArn: 'arn:billing', senders: ['billing@example.com'] },
+      security: { topicArn: 'arn:security', highPriorityTopicArn: 'arn:security-high', senders: ['s@example.com'] },
+    }),
+  ).toEqual({
+    billing: { TopicArn: 'arn:billing' },
+    security: { TopicArn: 'arn:security', HighPriorityTopicArn: 'arn:security-high' },
+  });
+});
