@@ -178,6 +178,11 @@ export async function mailTo(sesEndpoint: string, to: string): Promise<MailboxEm
   return addressedTo((await readMailbox(sesEndpoint)).emails, to);
 }
 
+/** What the pipeline's consumers printed that mentions `text` (a key, an address): for failure messages. */
+export function linesAbout(p: TestPipeline, text: string): string[] {
+  return p.pipeline.lines.filter((l) => l.text.includes(text)).map((l) => `${l.consumer}: ${l.text}`);
+}
+
 /** Takes one message off a queue (for tests that need a real SNS envelope). */
 export async function receiveOne(pipeline: LocalPipeline, queueUrl: string): Promise<Message> {
   const [message] = await drainQueue(pipeline.sqs, queueUrl, 1);
