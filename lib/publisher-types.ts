@@ -54,6 +54,13 @@ export interface EmailPublisherProps {
    */
   readonly highPriorityTopicArn?: string;
   /**
+   * The team this client publishes for, when `topicArn` is a team's topic (the stack's
+   * `<team>TopicArn` output): its cancels name the team, so they cancel the team's key
+   * (`<team>#<key>`), the one its mail was sent under.
+   * @default none: the pipeline's own topic, keys as given
+   */
+  readonly team?: string;
+  /**
    * The pipeline's `maxScheduleAheadSeconds`: a `sendAt` further ahead of this client's clock is
    * refused before publishing (the pipeline measures from when the message reached its queue).
    * @default 86400 (the pipeline's default)

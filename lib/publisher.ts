@@ -14,6 +14,7 @@ import {
   type PublishBatchResponse,
 } from '@aws-sdk/client-sns';
 import { PRIORITY_ATTRIBUTE } from '../lambdas/kernel/names';
+import { TEAM_NAME } from '../lambdas/kernel/teams';
 import { valueTooDeep } from '../lambdas/kernel/contract/json-depth';
 import { cancelAtCancelUrl, type CancelResult } from './status-url';
 import {
@@ -214,12 +215,20 @@ export class EmailPublisher {
   readonly #uploader: AttachmentUploader | undefined;
   readonly highPriorityTopicArn: string | undefined;
   private readonly cancelUrl: string | undefined;
+  /** The team whose topic this client publishes to (its cancels name it). */
+  readonly team: string | undefined;
   private readonly maxAheadSeconds: number;
 
   constructor(props: EmailPublisherProps) {
     this.topicArn = props.topicArn;
     this.highPriorityTopicArn = props.highPriorityTopicArn;
     this.cancelUrl = props.cancelUrl;
+    if (props.team !== undefined && !TEAM_NAME.test(props.team)) {
+      throw new Error(
+        `EmailPublisher: team ${JSON.stringify(props.team)} cannot be a team: a team name is 1 to 32 lowercase letters, digits or "-", starting with a letter`,
+      );
+    }
+    this.team = props.team;
     this.maxAheadSeconds = props.maxScheduleAheadSeconds ?? DEFAULT_MAX_SCHEDULE_AHEAD_SECONDS;
     this.#uploads = props.attachments;
     this.#uploader = props.attachments ? new AttachmentUploader(props.attachments) : undefined;
@@ -345,7 +354,8 @@ export class EmailPublisher {
    * with the outcome: `cancelled`, `already-cancelled` (cancelling twice is harmless) or `too-late`
    * (claimed, in progress or sent: the report says which; nothing was changed). Throws
    * {@link StatusUrlError} when the cancel URL refuses the request (403: no lambda:InvokeFunctionUrl
-   * on it). One signed `DELETE <cancelUrl><key>`: the cancel function alone holds the write, and IAM
+   * on it). One signed `DELETE <cancelUrl><key>` (`?team=NAME` for a team's client: its key is
+   * `<team>#<key>`): the cancel function alone holds the write, and IAM
    * on its URL decides who may call it (docs/contract.md, Scheduling and cancelling).
    */
   async cancel(key: string): Promise<CancelResult> {
@@ -356,7 +366,12 @@ export class EmailPublisher {
     if (issue) throw new InvalidMessageError('InvalidKey', [issue]);
     const credentials = await this.sns.config.credentials();
     const region = await this.sns.config.region();
-    return cancelAtCancelUrl(this.cancelUrl, normalizeIdempotencyKey(key), { credentials, region });
+    return cancelAtCancelUrl(
+      this.cancelUrl,
+      normalizeIdempotencyKey(key),
+      { credentials, region },
+      this.team !== undefined ? { team: this.team } : {},
+    );
   }
 
   /** Releases the SNS client (and the S3 client) if this publisher built it. */

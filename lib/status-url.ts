@@ -65,22 +65,37 @@ export class StatusUrlError extends Error {
   }
 }
 
-/** `<baseUrl><key>`: the key percent-encoded (a `/` in it too), under the output's `deliveries/`. */
-export function deliveryUrl(baseUrl: string, key: string): URL {
-  return new URL(`${baseUrl.endsWith('/') ? baseUrl : `${baseUrl}/`}${encodeURIComponent(key)}`);
+/**
+ * `<baseUrl><key>`: the key percent-encoded (a `/` in it too), under the output's `deliveries/`;
+ * `?team=NAME` when a team is named (the key that team published: `<team>#<key>`).
+ */
+export function deliveryUrl(baseUrl: string, key: string, team?: string): URL {
+  const url = new URL(`${baseUrl.endsWith('/') ? baseUrl : `${baseUrl}/`}${encodeURIComponent(key)}`);
+  if (team !== undefined) url.searchParams.set('team', team);
+  return url;
+}
+
+/** How a cancel is sent: within `timeoutMs` (default 10 s), for `team`'s key when one is named. */
+export interface CancelRequestOptions {
+  /** @default 10000 */
+  readonly timeoutMs?: number;
+  /** The team that published the key. @default none: the key as given */
+  readonly team?: string;
 }
 
 /**
- * `DELETE <cancelUrl><key>`, signed: 200 and 409 resolve with the result, anything else throws
- * {@link StatusUrlError}. `cancelUrl` is the stack's `CancelUrl` output (or the local outputs.json's).
+ * `DELETE <cancelUrl><key>[?team=NAME]`, signed: 200 and 409 resolve with the result, anything else
+ * throws {@link StatusUrlError}. `cancelUrl` is the stack's `CancelUrl` output (or the local
+ * outputs.json's). `options` may still be the timeout alone (ms), as it was before teams.
  */
 export async function cancelAtCancelUrl(
   cancelUrl: string,
   key: string,
   context: SigningContext,
-  timeoutMs = 10_000,
+  options: CancelRequestOptions | number = {},
 ): Promise<CancelResult> {
-  const url = deliveryUrl(cancelUrl, key);
+  const { timeoutMs = 10_000, team } = typeof options === 'number' ? { timeoutMs: options } : options;
+  const url = deliveryUrl(cancelUrl, key, team);
   const response = await fetch(url, {
     method: 'DELETE',
     headers: await signedHeaders('DELETE', url, context),

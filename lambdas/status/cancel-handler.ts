@@ -13,7 +13,7 @@ import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { LambdaFunctionURLEvent, LambdaFunctionURLResult } from 'aws-lambda';
 import { createDynamoDbClient } from '../runtime/clients';
 import { readStatusSettings } from '../kernel/environment';
-import { handleCancelRequest } from './http';
+import { handleCancelRequest, requestTarget } from './http';
 import { cancelDelivery } from './cancel';
 
 const target = readStatusSettings();
@@ -30,10 +30,10 @@ export function recordedCaller(event: LambdaFunctionURLEvent): string {
 export async function handler(event: LambdaFunctionURLEvent): Promise<LambdaFunctionURLResult> {
   return handleCancelRequest(
     event.requestContext.http.method,
-    event.rawPath,
-    async (key) => {
+    requestTarget(event),
+    async (key, team) => {
       const by = recordedCaller(event);
-      const result = await cancelDelivery({ ...target, db, dynamodb }, key, by);
+      const result = await cancelDelivery({ ...target, db, dynamodb }, key, by, team);
       logger.info('cancel', {
         dedupeKey: result.report.key,
         outcome: result.outcome,

@@ -1,5 +1,5 @@
 /**
- * `DELETE /deliveries/{key}`: cancel a key that has not been sent. One conditional PutItem in the
+ * `DELETE /deliveries/{key}[?team=NAME]`: cancel a key that has not been sent (a team's: `<team>#<key>`). One conditional PutItem in the
  * send function's idempotency table writes the key's cancel mark (kernel/ledger/cancel-mark.ts)
  * where the key has no live record, then the ledger records a `Cancelled` event (by whom, when).
  * Exactly one of a cancel and a send wins: a send claims the key with a conditional PutItem of
@@ -14,7 +14,16 @@ import { cancelDetail, cancelMarkOf, type CancelMark } from '../kernel/ledger/ca
 import { CLAIM_ATTRIBUTES } from '../kernel/ledger/binding';
 import { ledgerKey, PIPELINE_EVENT, type DeliveryReport } from '../kernel/ledger/schema';
 import { recordPipelineEvent } from '../runtime/ledger-store';
-import { idempotencyRecordId, InvalidKeyError, keyProblem, lookupDelivery, lookupKey, type LookupDeps } from './lookup';
+import { TEAM_NAME, teamKey } from '../kernel/teams';
+import {
+  idempotencyRecordId,
+  InvalidKeyError,
+  InvalidTeamError,
+  keyProblem,
+  lookupDelivery,
+  lookupKey,
+  type LookupDeps,
+} from './lookup';
 
 export interface CancelDeps extends LookupDeps {
   /** The low-level client the ledger's write takes (runtime/ledger-store.ts). */
@@ -35,11 +44,22 @@ export interface CancelResult {
   readonly report: DeliveryReport;
 }
 
-/** Cancels `asked` for `by` (who asked: an IAM ARN, or `local (...)`). Throws InvalidKeyError for a bad key. */
-export async function cancelDelivery(deps: CancelDeps, asked: string, by: string): Promise<CancelResult> {
+/**
+ * Cancels `asked` for `by` (who asked: an IAM ARN, or `local (...)`); `team`'s key, `<team>#<key>`,
+ * when a team is named. Throws InvalidKeyError for a bad key, InvalidTeamError for a bad team name.
+ */
+export async function cancelDelivery(
+  deps: CancelDeps,
+  asked: string,
+  by: string,
+  team?: string,
+): Promise<CancelResult> {
   const problem = keyProblem(asked);
   if (problem !== undefined) throw new InvalidKeyError(asked, problem);
-  const key = lookupKey(asked);
+  if (team !== undefined && !TEAM_NAME.test(team)) throw new InvalidTeamError(team);
+  const bare = lookupKey(asked);
+  // A team's key lives in its namespace, as the send function makes it (kernel/teams.ts).
+  const key = team !== undefined ? teamKey(team, bare) : bare;
   const nowMs = (deps.now ?? Date.now)();
   const id = idempotencyRecordId(deps.keyPrefix, key);
   const mark: CancelMark = { cancelled: true, cancelledAt: new Date(nowMs).toISOString(), cancelledBy: by };
@@ -81,5 +101,5 @@ export async function cancelDelivery(deps: CancelDeps, asked: string, by: string
       deps.dedupeWindowSeconds,
     ).catch(() => false);
   }
-  return { outcome, report: await lookupDelivery(deps, key) };
+  return { outcome, report: await lookupDelivery(deps, bare, team) };
 }

@@ -10,7 +10,7 @@ import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { LambdaFunctionURLEvent, LambdaFunctionURLResult } from 'aws-lambda';
 import { createDynamoDbClient } from '../runtime/clients';
 import { readStatusSettings } from '../kernel/environment';
-import { handleStatusRequest } from './http';
+import { handleStatusRequest, requestTarget } from './http';
 import { lookupDelivery } from './lookup';
 
 const target = readStatusSettings();
@@ -20,8 +20,8 @@ const logger = new Logger();
 export async function handler(event: LambdaFunctionURLEvent): Promise<LambdaFunctionURLResult> {
   return handleStatusRequest(
     event.requestContext.http.method,
-    event.rawPath,
-    (key) => lookupDelivery({ ...target, db }, key),
+    requestTarget(event),
+    (key, team) => lookupDelivery({ ...target, db }, key, team),
     (error) => logger.error('delivery status request failed', { error: error as Error }),
   );
 }

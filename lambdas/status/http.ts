@@ -10,11 +10,13 @@
  *   key is cancelled (now, or already: twice is harmless); 409 and the same shape when it is too
  *   late (claimed, in progress or sent). Only the cancel principals may call it: IAM decides that
  *   on the URL, never this code.
- * - Either: 400 for a key that cannot be a dedupe key (the body names the rule), 404 for any other
- *   path, 405 for another method, 503 when the tables cannot be read (the caller may retry).
+ * - Either: `?team=NAME` names the team that published the key (its namespace, `<team>#<key>`,
+ *   kernel/teams.ts); without it, the key as given. 400 for a key that cannot be a dedupe key or a
+ *   team that cannot be one (the body names the rule), 404 for any other path, 405 for another
+ *   method, 503 when the tables cannot be read (the caller may retry).
  */
 import type { CancelResult } from './cancel';
-import { DELIVERIES_PATH, InvalidKeyError } from './lookup';
+import { DELIVERIES_PATH, InvalidKeyError, InvalidTeamError } from './lookup';
 import type { DeliveryReport } from '../kernel/ledger/schema';
 
 export interface StatusResponse {
@@ -31,18 +33,26 @@ function json(statusCode: number, value: unknown, extra: Record<string, string> 
   };
 }
 
+/** A request as the URL's handler sees it: the key, and the team when the query names one. */
+interface KeyRequest {
+  readonly key: string;
+  readonly team?: string;
+}
+
 /**
- * Answers one request of `method` (the only one this URL takes) with `answer(key)`. `rawPath` is
- * the path as sent (percent-encoded); the key is everything after `/deliveries/`, so a key with a
- * `/` works encoded or not.
+ * Answers one request of `method` (the only one this URL takes) with `answer(request)`. `target`
+ * is the request target as sent: the path (percent-encoded), then the query, if any. The key is
+ * everything after `/deliveries/` up to the query, so a key with a `/` works encoded or not.
  */
 async function handleKeyRequest(
   method: string,
-  rawPath: string,
+  target: string,
   only: { readonly method: 'GET' | 'DELETE'; readonly elsewhere?: string },
-  answer: (key: string) => Promise<StatusResponse>,
+  answer: (request: KeyRequest) => Promise<StatusResponse>,
   onError: (error: unknown) => void,
 ): Promise<StatusResponse> {
+  const at = target.indexOf('?');
+  const rawPath = at < 0 ? target : target.slice(0, at);
   if (!rawPath.startsWith(DELIVERIES_PATH)) {
     return json(404, { message: `Not found: use ${only.method} ${DELIVERIES_PATH}{key}` });
   }
@@ -60,44 +70,52 @@ async function handleKeyRequest(
   } catch {
     return json(400, { message: 'Invalid key: the path is not valid percent-encoding' });
   }
+  const team = at < 0 ? null : new URLSearchParams(target.slice(at + 1)).get('team');
   try {
-    return await answer(key);
+    return await answer({ key, ...(team !== null ? { team } : {}) });
   } catch (error) {
-    if (error instanceof InvalidKeyError) return json(400, { message: error.message });
+    if (error instanceof InvalidKeyError || error instanceof InvalidTeamError) {
+      return json(400, { message: error.message });
+    }
     onError(error);
     return json(503, { message: 'The delivery status could not be read; try again' });
   }
 }
 
-/** The status URL: `GET /deliveries/{key}` only. */
+/** The request target of a function URL's event: its raw path, and its query when it has one. */
+export function requestTarget(event: { readonly rawPath: string; readonly rawQueryString?: string }): string {
+  return event.rawQueryString ? `${event.rawPath}?${event.rawQueryString}` : event.rawPath;
+}
+
+/** The status URL: `GET /deliveries/{key}[?team=NAME]` only. */
 export function handleStatusRequest(
   method: string,
-  rawPath: string,
-  lookup: (key: string) => Promise<DeliveryReport>,
+  target: string,
+  lookup: (key: string, team?: string) => Promise<DeliveryReport>,
   onError: (error: unknown) => void = () => undefined,
 ): Promise<StatusResponse> {
   return handleKeyRequest(
     method,
-    rawPath,
+    target,
     { method: 'GET', elsewhere: "a cancel is a DELETE at the pipeline's CancelUrl, granted by grantCancel" },
-    async (key) => json(200, await lookup(key)),
+    async ({ key, team }) => json(200, await lookup(key, team)),
     onError,
   );
 }
 
-/** The cancel URL: `DELETE /deliveries/{key}` only. */
+/** The cancel URL: `DELETE /deliveries/{key}[?team=NAME]` only. */
 export function handleCancelRequest(
   method: string,
-  rawPath: string,
-  cancel: (key: string) => Promise<CancelResult>,
+  target: string,
+  cancel: (key: string, team?: string) => Promise<CancelResult>,
   onError: (error: unknown) => void = () => undefined,
 ): Promise<StatusResponse> {
   return handleKeyRequest(
     method,
-    rawPath,
+    target,
     { method: 'DELETE', elsewhere: "a status is a GET at the pipeline's StatusUrl" },
-    async (key) => {
-      const result = await cancel(key);
+    async ({ key, team }) => {
+      const result = await cancel(key, team);
       return json(result.outcome === 'too-late' ? 409 : 200, result);
     },
     onError,

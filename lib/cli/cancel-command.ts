@@ -1,8 +1,8 @@
 /**
- * `email-pipeline cancel [--json] [--stack NAME [--pipeline NAME]] [--region R] <key>`: cancel a key not yet sent
- * (a scheduled email, or one still waiting in the queue), so that it is never sent.
+ * `email-pipeline cancel [--json] [--team NAME] [--stack NAME [--pipeline NAME]] [--region R] <key>`: cancel a
+ * key not yet sent (a scheduled email, or one still waiting in the queue), so that it is never sent.
  *
- * One signed `DELETE <CancelUrl><key>` (lib/status-url.ts) to the stack's cancel URL, with the
+ * One signed `DELETE <CancelUrl><key>[?team=NAME]` (lib/status-url.ts) to the stack's cancel URL, with the
  * usual AWS credentials (they need lambda:InvokeFunctionUrl on it: IAM decides who may cancel);
  * without --stack, the local pipeline's status server (npm start). The cancel function writes the
  * cancel (lambdas/status/cancel.ts).
@@ -14,6 +14,7 @@
 import { SNSClient } from '@aws-sdk/client-sns';
 // The kernel's key rules (what lambdas/status/lookup.ts checks too), without its DynamoDB client: the packaged CLI has none.
 import { idempotencyKeyIssues } from '../../lambdas/kernel/contract';
+import { TEAM_NAME } from '../../lambdas/kernel/teams';
 import { cancelAtCancelUrl, StatusUrlError, type SigningContext } from '../status-url';
 import { parseCommand } from './args';
 import type { Command, Io } from './command';
@@ -32,7 +33,7 @@ import {
   type Target,
 } from './target';
 
-const USAGE = `Usage: email-pipeline cancel [--json] ${TARGET_SYNOPSIS} <key>
+const USAGE = `Usage: email-pipeline cancel [--json] [--team NAME] ${TARGET_SYNOPSIS} <key>
 
 Cancels an email by its dedupe key before it is sent (npm run -s cancel -- <key> in this repository):
 it is never sent, and its status becomes cancelled, with when and by whom. Exits 1, printing the
@@ -40,12 +41,15 @@ status, when the key is already in progress or sent. Cancelling twice is harmles
 one key takes it as its argument; only dlq selects by --key. (A DLQ move task is stopped with
 email-pipeline dlq stop-task.) On a deployed stack the request is signed with your AWS credentials,
 whose principal must be granted the pipeline's cancel URL (cancelPrincipals or grantCancel:
-lambda:InvokeFunctionUrl on its CancelUrl).
+lambda:InvokeFunctionUrl on its CancelUrl). --team NAME cancels the key a team published (through its
+topic): each team's keys are its own (<team>#<key>), so one team's cancel never touches another's
+mail of the same key; without it, the key as published on the pipeline's own topics.
 
 ${TARGET_HELP}`;
 
 const OPTIONS = {
   json: { type: 'boolean' },
+  team: { type: 'string' },
   ...TARGET_OPTIONS,
   help: { type: 'boolean', short: 'h' },
 } as const;
@@ -80,17 +84,27 @@ export const cancelCommand: Command = {
     if (problem !== undefined) {
       throw new UsageError(`${JSON.stringify(key)} cannot be a dedupe key: it ${problem}`, USAGE);
     }
+    const team = values.team;
+    if (team !== undefined && !TEAM_NAME.test(team)) {
+      throw new UsageError(
+        `${JSON.stringify(team)} cannot be a team: a team name is 1 to 32 lowercase letters, digits or "-", starting with a letter`,
+        USAGE,
+      );
+    }
     const target = await resolveTarget(targetOptions(values, USAGE));
     const cancelUrl = output(target, 'CancelUrl');
-    const result = await cancelAtCancelUrl(cancelUrl, key, await signingFor(target)).catch((error: unknown) => {
-      const advice =
-        error instanceof StatusUrlError && error.statusCode === 403
-          ? " (your identity must be granted the pipeline's cancel URL: cancelPrincipals or grantCancel, lambda:InvokeFunctionUrl on the cancel function)"
-          : '';
-      throw new OperationError(
-        `Could not cancel at ${target.description}: ${error instanceof Error ? error.message : String(error)}${advice}`,
-      );
-    });
+    const signing = await signingFor(target);
+    const result = await cancelAtCancelUrl(cancelUrl, key, signing, team !== undefined ? { team } : {}).catch(
+      (error: unknown) => {
+        const advice =
+          error instanceof StatusUrlError && error.statusCode === 403
+            ? " (your identity must be granted the pipeline's cancel URL: cancelPrincipals or grantCancel, lambda:InvokeFunctionUrl on the cancel function)"
+            : '';
+        throw new OperationError(
+          `Could not cancel at ${target.description}: ${error instanceof Error ? error.message : String(error)}${advice}`,
+        );
+      },
+    );
     io.out(values.json ? JSON.stringify(result) : formatReport(result.report));
     if (result.outcome === 'too-late') {
       throw new OperationError(

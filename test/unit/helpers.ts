@@ -226,9 +226,10 @@ export async function startCancellingEndpoint(
   const server = await startStatusEndpoint({
     port: 0,
     lookup,
-    cancel: async (key) => {
-      cancelled.push(key);
-      return { outcome: 'cancelled', report: { key, status: 'cancelled', events: [] } };
+    cancel: async (key, team) => {
+      const named = team !== undefined ? `${team}#${key}` : key;
+      cancelled.push(named);
+      return { outcome: 'cancelled', report: { key: named, status: 'cancelled', events: [] } };
     },
   });
   return { server, cancelled };

@@ -52,7 +52,7 @@ async function oracle(url: URL, sessionToken?: string): Promise<string> {
         host: url.host,
         'x-amz-content-sha256': createHash('sha256').update('').digest('hex'),
       },
-      query: {},
+      query: Object.fromEntries(url.searchParams.entries()),
       body: undefined,
     } as never,
     { signingDate: now },
@@ -70,6 +70,15 @@ describe('status URL requests: SigV4 for lambda (checked against the SDK’s own
       expect(ours.authorization).toContain('/eu-west-1/lambda/aws4_request');
     },
   );
+
+  test("a team's query is signed: the signature is the SDK's, and not the one without it", async () => {
+    const base = 'https://abc123.lambda-url.eu-west-1.on.aws/deliveries/';
+    const url = deliveryUrl(base, 'order-42', 'billing');
+    const ours = await signedHeaders('DELETE', url, { credentials, region: 'us-east-1', now });
+    expect(ours.authorization).toBe(await oracle(url));
+    const bare = await signedHeaders('DELETE', deliveryUrl(base, 'order-42'), { credentials, region: 'x', now });
+    expect(ours.authorization).not.toBe(bare.authorization);
+  });
 
   test('a session token is signed and sent', async () => {
     const url = deliveryUrl('https://abc123.lambda-url.eu-west-1.on.aws/deliveries/', 'order-42');
@@ -143,6 +152,31 @@ describe('EmailPublisher: sendAt and cancel', () => {
     }
   });
 
+  test("a team's client cancels with ?team=NAME; a name that cannot be a team is refused when it is built", async () => {
+    const seen: IncomingMessage[] = [];
+    const server = createServer((request, response) => {
+      seen.push(request);
+      response.writeHead(200, { 'content-type': 'application/json' });
+      response.end(JSON.stringify({ outcome: 'cancelled', report: { key: 'x', status: 'cancelled', events: [] } }));
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const { port } = server.address() as AddressInfo;
+    const props = {
+      topicArn: 'arn:aws:sns:eu-west-1:123456789012:billing',
+      sns: { region: 'eu-west-1', credentials },
+      cancelUrl: `http://127.0.0.1:${port}/deliveries/`,
+    };
+    const publisher = new EmailPublisher({ ...props, team: 'billing' });
+    try {
+      await publisher.cancel('order-42');
+      expect(seen[0]?.url).toBe('/deliveries/order-42?team=billing');
+      expect(() => new EmailPublisher({ ...props, team: 'Billing' })).toThrow('"Billing" cannot be a team');
+    } finally {
+      publisher.destroy();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    }
+  });
+
   test('cancel without a cancelUrl says what it needs', async () => {
     const publisher = new EmailPublisher({
       topicArn: 'arn:aws:sns:eu-west-1:123456789012:emails',
@@ -169,5 +203,26 @@ describe('cancel at the cancel URL', () => {
     } finally {
       await server.close();
     }
+  });
+
+  test("a team's cancel names the team in the query: the key cancelled is <team>#<key>", async () => {
+    const { server, cancelled } = await startCancellingEndpoint(lookup);
+    try {
+      const result = await cancelAtCancelUrl(`${server.cancelUrl}/deliveries/`, 'order-7', context, {
+        team: 'billing',
+      });
+      expect(result).toMatchObject({ outcome: 'cancelled', report: { key: 'billing#order-7' } });
+      // The timeout alone, as callers passed it before teams, still works.
+      await cancelAtCancelUrl(`${server.cancelUrl}/deliveries/`, 'order-8', context, 5000);
+      expect(cancelled).toEqual(['billing#order-7', 'order-8']);
+    } finally {
+      await server.close();
+    }
+  });
+
+  test('deliveryUrl puts the team in the query, the key in the path', () => {
+    const url = deliveryUrl('https://abc123.lambda-url.eu-west-1.on.aws/deliveries/', 'a/b', 'security');
+    expect(url.pathname).toBe('/deliveries/a%2Fb');
+    expect(url.search).toBe('?team=security');
   });
 });

@@ -166,12 +166,13 @@ export async function main(argv: readonly string[] = process.argv.slice(2)): Pro
     };
     status = await startStatusEndpoint({
       port,
-      lookup: (key) => lookupDelivery(target, key),
-      cancel: (key) =>
+      lookup: (key, team) => lookupDelivery(target, key, team),
+      cancel: (key, team) =>
         cancelDelivery(
           { ...target, dynamodb: pipeline!.dynamodb, dedupeWindowSeconds: settings.dedupeWindowSeconds },
           key,
           LOCAL_CANCELLER,
+          team,
         ),
       onError: (error) =>
         console.error(`status lookup failed: ${error instanceof Error ? error.message : String(error)}`),

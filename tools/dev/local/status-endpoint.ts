@@ -34,11 +34,12 @@ export interface StatusEndpoint {
 
 export interface StatusEndpointOptions {
   readonly port: number;
-  readonly lookup: (key: string) => Promise<DeliveryReport>;
+  /** The status URL's GET: a key's report (`team`: the key of that team, from `?team=NAME`). */
+  readonly lookup: (key: string, team?: string) => Promise<DeliveryReport>;
   /** Called with a lookup that failed for another reason than a bad key (the answer is a 503). */
   readonly onError?: (error: unknown) => void;
   /** The cancel URL's DELETE: cancels a key. @default none: the cancel path is answered 404 */
-  readonly cancel?: (key: string) => Promise<CancelResult>;
+  readonly cancel?: (key: string, team?: string) => Promise<CancelResult>;
 }
 
 /** Who a local cancel is recorded as: the local server authenticates nobody. */
@@ -46,14 +47,14 @@ export const LOCAL_CANCELLER = 'local (unauthenticated)';
 
 export function startStatusEndpoint(options: StatusEndpointOptions): Promise<StatusEndpoint> {
   const server = createServer((request, response) => {
-    // The path as sent, without a query string.
-    const rawPath = (request.url ?? '/').split('?')[0] ?? '/';
+    // The request target as sent: the path, then the query (`?team=NAME`).
+    const target = request.url ?? '/';
     const method = request.method ?? 'GET';
     const cancel = options.cancel;
     const answered =
-      cancel && rawPath.startsWith(`${LOCAL_CANCEL_PREFIX}/`)
-        ? handleCancelRequest(method, rawPath.slice(LOCAL_CANCEL_PREFIX.length), cancel, options.onError)
-        : handleStatusRequest(method, rawPath, options.lookup, options.onError);
+      cancel && target.startsWith(`${LOCAL_CANCEL_PREFIX}/`)
+        ? handleCancelRequest(method, target.slice(LOCAL_CANCEL_PREFIX.length), cancel, options.onError)
+        : handleStatusRequest(method, target, options.lookup, options.onError);
     void answered.then((answer) => {
       response.writeHead(answer.statusCode, answer.headers);
       response.end(answer.body);

@@ -4,6 +4,7 @@ import { unmarshall } from '@aws-sdk/util-dynamodb';
 import { IdempotencyConfig, IdempotencyRecordStatus } from '@aws-lambda-powertools/idempotency';
 import { IdempotencyRecord } from '@aws-lambda-powertools/idempotency/persistence';
 import { cancelMarkOf } from '../../../../lambdas/kernel/ledger/cancel-mark';
+import { ledgerKey } from '../../../../lambdas/kernel/ledger/schema';
 import { LedgerAwarePersistenceLayer } from '../../../../lambdas/send-email/claim/persistence';
 import { cancelDelivery, type CancelDeps } from '../../../../lambdas/status/cancel';
 import { handleCancelRequest, handleStatusRequest } from '../../../../lambdas/status/http';
@@ -127,6 +128,25 @@ describe('cancel: the state machine', () => {
     expect(idempotency.has(idempotencyRecordId('email-pipeline', 'caf\u00e9-42'))).toBe(true);
   });
 
+  test("a team's cancel marks <team>#<key>, under that key's own id; the bare key stays free", async () => {
+    const { deps, idempotency } = tables();
+    const result = await cancelDelivery(deps, 'order-42', BY, 'billing');
+    const teamId = idempotencyRecordId('email-pipeline', 'billing#order-42');
+    expect(idempotency.get(teamId)).toMatchObject({ status: 'COMPLETED', ledgerKey: ledgerKey('billing#order-42') });
+    expect(idempotency.has(ID)).toBe(false);
+    expect(result.report).toMatchObject({ key: 'billing#order-42', status: 'cancelled' });
+    // The other team's and the bare key's cancels are their own: the first is not "already" theirs.
+    expect((await cancelDelivery(deps, 'order-42', BY, 'security')).outcome).toBe('cancelled');
+    expect((await cancelDelivery(deps, 'order-42', BY)).outcome).toBe('cancelled');
+    expect(idempotency.size).toBe(3);
+  });
+
+  test('a team that cannot be a team is refused before anything is written', async () => {
+    const { deps, idempotency } = tables();
+    await expect(cancelDelivery(deps, 'order-42', BY, 'Billing')).rejects.toThrow('Invalid team "Billing"');
+    expect(idempotency.size).toBe(0);
+  });
+
   test('a key that cannot be a dedupe key is refused before anything is written', async () => {
     const { deps, idempotency } = tables();
     await expect(cancelDelivery(deps, ' order', BY)).rejects.toThrow('Invalid key');
@@ -204,6 +224,22 @@ describe('DELETE /deliveries/{key} at the cancel URL', () => {
     const answer = await handleCancelRequest('DELETE', '/deliveries/order-42', cancel('too-late'));
     expect(answer.statusCode).toBe(409);
     expect(JSON.parse(answer.body)).toMatchObject({ outcome: 'too-late', report: { status: 'sent' } });
+  });
+
+  test("?team=NAME cancels that team's key; a bad team answers 400 and cancels nothing", async () => {
+    const asked: [string, string | undefined][] = [];
+    const answer = await handleCancelRequest('DELETE', '/deliveries/order-42?team=security', async (key, team) => {
+      asked.push([key, team]);
+      return cancel('cancelled')(key);
+    });
+    expect(answer.statusCode).toBe(200);
+    expect(asked).toEqual([['order-42', 'security']]);
+    const { deps, idempotency } = tables();
+    const bad = await handleCancelRequest('DELETE', '/deliveries/order-42?team=-x', (key, team) =>
+      cancelDelivery(deps, key, BY, team),
+    );
+    expect(bad.statusCode).toBe(400);
+    expect(idempotency.size).toBe(0);
   });
 
   test('the key is percent-decoded as for GET', async () => {

@@ -1,14 +1,16 @@
 /** The status function's HTTP routing, shared with the local server: what each request is answered. */
 import type { DeliveryReport } from '../../../../lambdas/kernel/ledger/schema';
-import { handleStatusRequest } from '../../../../lambdas/status/http';
-import { InvalidKeyError, keyProblem } from '../../../../lambdas/status/lookup';
+import { TEAM_NAME, teamKey } from '../../../../lambdas/kernel/teams';
+import { handleStatusRequest, requestTarget } from '../../../../lambdas/status/http';
+import { InvalidKeyError, InvalidTeamError, keyProblem } from '../../../../lambdas/status/lookup';
 
 describe('handleStatusRequest', () => {
   const report = (key: string): DeliveryReport => ({ key, status: 'delivered', events: [] });
-  const lookup = async (key: string) => {
+  const lookup = async (key: string, team?: string) => {
     const problem = keyProblem(key);
     if (problem) throw new InvalidKeyError(key, problem);
-    return report(key);
+    if (team !== undefined && !TEAM_NAME.test(team)) throw new InvalidTeamError(team);
+    return report(team !== undefined ? teamKey(team, key) : key);
   };
 
   test('GET /deliveries/{key} answers 200 with the report as JSON, never cached', async () => {
@@ -28,6 +30,29 @@ describe('handleStatusRequest', () => {
     const answer = await handleStatusRequest('GET', '/deliveries/%20order', lookup);
     expect(answer.statusCode).toBe(400);
     expect(JSON.parse(answer.body).message).toBe('Invalid key " order": must not be empty or start or end with spaces');
+  });
+
+  test("?team=NAME reads that team's key; the query never becomes part of the key", async () => {
+    const answer = await handleStatusRequest('GET', '/deliveries/order%2F42?team=billing', lookup);
+    expect(JSON.parse(answer.body).key).toBe('billing#order/42');
+    // Other query parameters are ignored, as before teams.
+    expect(JSON.parse((await handleStatusRequest('GET', '/deliveries/order-42?x=1', lookup)).body).key).toBe(
+      'order-42',
+    );
+  });
+
+  test('a team that cannot be a team (or an empty one) answers 400 naming the rule', async () => {
+    for (const query of ['team=Billing', 'team=', 'team=a%23b']) {
+      const answer = await handleStatusRequest('GET', `/deliveries/order-42?${query}`, lookup);
+      expect(answer.statusCode).toBe(400);
+      expect(JSON.parse(answer.body).message).toMatch(/^Invalid team ".*": a team name is 1 to 32 lowercase/);
+    }
+  });
+
+  test("a function URL's event gives its path and query as one request target", () => {
+    expect(requestTarget({ rawPath: '/deliveries/k', rawQueryString: 'team=ops' })).toBe('/deliveries/k?team=ops');
+    expect(requestTarget({ rawPath: '/deliveries/k', rawQueryString: '' })).toBe('/deliveries/k');
+    expect(requestTarget({ rawPath: '/deliveries/k' })).toBe('/deliveries/k');
   });
 
   test('broken percent-encoding answers 400', async () => {

@@ -24,6 +24,13 @@ test('cancel of a key that cannot be a dedupe key is a usage error naming the ru
   expect(ran.stderr).toContain('cannot be a dedupe key: it must not be empty or start or end with spaces');
 });
 
+test('cancel --team with a name that cannot be a team is a usage error naming the rule', async () => {
+  const ran = await cli('cancel', '--team', 'Billing', 'order-42');
+  expect(ran.code).toBe(2);
+  expect(ran.stderr).toContain('"Billing" cannot be a team: a team name is 1 to 32 lowercase letters');
+  expect((await cli('cancel', '--help')).stdout).toContain('--team NAME');
+});
+
 test('cancel without a local pipeline fails with 1 and says how to start one', async () => {
   const ran = await cli('cancel', 'order-42');
   expect(ran.code).toBe(1);
