@@ -10,7 +10,7 @@
  * and their number parsing takes `1e3`, `0x10` and ` 12 `, which a setting must not.
  */
 import type { TrustedOrigin } from './ledger/binding';
-import { parseTeamRoutes, TEAMS_ENV, type TeamRoutes } from './teams';
+import { parseTeamRoutes, TEAM_NAME, TEAMS_ENV, type TeamRoutes } from './teams';
 
 /** Environment variables of the send function (the ledger and status functions read the table and prefix too). */
 export const ENV = {
@@ -61,6 +61,8 @@ export const LEDGER_ENV = {
   configurationSetName: 'CONFIGURATION_SET_NAME',
   /** The send function's role name: the `ses:caller-identity` tag of its events (ledger). */
   senderRoleName: 'SENDER_ROLE_NAME',
+  /** The pipeline's teams, comma-separated: a status change of `<team>#<key>` names its team (ledger). */
+  teamNames: 'TEAM_NAMES',
 } as const;
 
 export interface HandlerSettings {
@@ -256,6 +258,8 @@ export interface LedgerSettings {
   /** Where status changes go; none: not published. */
   readonly deliveryStatusTopicArn?: string;
   readonly trust: LedgerTrust;
+  /** The pipeline's teams (none without teams): a status change of a team's key carries the team. */
+  readonly teamNames?: readonly string[];
 }
 
 /** Reads the ledger function's settings; throws naming the variable at fault. */
@@ -273,7 +277,21 @@ export function readLedgerSettings(env: Env = process.env): LedgerSettings {
     claimsTableName: read.required(ENV.tableName),
     keyPrefix: read.required(ENV.keyPrefix),
   };
-  return { tableName, retentionSeconds, ...(topic ? { deliveryStatusTopicArn: topic } : {}), trust };
+  const teams = read.optional(LEDGER_ENV.teamNames);
+  const teamNames = teams ? teams.split(',') : [];
+  const bad = teamNames.find((name) => !TEAM_NAME.test(name));
+  if (bad !== undefined) {
+    throw new Error(
+      `Environment variable ${LEDGER_ENV.teamNames} names ${JSON.stringify(bad)}, which cannot be a team`,
+    );
+  }
+  return {
+    tableName,
+    retentionSeconds,
+    ...(topic ? { deliveryStatusTopicArn: topic } : {}),
+    trust,
+    ...(teamNames.length > 0 ? { teamNames } : {}),
+  };
 }
 
 /** The tables the status and cancel functions use, and the send function's key prefix. */

@@ -27,6 +27,8 @@ export interface TeamRoute {
   readonly highPriorityTopicArn?: string;
   /** The addresses the team may send from; the first is its default. */
   readonly senders: readonly string[];
+  /** The team's SES tenant: its sends name it (SendEmail's TenantName). @default none: no tenant */
+  readonly tenantName?: string;
 }
 
 /** Every team by name. */
@@ -53,7 +55,9 @@ export function parseTeamRoutes(raw: string | undefined, variable: string): Team
   } catch {
     return bad('must be JSON');
   }
-  if (!isRecord(parsed)) return bad('must be a JSON object: team name -> { topicArn, highPriorityTopicArn?, senders }');
+  if (!isRecord(parsed)) {
+    return bad('must be a JSON object: team name -> { topicArn, highPriorityTopicArn?, senders, tenantName? }');
+  }
   const out: Record<string, TeamRoute> = {};
   for (const [name, team] of Object.entries(parsed)) {
     if (!isRecord(team) || !nonEmptyString(team.topicArn)) bad(`: team ${name} needs a topicArn`);
@@ -64,10 +68,13 @@ export function parseTeamRoutes(raw: string | undefined, variable: string): Team
     if (!Array.isArray(senders) || senders.length === 0 || !senders.every(nonEmptyString)) {
       bad(`: team ${name} needs a non-empty list of senders`);
     }
+    const tenant = route.tenantName;
+    if (tenant !== undefined && !nonEmptyString(tenant)) bad(`: team ${name} has an empty tenantName`);
     out[name] = {
       topicArn: route.topicArn as string,
       ...(high !== undefined ? { highPriorityTopicArn: high as string } : {}),
       senders: senders as string[],
+      ...(tenant !== undefined ? { tenantName: tenant as string } : {}),
     };
   }
   return Object.keys(out).length > 0 ? out : undefined;
@@ -90,6 +97,20 @@ export function teamOfTopic(teams: TeamRoutes | undefined, topicArn: unknown): s
  */
 export function teamKey(team: string, key: string): string {
   return `${team}#${key}`;
+}
+
+/** The SES tenant whose name a send of `key` carries: its team's, when the team has one. */
+export function tenantOfKey(teams: TeamRoutes | undefined, key: string): string | undefined {
+  const team = teamOfKey(teams === undefined ? undefined : Object.keys(teams), key);
+  return team === undefined ? undefined : teams?.[team]?.tenantName;
+}
+
+/** The team whose namespace `key` is in (`<team>#...` for one of `teamNames`), or undefined. */
+export function teamOfKey(teamNames: readonly string[] | undefined, key: string): string | undefined {
+  const at = key.indexOf('#');
+  if (teamNames === undefined || at < 0) return undefined;
+  const team = key.slice(0, at);
+  return teamNames.includes(team) ? team : undefined;
 }
 
 /**

@@ -86,17 +86,21 @@ export function createLedgerHandler(
     return subscribers.any;
   }
 
-  async function publish(item: StoredLedgerItem): Promise<void> {
+  /** Publishes the item's report; `tagged`: the team its send was tagged with (one of the pipeline's teams counts). */
+  async function publish(item: StoredLedgerItem, tagged: string | undefined): Promise<void> {
     if (!settings.deliveryStatusTopicArn) return;
     if (!(await anyoneListening(settings.deliveryStatusTopicArn))) return;
     const report = reportOf(item);
+    // A team's key names its team, in the body and as an attribute a subscription can filter on.
+    const team = tagged !== undefined && settings.teamNames?.includes(tagged) ? tagged : undefined;
     await sns.send(
       new PublishCommand({
         TopicArn: settings.deliveryStatusTopicArn,
-        Message: JSON.stringify(report),
+        Message: JSON.stringify(team !== undefined ? { ...report, team } : report),
         MessageAttributes: {
           status: { DataType: 'String', StringValue: report.status },
           'idempotency-key': { DataType: 'String', StringValue: report.key },
+          ...(team !== undefined ? { team: { DataType: 'String', StringValue: team } } : {}),
         },
       }),
     );
@@ -117,14 +121,14 @@ export function createLedgerHandler(
       metrics.addMetric(LEDGER_METRIC.duplicateEvents, MetricUnit.Count, 1);
       logger.info('ledger event already recorded', fields);
       // The first copy may have failed to publish after its write: this event set the status, say it again.
-      if (status === parsed.status) await publish(result.item);
+      if (status === parsed.status) await publish(result.item, parsed.team);
       return;
     }
     metrics.addMetric(LEDGER_METRIC.eventsRecorded, MetricUnit.Count, 1);
     logger.info('ledger event recorded', { ...fields, previousStatus: result.previousStatus });
     if (status !== result.previousStatus) {
       metrics.addMetric(LEDGER_METRIC.statusChanges, MetricUnit.Count, 1);
-      await publish(result.item);
+      await publish(result.item, parsed.team);
     }
   }
 

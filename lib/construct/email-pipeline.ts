@@ -13,6 +13,7 @@ import type * as kms from 'aws-cdk-lib/aws-kms';
 import type * as lambda from 'aws-cdk-lib/aws-lambda';
 import type * as logs from 'aws-cdk-lib/aws-logs';
 import type * as s3 from 'aws-cdk-lib/aws-s3';
+import type * as ses from 'aws-cdk-lib/aws-ses';
 import type * as sns from 'aws-cdk-lib/aws-sns';
 import type * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
@@ -32,6 +33,7 @@ import { buildRedriveRole } from './pipeline/redrive-role';
 import { buildScheduleFunction } from './pipeline/schedule-function';
 import * as policies from './pipeline/resource-policies';
 import { buildSendFunction } from './pipeline/send-function';
+import { buildTeamTenants, tenantNames } from './pipeline/team-tenants';
 import { buildTeamTopics, restrictTeamPublishers, teamRoutes, type TeamTopics } from './pipeline/team-topics';
 import { buildTopics } from './pipeline/topic';
 import { rotatingKey } from './common/keys';
@@ -60,6 +62,8 @@ export class EmailPipeline extends Construct {
   public readonly queue: sqs.Queue;
   /** Each team's topics, by team name (the `teams` setting); empty without teams. */
   public readonly teamTopics: Readonly<Record<string, TeamTopics>>;
+  /** Each team's SES tenant, for the teams with `sesTenant` (none without: team-tenants.ts). */
+  public readonly teamTenants: Readonly<Record<string, ses.CfnTenant>>;
   /** The high-priority queue: {@link highPriorityTopic}'s messages, its own event source mapping. */
   public readonly highPriorityQueue: sqs.Queue;
   /** Permanent failures (sent by the handler) and messages past maxReceiveCount. */
@@ -195,7 +199,7 @@ export class EmailPipeline extends Construct {
       highPriorityQueue: this.highPriorityQueue,
       scheduleQueue: this.scheduleQueue,
       deadLetterQueue: this.deadLetterQueue,
-      ...(settings.teams ? { teams: teamRoutes(this.teamTopics, settings.teams) } : {}),
+      ...(settings.teams ? { teams: teamRoutes(this.teamTopics, settings.teams, tenantNames(this, teams)) } : {}),
     });
     this.role = send.role;
     restrictTeamPublishers(this.teamTopics, teams, this.role);
@@ -229,6 +233,14 @@ export class EmailPipeline extends Construct {
       ...(this.tableKey ? { tableKey: this.tableKey } : {}),
     });
     this.ledger.grantSender(this.sendFunction);
+    this.teamTenants = buildTeamTenants(this, {
+      teams,
+      sesIdentity: settings.sesIdentity,
+      configurationSetName: this.ledger.configurationSetName,
+      ...(props.sesTemplateNames ? { templateNames: props.sesTemplateNames } : {}),
+    });
+    // No send names a tenant before it exists.
+    for (const tenant of Object.values(this.teamTenants)) this.sendFunction.node.addDependency(tenant);
     for (const principal of props.cancelPrincipals ?? []) this.ledger.grantCancel(principal);
 
     // --- permissions and policies ------------------------------------------
@@ -244,6 +256,7 @@ export class EmailPipeline extends Construct {
       queueKey: this.queueKey,
       configurationSetName: this.ledger.configurationSetName,
       ...(props.sesTemplateNames ? { sesTemplateNames: props.sesTemplateNames } : {}),
+      tenantArns: Object.values(this.teamTenants).map((tenant) => tenant.attrArn),
     });
     this.redriveRole = buildRedriveRole(this, {
       assumedBy: props.redriveRoleAssumedBy,

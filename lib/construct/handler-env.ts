@@ -215,12 +215,12 @@ export interface LedgerResourceRefs {
 
 /**
  * The ledger function's own settings: its table, the topic it publishes status changes to, how
- * long a ledger item lives (the dedupe window), where genuine events come from, and the send
- * function's idempotency table and key prefix. The CDK construct, the local pipeline and the
+ * long a ledger item lives (the dedupe window), where genuine events come from, the send
+ * function's idempotency table and key prefix, and the teams' names (with teams). The CDK construct, the local pipeline and the
  * benchmark all build the ledger's environment here.
  */
 export function ledgerEnvironment(
-  settings: Pick<ResolvedSettings, 'dedupeWindowSeconds' | 'idempotencyKeyPrefix'>,
+  settings: Pick<ResolvedSettings, 'dedupeWindowSeconds' | 'idempotencyKeyPrefix'> & Pick<ResolvedSettings, 'teams'>,
   refs: LedgerResourceRefs,
 ): Record<string, string> {
   const environment: Record<string, string> = {
@@ -228,6 +228,9 @@ export function ledgerEnvironment(
     [LEDGER_ENV.deliveryStatusTopicArn]: refs.deliveryStatusTopicArn,
     [LEDGER_ENV.retentionSeconds]: String(settings.dedupeWindowSeconds),
   };
+  // Only with teams (a pipeline without them keeps its template): status changes name their team.
+  const teamNames = Object.keys(settings.teams ?? {});
+  if (teamNames.length > 0) environment[LEDGER_ENV.teamNames] = teamNames.join(',');
   if (refs.origin !== undefined) {
     environment[LEDGER_ENV.accountId] = refs.origin.accountId;
     environment[LEDGER_ENV.configurationSetName] = refs.origin.configurationSetName;

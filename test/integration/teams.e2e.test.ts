@@ -4,26 +4,35 @@
  * is sent through its team's topic by the lane of that topic's queue; a topic that is neither the
  * pipeline's nor a team's, subscribed to the queue behind the pipeline's back, is refused
  * (ForeignTopic) and never sent. Each team's keys are its own: the same key from two teams is two
- * emails, and the status lookup answers for each team's key.
+ * emails, the status lookup answers for each team's key, a team with an SES tenant sends as it,
+ * and one team's cancel of a key leaves another team's email of the same key to be sent.
  */
 import { CreateTopicCommand, PublishCommand, SubscribeCommand } from '@aws-sdk/client-sns';
+import { CreateQueueCommand, GetQueueAttributesCommand, ReceiveMessageCommand } from '@aws-sdk/client-sqs';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { mkdtempSync, rmSync } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
+import { ledgerKey, type DeliveryReport } from '../../lambdas/kernel/ledger/schema';
+import { cancelDelivery } from '../../lambdas/status/cancel';
 import { lookupDelivery } from '../../lambdas/status/lookup';
 import { loadLocalSettings } from '../../tools/dev/local/settings';
 import { drainQueue } from '../../tools/dev/local/queues';
+import { LOCAL_CANCELLER, startStatusEndpoint } from '../../tools/dev/local/status-endpoint';
 import { email, runCli, startTestPipeline, until, writeCliOutputs, type TestPipeline } from './support';
 
 const TEAMS = {
   billing: { senders: ['billing@example.com', 'invoices@example.com'] },
-  security: { senders: ['security@example.com'], highPriority: true },
+  security: { senders: ['security@example.com'], highPriority: true, sesTenant: true },
 };
 
 let p: TestPipeline;
 beforeAll(async () => {
-  p = await startTestPipeline({ settings: { teams: TEAMS }, consumers: [{}, { lane: 'high', name: 'high-1' }] });
+  p = await startTestPipeline({
+    settings: { teams: TEAMS },
+    ledger: true,
+    consumers: [{}, { lane: 'high', name: 'high-1' }],
+  });
 }, 60_000);
 afterAll(() => p?.stop());
 
@@ -91,9 +100,43 @@ test('a topic that is not the pipeline’s or a team’s is refused at once and 
   expect((await p.emails()).filter((e) => e.destination.to.includes(to))).toHaveLength(0);
 });
 
+/** A queue subscribed to the delivery-status topic (SNS envelopes): what a subscriber would get. */
+async function watchStatusTopic(): Promise<
+  () => Promise<{ report: DeliveryReport; attributes: Record<string, string> }[]>
+> {
+  const { sqs, sns, resources } = p.pipeline;
+  const { QueueUrl = '' } = await sqs.send(new CreateQueueCommand({ QueueName: `${p.name}-status-watch` }));
+  const { Attributes } = await sqs.send(new GetQueueAttributesCommand({ QueueUrl, AttributeNames: ['QueueArn'] }));
+  await sns.send(
+    new SubscribeCommand({
+      TopicArn: resources.ledger.deliveryStatusTopicArn,
+      Protocol: 'sqs',
+      Endpoint: Attributes?.QueueArn ?? '',
+    }),
+  );
+  const seen: { report: DeliveryReport; attributes: Record<string, string> }[] = [];
+  return async () => {
+    const { Messages = [] } = await sqs.send(
+      new ReceiveMessageCommand({ QueueUrl, MaxNumberOfMessages: 10, WaitTimeSeconds: 1 }),
+    );
+    for (const m of Messages) {
+      const envelope = JSON.parse(m.Body ?? '{}') as {
+        Message: string;
+        MessageAttributes?: Record<string, { Value: string }>;
+      };
+      const attributes = Object.fromEntries(
+        Object.entries(envelope.MessageAttributes ?? {}).map(([k, v]) => [k, v.Value]),
+      );
+      seen.push({ report: JSON.parse(envelope.Message) as DeliveryReport, attributes });
+    }
+    return seen;
+  };
+}
+
 test('the same key from two teams is two emails, and the status of each team’s key is its own', async () => {
   const teams = p.pipeline.resources.teams!;
   const key = `shared-${p.name}`;
+  const statusChanges = await watchStatusTopic();
   const [toBilling, toSecurity] = [p.address('shared-billing'), p.address('shared-security')];
   await publish(teams.billing!.topicArn, key, toBilling);
   await publish(teams.security!.topicArn, key, toSecurity);
@@ -105,6 +148,12 @@ test('the same key from two teams is two emails, and the status of each team’s
   expect(mails.filter((e) => e.destination.to.includes(toSecurity)).map((e) => e.from)).toEqual([
     'security@example.com',
   ]);
+  // Security has an SES tenant: its sends name it (the local SES layer checked it exists, with the
+  // configuration set associated, and kept it); billing has none.
+  expect(mails.filter((e) => e.destination.to.includes(toSecurity)).map((e) => e.tenantName)).toEqual([
+    `${p.name}-security`,
+  ]);
+  expect(mails.filter((e) => e.destination.to.includes(toBilling)).map((e) => e.tenantName)).toEqual([undefined]);
   expect(decisionsOf(`billing#${key}`).filter((d) => d.decision === 'sent')).toHaveLength(1);
   expect(decisionsOf(`security#${key}`).filter((d) => d.decision === 'sent')).toHaveLength(1);
 
@@ -118,6 +167,29 @@ test('the same key from two teams is two emails, and the status of each team’s
   expect((await lookupDelivery(target, key, 'billing')).status).toBe('sent');
   expect((await lookupDelivery(target, key, 'security')).status).toBe('sent');
   expect((await lookupDelivery(target, key)).status).toBe('unknown');
+
+  // Each status change of a team's key names the team, in the body and as an attribute to filter on.
+  // (The ledger knows a team's key as SES tags it: <team>#<key> is outside the tags' alphabet, so a hash.)
+  const tagged = (team: string) => ledgerKey(`${team}#${key}`);
+  let seen: Awaited<ReturnType<typeof statusChanges>> = [];
+  await until(
+    'both delivered on the status topic',
+    async () => {
+      seen = await statusChanges();
+      return ['billing', 'security'].every((team) =>
+        seen.some((c) => c.report.key === tagged(team) && c.report.status === 'delivered'),
+      );
+    },
+    30_000,
+  );
+  for (const team of ['billing', 'security']) {
+    const changes = seen.filter((c) => c.report.key === tagged(team));
+    expect(changes.length).toBeGreaterThan(0);
+    for (const { report, attributes } of changes) {
+      expect(attributes).toEqual({ status: report.status, 'idempotency-key': tagged(team), team });
+      expect(report).toMatchObject({ team });
+    }
+  }
 
   // The operator's view: email-pipeline status --team NAME <key>, a real CLI process.
   const stateDir = mkdtempSync(path.join(os.tmpdir(), 'teams-cli-'));
@@ -163,4 +235,56 @@ test('an attachment under another team’s prefix is dead-lettered at once, nami
   );
   await until('drained', () => p.pipeline.isDrained());
   expect((await p.emails()).filter((e) => e.destination.to.includes(to))).toHaveLength(0);
+});
+
+test("billing's cancel of a key (cancel --team billing) leaves security's email of the same key to be sent", async () => {
+  const teams = p.pipeline.resources.teams!;
+  const { resources } = p.pipeline;
+  const settings = loadLocalSettings();
+  const target = {
+    db: DynamoDBDocumentClient.from(p.pipeline.dynamodb),
+    ledgerTableName: resources.ledger.tableName,
+    idempotencyTableName: resources.tableName,
+    keyPrefix: settings.idempotencyKeyPrefix,
+  };
+  // The cancel URL as npm start serves it: the cancel function's code over the local tables.
+  const status = await startStatusEndpoint({
+    port: 0,
+    lookup: (key, team) => lookupDelivery(target, key, team),
+    cancel: (key, team) =>
+      cancelDelivery(
+        { ...target, dynamodb: p.pipeline.dynamodb, dedupeWindowSeconds: settings.dedupeWindowSeconds },
+        key,
+        LOCAL_CANCELLER,
+        team,
+      ),
+  });
+  const stateDir = mkdtempSync(path.join(os.tmpdir(), 'teams-cancel-'));
+  try {
+    writeCliOutputs(stateDir, p, { CancelUrl: `${status.cancelUrl}/deliveries/` });
+    const key = `cancel-${p.name}`;
+    const cancelled = runCli(stateDir, ['cancel', '--json', '--team', 'billing', key]);
+    expect(cancelled).toMatchObject({ status: 0 });
+    expect(JSON.parse(cancelled.stdout)).toMatchObject({
+      outcome: 'cancelled',
+      report: { key: `billing#${key}`, status: 'cancelled' },
+    });
+    const [toBilling, toSecurity] = [p.address('cancel-billing'), p.address('cancel-security')];
+    await publish(teams.billing!.topicArn, key, toBilling);
+    await publish(teams.security!.topicArn, key, toSecurity);
+    await until('security sent, billing suppressed', () => {
+      const said = (who: string, what: string) => decisionsOf(`${who}#${key}`).some((d) => d.decision === what);
+      return said('security', 'sent') && said('billing', 'cancelled');
+    });
+    await until('drained', () => p.pipeline.isDrained());
+    const mails = await p.emails();
+    expect(mails.filter((e) => e.destination.to.includes(toSecurity))).toHaveLength(1);
+    expect(mails.filter((e) => e.destination.to.includes(toBilling))).toHaveLength(0);
+    expect(decisionsOf(`billing#${key}`).filter((d) => d.decision === 'sent')).toHaveLength(0);
+    // A name that cannot be a team is refused before anything is asked of the pipeline.
+    expect(runCli(stateDir, ['cancel', '--team', 'Billing', key])).toMatchObject({ status: 2 });
+  } finally {
+    await status.close();
+    rmSync(stateDir, { recursive: true, force: true });
+  }
 });

@@ -18,6 +18,12 @@
 export const DEDUPE_ATTEMPT_TAG = 'dedupe-attempt';
 /** The message tag with the send's claim: the idempotency record's hash, base64url. */
 export const DEDUPE_CLAIM_TAG = 'dedupe-claim';
+/**
+ * The message tag with the team of a team's key (`<team>#<key>`, whose `dedupe-key` is a hash):
+ * the ledger names it on the delivery-status topic. Only the send function sets it (tag names
+ * starting with `dedupe` are refused in messages).
+ */
+export const DEDUPE_TEAM_TAG = 'dedupe-team';
 
 /** Attributes the send function adds to its claim (the Powertools idempotency record). */
 export const CLAIM_ATTRIBUTES = {

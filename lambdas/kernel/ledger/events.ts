@@ -4,7 +4,7 @@
  * and the status order that makes the ledger independent of the order events arrive in.
  * Pure: no SDK, no clock.
  */
-import { DEDUPE_ATTEMPT_TAG, DEDUPE_CLAIM_TAG, type EventOrigin } from './binding';
+import { DEDUPE_ATTEMPT_TAG, DEDUPE_CLAIM_TAG, DEDUPE_TEAM_TAG, type EventOrigin } from './binding';
 
 import {
   DEDUPE_KEY_TAG,
@@ -136,6 +136,8 @@ export interface ParsedSesEvent {
   readonly attemptId?: string;
   /** The `dedupe-claim` tag: which claim the send was made under. */
   readonly claimRef?: string;
+  /** The `dedupe-team` tag: the team of a team's key. */
+  readonly team?: string;
   /** What the event says of where it came from (the envelope's source and account are added by the caller). */
   readonly origin: EventOrigin;
 }
@@ -270,6 +272,7 @@ export function parseSesEvent(message: unknown): ParsedSesEvent | undefined {
   }
   const attemptId = tagValue(tags, DEDUPE_ATTEMPT_TAG);
   const claimRef = tagValue(tags, DEDUPE_CLAIM_TAG);
+  const team = tagValue(tags, DEDUPE_TEAM_TAG);
   const accountId = typeof mail.sendingAccountId === 'string' ? mail.sendingAccountId : undefined;
   const configurationSet = tagValue(tags, 'ses:configuration-set');
   const callerIdentity = tagValue(tags, 'ses:caller-identity');
@@ -281,6 +284,7 @@ export function parseSesEvent(message: unknown): ParsedSesEvent | undefined {
     event: { type, at, sesMessageId, ...(detail ? { detail } : {}), ...(attemptId ? { attemptId } : {}) },
     ...(attemptId ? { attemptId } : {}),
     ...(claimRef ? { claimRef } : {}),
+    ...(team ? { team } : {}),
     origin: {
       ...(accountId ? { accountId } : {}),
       ...(configurationSet ? { configurationSet } : {}),

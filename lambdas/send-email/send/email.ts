@@ -3,7 +3,7 @@
  * that never repeats a send SES may already have accepted (the failure classes are in
  * classify.ts).
  */
-import { DEDUPE_ATTEMPT_TAG, DEDUPE_CLAIM_TAG } from '../../kernel/ledger/binding';
+import { DEDUPE_ATTEMPT_TAG, DEDUPE_CLAIM_TAG, DEDUPE_TEAM_TAG } from '../../kernel/ledger/binding';
 import { ledgerKey } from '../../kernel/ledger/schema';
 import { SESv2Client, type Attachment, type SendEmailCommandInput } from '@aws-sdk/client-sesv2';
 import { httpHandler } from '../../runtime/clients';
@@ -11,6 +11,7 @@ import type { RetryErrorInfo, RetryStrategyV2, RetryToken } from '@smithy/types'
 import { formatDisplayName } from '../../kernel/contract/address';
 import { isDailyQuota, provesNotSent, shape } from '../classify';
 import type { EmailMessage } from '../../kernel/contract';
+import { teamOfKey, tenantOfKey, type TeamRoutes } from '../../kernel/teams';
 
 /** The SES message tag that carries the dedupe key (searchable in SES event destinations). */
 export const DEDUPE_TAG = 'dedupe-key';
@@ -20,6 +21,8 @@ export interface SenderSettings {
   /** Display name of the From address; quoted or RFC 2047-encoded as SES requires. */
   readonly senderName?: string;
   readonly configurationSetName?: string;
+  /** The teams: a team's key (`<team>#<key>`) is sent under its team's SES tenant, if it has one. */
+  readonly teams?: TeamRoutes;
 }
 
 /**
@@ -48,6 +51,8 @@ export function buildSendEmailInput(
   attempt?: AttemptTags,
   attachments?: Attachment[],
 ): SendEmailCommandInput {
+  const tenant = tenantOfKey(sender.teams, key);
+  const team = teamOfKey(sender.teams === undefined ? undefined : Object.keys(sender.teams), key);
   // Contract v1.2: custom headers and attachments, on whichever content the email has.
   const extras = {
     ...(email.headers ? { Headers: Object.entries(email.headers).map(([Name, Value]) => ({ Name, Value })) } : {}),
@@ -94,9 +99,13 @@ export function buildSendEmailInput(
             { Name: DEDUPE_CLAIM_TAG, Value: attempt.claimRef },
           ]
         : []),
+      // A team's key is tagged with a hash: its team travels beside it, for the ledger to name.
+      ...(team !== undefined ? [{ Name: DEDUPE_TEAM_TAG, Value: team }] : []),
       ...Object.entries(email.tags).map(([Name, Value]) => ({ Name, Value })),
     ],
     ...(sender.configurationSetName ? { ConfigurationSetName: sender.configurationSetName } : {}),
+    // A team with an SES tenant sends as that tenant: its reputation, and a pause, are the team's own.
+    ...(tenant !== undefined ? { TenantName: tenant } : {}),
   };
 }
 

@@ -36,6 +36,8 @@ export function grantSendFunctionLeastPrivilege(
     readonly configurationSetName: string;
     /** SES stored templates it may send with. @default every template of the account and region */
     readonly sesTemplateNames?: readonly string[];
+    /** The teams' SES tenants (team-tenants.ts): their sends name them. @default none */
+    readonly tenantArns?: readonly string[];
   },
 ): void {
   const stack = Stack.of(fn);
@@ -59,6 +61,8 @@ export function grantSendFunctionLeastPrivilege(
   for (const template of props.sesTemplateNames ?? ['*']) {
     sesResources.push(sesArn('template', template));
   }
+  // A team's sends name its tenant (TenantName): allowed on the tenants too, whichever way SES authorizes them.
+  sesResources.push(...(props.tenantArns ?? []));
   fn.addToRolePolicy(
     new iam.PolicyStatement({
       sid: 'SendAsConfiguredSender',

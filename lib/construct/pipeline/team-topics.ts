@@ -92,19 +92,27 @@ export function restrictTeamPublishers(
   }
 }
 
-/** What the send function and the endpoints know of the teams: each team's topic ARNs and senders. */
+/**
+ * What the send function and the endpoints know of the teams: each team's topic ARNs and senders,
+ * and its SES tenant's name for a team with one (`tenants`, by team: team-tenants.ts).
+ */
 export function teamRoutes(
   topics: Readonly<Record<string, TeamTopics>>,
   teams: Readonly<Record<string, ResolvedTeam>>,
+  tenants: Readonly<Record<string, string>> = {},
 ): TeamRoutes {
   return Object.fromEntries(
-    Object.entries(topics).map(([name, own]) => [
-      name,
-      {
-        topicArn: own.topic.topicArn,
-        ...(own.highPriorityTopic ? { highPriorityTopicArn: own.highPriorityTopic.topicArn } : {}),
-        senders: teams[name]?.senders ?? [],
-      },
-    ]),
+    Object.entries(topics).map(([name, own]) => {
+      const tenantName = tenants[name];
+      return [
+        name,
+        {
+          topicArn: own.topic.topicArn,
+          ...(own.highPriorityTopic ? { highPriorityTopicArn: own.highPriorityTopic.topicArn } : {}),
+          senders: teams[name]?.senders ?? [],
+          ...(tenantName !== undefined ? { tenantName } : {}),
+        },
+      ];
+    }),
   );
 }

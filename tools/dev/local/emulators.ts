@@ -420,6 +420,8 @@ export interface MailboxEmail {
     readonly filename?: string;
     readonly size: number;
   }[];
+  /** The SES tenant it was sent for (SendEmail's TenantName), as the local SES layer recorded it. */
+  readonly tenantName?: string;
   /** Custom headers of Simple and Template content (Content.*.Headers). */
   readonly headers?: readonly { readonly name: string; readonly value: string }[];
   /** When it was stored, in epoch seconds. */

@@ -25,7 +25,7 @@ import { DLQ_RETENTION_SECONDS, type ResolvedSettings } from '../../../lib/setti
 import { LOCAL_ACCOUNT_ID } from '../../../lib/cli/target';
 import { ledgerEventPattern } from '../../../lambdas/kernel/ledger/event-pattern';
 import { LOCAL_DEFAULT_BUS_ARN } from './event-bus';
-import { createTeamTopics } from './team-topics';
+import { createTeamTenants, createTeamTopics } from './team-topics';
 import type { TeamRoutes } from '../../../lambdas/kernel/teams';
 import { attachmentExpiryDays } from '../../../lib/construct/pipeline/attachments-bucket';
 import { SCHEDULE_FUNCTION } from '../../../lib/construct/pipeline/schedule-function';
@@ -426,9 +426,14 @@ export async function createResources(
   const attachmentsBucketName = clients.s3 ? await createAttachmentsBucket(clients.s3, settings, name) : undefined;
   // Each queue has one topic, as deployed: the high-priority queue only the high-priority topic's.
   const highPriorityQueueArn = await subscribeQueue(clients, highPriorityTopicArn, highPriorityQueueUrl);
-  const teams = settings.teams
+  const topics = settings.teams
     ? await createTeamTopics(sns, settings.teams, name, { queueArn: arn, highPriorityQueueArn })
     : undefined;
+  const ledgerResources = await ledger;
+  const teams =
+    topics && settings.teams && clients.ses
+      ? await createTeamTenants(clients.ses, settings.teams, topics, name, ledgerResources.configurationSetName)
+      : topics;
   return {
     senderRoleName: senderRoleName(name),
     topicArn,
@@ -442,7 +447,7 @@ export async function createResources(
     deadLetterQueueUrl,
     deadLetterQueueArn,
     tableName,
-    ledger: await ledger,
+    ledger: ledgerResources,
     ...(attachmentsBucketName ? { attachmentsBucketName } : {}),
     ...(teams ? { teams } : {}),
   };

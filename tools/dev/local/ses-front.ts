@@ -20,7 +20,10 @@
  *   bounce, `complaint@` delivered then a complaint, `suppressionlist@` a bounce
  *   (OnAccountSuppressionList), any other address delivered.
  *
- * Everything else (the mailbox page, `/store`, templates) passes through unchanged. It runs in
+ * - SES tenants (ses-tenants.ts): CreateTenant, CreateTenantResourceAssociation, SendEmail's
+ *   TenantName, and each email's tenant in the mailbox (`/store`).
+ *
+ * Everything else (templates, and the mailbox but for the additions above) passes through unchanged. It runs in
  * the process that starts the emulators; another layer (a rate limiter, a fault proxy) can sit
  * in front of it or behind it, as each only speaks HTTP.
  */
@@ -32,6 +35,7 @@ import { LOCAL_ACCOUNT_ID } from '../../../lib/cli/target';
 import { emulatorConfig } from './emulator-config';
 import { eventBridgeEnvelope, LOCAL_DEFAULT_BUS_ARN, LocalEventBus } from './event-bus';
 import { contentRefusal, withHeadersShown, type SendContent } from './ses-content';
+import { LocalTenants } from './ses-tenants';
 
 /** SES v2 event types (MatchingEventTypes) and the eventType SES writes for each. */
 export const SES_EVENT_TYPES = {
@@ -77,6 +81,7 @@ interface Destination {
 }
 
 interface SendEmailBody {
+  readonly TenantName?: string;
   readonly FromEmailAddress?: string;
   readonly Destination?: { ToAddresses?: string[]; CcAddresses?: string[]; BccAddresses?: string[] };
   readonly EmailTags?: { Name?: string; Value?: string }[];
@@ -287,6 +292,7 @@ export function sesEventsFor(
 /** Starts the layer on 127.0.0.1. */
 export async function startSesFront(options: SesFrontOptions): Promise<SesFront> {
   const sets = new Map<string, Map<string, Destination>>();
+  const tenants = new LocalTenants();
   const sns = new SNSClient({ ...emulatorConfig(options.snsEndpoint), maxAttempts: 5 });
   const bus = new LocalEventBus(options.snsEndpoint);
   const pending = new Set<Promise<void>>();
@@ -334,10 +340,16 @@ export async function startSesFront(options: SesFrontOptions): Promise<SesFront>
       sesError(res, 404, 'NotFoundException', `Configuration set <${setName}> does not exist.`);
       return;
     }
+    const forTenant = tenants.refusal(send);
+    if (forTenant) {
+      sesError(res, forTenant.status, forTenant.type, forTenant.message);
+      return;
+    }
     const acceptedAt = Date.now();
     const reply = await forward(options.upstream, req, body);
     relay(res, reply);
     const messageId = json<{ MessageId?: string }>(reply.body)?.MessageId;
+    if (messageId && reply.status >= 200 && reply.status < 300) tenants.record(messageId, send.TenantName);
     if (reply.status < 200 || reply.status >= 300 || !messageId || !set || !setName) return;
     const events = sesEventsFor(send, messageId, setName, acceptedAt, callerIdentityOf(req.headers.authorization));
     const destinations = [...set.values()];
@@ -442,6 +454,12 @@ export async function startSesFront(options: SesFrontOptions): Promise<SesFront>
         }
         return;
       }
+      const tenantAnswer = tenants.handle(method, url.pathname, json<Record<string, unknown>>(body));
+      if (tenantAnswer) {
+        if ('ok' in tenantAnswer) answer(res, 200, {});
+        else sesError(res, tenantAnswer.status, tenantAnswer.type, tenantAnswer.message);
+        return;
+      }
       const prefix = '/v2/email/configuration-sets';
       if (url.pathname === prefix || url.pathname.startsWith(`${prefix}/`)) {
         const parts = url.pathname.slice(prefix.length).split('/').filter(Boolean);
@@ -451,6 +469,9 @@ export async function startSesFront(options: SesFrontOptions): Promise<SesFront>
       // The mailbox page, with each email's custom headers shown.
       if (method === 'GET' && url.pathname === '/')
         relay(res, { ...reply, body: Buffer.from(withHeadersShown(reply.body.toString('utf8'))) });
+      // The mailbox, with the tenant each email was sent for.
+      else if (method === 'GET' && url.pathname === '/store' && reply.status === 200)
+        relay(res, { ...reply, body: Buffer.from(tenants.withTenants(reply.body.toString('utf8'))) });
       else relay(res, reply);
     })().catch((error: unknown) => {
       sesError(

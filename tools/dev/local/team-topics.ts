@@ -3,9 +3,13 @@
  * stack: a topic per team subscribed to the work queue and, for a team with `highPriority`, a
  * high-priority topic subscribed to the high-priority queue (SNS envelope, raw delivery off, no
  * filter). What comes back is what the send consumers are told (TEAMS) and outputs.json's `Teams`.
- * The emulator enforces no topic policy: locally anyone may publish to any team's topic.
+ * The emulator enforces no topic policy: locally anyone may publish to any team's topic. For a
+ * team with `sesTenant`, an SES tenant on the local SES layer (ses-tenants.ts) with the pipeline's
+ * configuration set associated, as lib/construct/pipeline/team-tenants.ts makes one in a stack.
  */
 import { CreateTopicCommand, SubscribeCommand, type SNSClient } from '@aws-sdk/client-sns';
+import { CreateTenantCommand, CreateTenantResourceAssociationCommand, type SESv2Client } from '@aws-sdk/client-sesv2';
+import { LOCAL_ACCOUNT_ID } from '../../../lib/cli/target';
 import type { TeamRoutes } from '../../../lambdas/kernel/teams';
 import type { ResolvedTeam } from '../../../lib/settings';
 
@@ -41,6 +45,38 @@ export async function createTeamTopics(
     routes[team] = { topicArn, ...(highPriorityTopicArn ? { highPriorityTopicArn } : {}), senders: settings.senders };
   }
   return routes;
+}
+
+/**
+ * Creates the SES tenant of each team with `sesTenant`, `<name>-<team>`, with the configuration
+ * set associated, and returns the routes with each such team's `tenantName`. Safe to call twice.
+ */
+export async function createTeamTenants(
+  ses: SESv2Client,
+  teams: Readonly<Record<string, ResolvedTeam>>,
+  routes: TeamRoutes,
+  name: string,
+  configurationSetName: string,
+): Promise<TeamRoutes> {
+  const region = await ses.config.region();
+  const out: Record<string, TeamRoutes[string]> = { ...routes };
+  for (const [team, settings] of Object.entries(teams)) {
+    const route = routes[team];
+    if (!settings.sesTenant || route === undefined) continue;
+    const tenantName = `${name}-${team}`;
+    const existing = (error: unknown) => {
+      if ((error as Error | undefined)?.name !== 'AlreadyExistsException') throw error;
+    };
+    await ses.send(new CreateTenantCommand({ TenantName: tenantName })).catch(existing);
+    await ses.send(
+      new CreateTenantResourceAssociationCommand({
+        TenantName: tenantName,
+        ResourceArn: `arn:aws:ses:${region}:${LOCAL_ACCOUNT_ID}:configuration-set/${configurationSetName}`,
+      }),
+    );
+    out[team] = { ...route, tenantName };
+  }
+  return out;
 }
 
 /** outputs.json's `Teams` from the routes: the topics only (publishers name topics, not senders). */

@@ -1,6 +1,6 @@
-import { ENV, readScheduleSettings, readSettings } from '../../../../lambdas/kernel/environment';
+import { ENV, readLedgerSettings, readScheduleSettings, readSettings } from '../../../../lambdas/kernel/environment';
 import { resolveSettings } from '../../../../lib/settings';
-import { handlerEnvironment } from '../../../../lib/construct/handler-env';
+import { handlerEnvironment, ledgerEnvironment } from '../../../../lib/construct/handler-env';
 
 /** Every required variable, set; spread and override one at a time. */
 const env = {
@@ -202,5 +202,34 @@ describe('readScheduleSettings', () => {
     expect(readScheduleSettings({ ...schedule, HIGH_PRIORITY_QUEUE_URL: '' })).not.toHaveProperty(
       'highPriorityQueueUrl',
     );
+  });
+});
+
+describe('the ledger function: its teams', () => {
+  const refs = {
+    tableName: 'ledger',
+    deliveryStatusTopicArn: 'arn:status',
+    origin: { accountId: '123456789012', configurationSetName: 'set', senderRoleName: 'role' },
+    idempotencyTableName: 'claims',
+  };
+  const base = { dedupeWindowSeconds: 1000, idempotencyKeyPrefix: 'email-pipeline' };
+  const team = { senders: ['a@example.com'], highPriority: false } as const;
+
+  test('with teams, the construct writes their names and the function reads them back', () => {
+    const teams = { billing: team, security: team } as never;
+    const environment = ledgerEnvironment({ ...base, teams }, refs);
+    expect(environment.TEAM_NAMES).toBe('billing,security');
+    expect(readLedgerSettings(environment).teamNames).toEqual(['billing', 'security']);
+  });
+
+  test('without teams, no variable, and no team names', () => {
+    const environment = ledgerEnvironment(base, refs);
+    expect(environment).not.toHaveProperty('TEAM_NAMES');
+    expect(readLedgerSettings(environment).teamNames).toBeUndefined();
+  });
+
+  test('a name that cannot be a team is refused, naming the variable', () => {
+    const environment = { ...ledgerEnvironment(base, refs), TEAM_NAMES: 'billing,Ops' };
+    expect(() => readLedgerSettings(environment)).toThrow('Environment variable TEAM_NAMES names "Ops"');
   });
 });

@@ -1,5 +1,12 @@
 /** The teams' routes as the functions read them from their environment, and the team of a topic. */
-import { namespaceTaken, parseTeamRoutes, teamKey, teamOfTopic } from '../../../../lambdas/kernel/teams';
+import {
+  namespaceTaken,
+  parseTeamRoutes,
+  teamKey,
+  teamOfKey,
+  teamOfTopic,
+  tenantOfKey,
+} from '../../../../lambdas/kernel/teams';
 
 const ROUTES = {
   billing: { topicArn: 'arn:billing', senders: ['billing@example.com', 'invoices@example.com'] },
@@ -42,4 +49,23 @@ test('a team key is <team>#<key>; a bare key takes a namespace only when it star
   expect(namespaceTaken(ROUTES, 'order-42')).toBeUndefined();
   expect(namespaceTaken(ROUTES, 'constructor#x')).toBeUndefined();
   expect(namespaceTaken(undefined, 'billing#order-42')).toBeUndefined();
+});
+
+test("the team of a key: the part before the first # when it is one of the teams' names", () => {
+  const names = ['billing', 'security'];
+  expect(teamOfKey(names, 'billing#order-42')).toBe('billing');
+  expect(teamOfKey(names, 'security#a#b')).toBe('security');
+  expect(teamOfKey(names, 'other#order-42')).toBeUndefined();
+  expect(teamOfKey(names, 'order-42')).toBeUndefined();
+  expect(teamOfKey(undefined, 'billing#order-42')).toBeUndefined();
+});
+
+test("a team's tenant name is read back from the variable; an empty one is refused", () => {
+  const raw = JSON.stringify({ security: { topicArn: 'arn:s', senders: ['s@example.com'], tenantName: 't-security' } });
+  const routes = parseTeamRoutes(raw, 'TEAMS');
+  expect(routes?.security?.tenantName).toBe('t-security');
+  expect(tenantOfKey(routes, 'security#k')).toBe('t-security');
+  expect(tenantOfKey(routes, 'k')).toBeUndefined();
+  const empty = JSON.stringify({ security: { topicArn: 'arn:s', senders: ['s@example.com'], tenantName: '' } });
+  expect(() => parseTeamRoutes(empty, 'TEAMS')).toThrow('team security has an empty tenantName');
 });

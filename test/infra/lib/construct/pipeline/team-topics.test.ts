@@ -1,10 +1,11 @@
 /**
  * The teams' topics in the template: a topic per team and a high-priority topic for a team with
  * high priority, each subscribed to its lane's queue and admitted by that queue's policy only,
- * publish open to the team's publishers only, the send function told the teams, the endpoints
+ * publish open to the team's publishers only, the send and ledger functions told the teams, the endpoints
  * and outputs naming them; and nothing of it without teams.
  */
 import { Match, Template } from 'aws-cdk-lib/assertions';
+import { LEDGER_ENV } from '../../../../../lambdas/kernel/environment';
 import { TEAMS_ENV } from '../../../../../lambdas/kernel/teams';
 import { EmailPipeline } from '../../../../../lib/construct/email-pipeline';
 import { BASE_PROPS, synthDefault, synthesize, userStack } from '../../../helpers';
@@ -111,6 +112,17 @@ test('the send function is told each team: its topics and its senders', () => {
   const text = JSON.stringify(fn?.Properties.Environment.Variables[TEAMS_ENV]);
   for (const id of [billingTopic, securityTopic, securityHigh]) expect(text).toContain(id);
   expect(text).toContain('invoices@example.com');
+});
+
+test("the ledger function is told the teams' names (a status change names its key's team); without teams, nothing", () => {
+  const ledgerFunctions = (t: Template) =>
+    Object.values(t.findResources('AWS::Lambda::Function')).filter(
+      (f) => f.Properties.Environment?.Variables?.[LEDGER_ENV.deliveryStatusTopicArn] !== undefined,
+    );
+  const [ledger] = ledgerFunctions(template);
+  expect(ledger?.Properties.Environment.Variables[LEDGER_ENV.teamNames]).toBe('billing,security');
+  const [plain] = ledgerFunctions(synthDefault().template);
+  expect(plain?.Properties.Environment.Variables).not.toHaveProperty(LEDGER_ENV.teamNames);
 });
 
 test('an output per team topic, and the Endpoints output holds Teams', () => {

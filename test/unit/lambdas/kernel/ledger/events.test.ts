@@ -131,6 +131,14 @@ describe('parseSesEvent', () => {
       callerIdentity: 'send-role',
     });
     expect([result.attemptId, result.claimRef, result.event.attemptId]).toEqual(['a1', 'c1', 'a1']);
+    expect(result).not.toHaveProperty('team');
+  });
+
+  test("reads the team a team's send is tagged with (dedupe-team)", () => {
+    const event = sesEvent('Delivery', { delivery: {} });
+    const mail = event.mail as Record<string, unknown>;
+    mail.tags = { ...(mail.tags as object), 'dedupe-team': ['billing'] };
+    expect(parsed(event).team).toBe('billing');
   });
 
   test.each([

@@ -62,6 +62,27 @@ describe('buildSendEmailInput', () => {
     expect(own.FromEmailAddress).toBe('Example Shop <noreply@example.com>');
   });
 
+  test("a team with an SES tenant sends as it (TenantName); another team's key, or a bare key, names none", () => {
+    const teams = {
+      security: { topicArn: 'arn:security', senders: ['security@example.com'], tenantName: 'mail-ab12-security' },
+      billing: { topicArn: 'arn:billing', senders: ['billing@example.com'] },
+    };
+    const simple = email({ subject: 'S', text: 'T' });
+    const security = buildSendEmailInput(simple, { ...sender, teams }, 'security#order-42');
+    expect(security.TenantName).toBe('mail-ab12-security');
+    // The team travels as a tag beside the key's (a hash: # is outside the tags' alphabet).
+    expect(security.EmailTags).toContainEqual({ Name: 'dedupe-team', Value: 'security' });
+    expect(buildSendEmailInput(simple, { ...sender, teams }, 'billing#order-42').EmailTags).toContainEqual({
+      Name: 'dedupe-team',
+      Value: 'billing',
+    });
+    expect(JSON.stringify(buildSendEmailInput(simple, { ...sender, teams }, 'order-42'))).not.toContain('dedupe-team');
+    expect(buildSendEmailInput(simple, { ...sender, teams }, 'billing#order-42')).not.toHaveProperty('TenantName');
+    expect(buildSendEmailInput(simple, { ...sender, teams }, 'order-42')).not.toHaveProperty('TenantName');
+    // A bare key that only looks like a team's (not refused without teams) names no tenant either.
+    expect(buildSendEmailInput(simple, sender, 'security#order-42')).not.toHaveProperty('TenantName');
+  });
+
   test('builds an html email', () => {
     const input = buildSendEmailInput(email({ subject: 'Shipped', html: '<p>On its way</p>' }), sender, KEY);
 
