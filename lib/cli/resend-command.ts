@@ -96,7 +96,10 @@ export interface ResendArguments {
  * The arguments of `resend`, checked before any AWS call (throws UsageError naming what is wrong),
  * or undefined once --help has printed the usage.
  */
-export function resendArguments(argv: readonly string[], io: Pick<Io, 'out' | 'err' | 'interactive'>) {
+export function resendArguments(
+  argv: readonly string[],
+  io: Pick<Io, 'out' | 'err' | 'interactive'>,
+): ResendArguments | undefined {
   const parsed = parseCommand(argv, OPTIONS, USAGE, io);
   if (!parsed) return undefined;
   const { values, positionals } = parsed;
@@ -115,7 +118,7 @@ export function resendArguments(argv: readonly string[], io: Pick<Io, 'out' | 'e
   const mode = consent(values, "resend deletes the key's completed send record so that it is sent again", USAGE, io);
   const target = targetOptions(values, USAGE);
   const bare = lookupKey(asked);
-  const args: ResendArguments = {
+  return {
     asked: bare,
     // A team's key lives in its namespace, as the send function makes it (kernel/teams.ts).
     key: keyOfTeam(team, bare),
@@ -125,7 +128,6 @@ export function resendArguments(argv: readonly string[], io: Pick<Io, 'out' | 'e
     json: values.json === true,
     target,
   };
-  return args;
 }
 
 /** The arguments of the status command that follows the key: `--team NAME <key>` for a team's. */
@@ -146,7 +148,6 @@ export const resendCommand: Command = {
     const args = resendArguments(argv, io);
     if (!args) return;
     const { key, reason, mode } = args;
-    const values = { json: args.json };
 
     const target = await resolveTarget(args.target);
     let tables;
@@ -178,7 +179,7 @@ export const resendCommand: Command = {
         ).filter((l) => matches(l, { key }));
         const redrive = letters.filter(redrivable).length;
         if (mode === 'dry-run') {
-          if (values.json) {
+          if (args.json) {
             io.out(JSON.stringify({ dryRun: true, key, claim, who, reason, deadLetters: redrive }));
             return;
           }
@@ -209,7 +210,7 @@ export const resendCommand: Command = {
       }).catch((error: unknown) => {
         throw awsFailure(`Released ${key}, but could not look for its dead letter`, error, !target.local);
       });
-      if (values.json) {
+      if (args.json) {
         io.out(JSON.stringify({ key, released: before, at, who, reason, redriven: moved, neverRedriven: skipped }));
         return;
       }
