@@ -16,11 +16,11 @@
  */
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { TEAM_NAME } from '../../lambdas/kernel/teams';
 import { keyProblem, lookupDelivery } from '../../lambdas/status/lookup';
 import { parseCommand } from './args';
 import type { Command, Io } from './command';
 import { awsFailure, OperationError, UsageError } from './errors';
+import { teamOption } from './team-option';
 import { resolveTarget, TARGET_HELP, TARGET_OPTIONS, TARGET_SYNOPSIS, targetOptions } from './target';
 import { formatReport, lookupTargetFromOutputs } from './status-report';
 
@@ -57,13 +57,7 @@ export const statusCommand: Command = {
     if (problem !== undefined) {
       throw new UsageError(`${JSON.stringify(key)} cannot be a dedupe key: it ${problem}`, USAGE);
     }
-    const team = values.team;
-    if (team !== undefined && !TEAM_NAME.test(team)) {
-      throw new UsageError(
-        `${JSON.stringify(team)} cannot be a team: a team name is 1 to 32 lowercase letters, digits or "-", starting with a letter`,
-        USAGE,
-      );
-    }
+    const team = teamOption(values.team, USAGE);
     const named = targetOptions(values, USAGE);
 
     const target = await resolveTarget(named);

@@ -3,6 +3,8 @@
  * back (all of it with the native move task, or selectively by code or key); delete selectively
  * (also to remove a person's data) or all; follow and stop a move task. `--queue` picks the send
  * DLQ (default), the ledger's or the topic subscription's. The operations are operations.ts.
+ * `--team NAME` acts on one team's dead letters of the send DLQ: its keys are `<team>#<key>`, so
+ * `--key K` selects `<team>#K`, and without --key every key of the team; purge stays whole.
  *
  * Old spellings that still work, with a warning: `dlq cancel --task` (now `stop-task`: `cancel
  * <key>` cancels an email) and `purge --yes-delete-all-messages` (now `--yes`, as every command that
@@ -14,6 +16,7 @@ import type { Command, Io } from '../cli/command';
 import { consent, CONFIRM_OPTIONS } from '../cli/confirm';
 import { DEFAULT_STALL_SECONDS, dlqName, operate, QUEUES, type DlqOptions, type QueueName } from './operations';
 import { awsFailure, suggestion, UsageError } from '../cli/errors';
+import { keyOfTeam, TEAM_OPTION, teamOption } from '../cli/team-option';
 import {
   resolveTarget,
   TARGET_HELP,
@@ -42,12 +45,12 @@ function wrapped(words: readonly string[], indent: number): string {
   return [...lines, line].join('\n');
 }
 
-export const DLQ_USAGE = `Usage: email-pipeline dlq list      [--summary | --code C | --key K...] [--max N] [--json] [--queue Q] ${T}
-       email-pipeline dlq redrive   (--code C | --key K...) [--max N] [--force] [--yes | --dry-run] [--json] [--queue Q] ${T}
+export const DLQ_USAGE = `Usage: email-pipeline dlq list      [--summary | --code C | --key K...] [--team NAME] [--max N] [--json] [--queue Q] ${T}
+       email-pipeline dlq redrive   (--code C | --key K... | --team NAME) [--max N] [--force] [--yes | --dry-run] [--json] [--queue Q] ${T}
        email-pipeline dlq redrive   [--rate N | --copy [--max N]] [--force] [--yes | --dry-run] [--json] [--queue Q] ${T}
        email-pipeline dlq redrive   --queue ledger [--stall SECONDS] [--yes | --dry-run] [--json] ${T}
        email-pipeline dlq redrive   --queue ledger --stop [--json] ${T}
-       email-pipeline dlq delete    (--code C | --key K...) [--yes | --dry-run] [--json] [--queue Q] ${T}
+       email-pipeline dlq delete    (--code C | --key K... | --team NAME) [--yes | --dry-run] [--json] [--queue Q] ${T}
        email-pipeline dlq purge     [--yes | --dry-run] [--json] [--queue Q] ${T}
        email-pipeline dlq tasks     [--json] [--queue Q] ${T}
        email-pipeline dlq stop-task --task HANDLE [--json] ${T}
@@ -56,9 +59,12 @@ export const DLQ_USAGE = `Usage: email-pipeline dlq list      [--summary | --cod
 record) or subscription (deliveries SNS could not make to the work queue).
 --key K selects the dead letters of dedupe key K and may be repeated (any of them); --code C those
 with error code C (with --key: both). A command about one key (status, cancel, resend) takes it as
-its argument instead.
-redrive with --code or --key moves only those messages, one by one (receive, send to the source
-queue with the publisher's attributes, delete); --max N stops after N. Without them, every message
+its argument instead. --team NAME selects a team's dead letters (of the send DLQ): each team's keys
+are its own (<team>#<key>), so --key K selects <team>#K, and without --key, every key of the team
+(with --code: those with the code; list --summary counts them by code). A message moved by the redrive
+policy (no error code) carries the key as published, without its team: select it by --key alone.
+redrive with --code, --key or --team moves only those messages, one by one (receive, send to the
+source queue with the publisher's attributes, delete); --max N stops after N. Without them, every message
 goes back with SQS's message move task (--rate caps its messages per second; tasks shows its
 progress, stop-task stops it), or, with --copy, one by one as a selective redrive does (--max N:
 at most N; the local emulator and the subscription DLQ have no move task and always copy). Codes
@@ -67,7 +73,8 @@ redrive --queue ledger never sends to the ledger's buffer (only SES's events rul
 ledger function's own mapping of the ledger DLQ until the DLQ is empty, or has not shrunk for --stall
 seconds (default ${DEFAULT_STALL_SECONDS}: events the function fails on return to the DLQ), then disables it (also on Ctrl-C).
 A redrive killed before it could disable the mapping leaves it on (verify reports it): --stop disables it.
-delete removes the selected messages for good (also to remove a person's data); purge removes all.
+delete removes the selected messages for good (also to remove a person's data); purge removes all
+(whatever their team: dlq delete --team NAME removes a team's).
 redrive, delete and purge ask before they change anything (y/N); --yes goes ahead without asking
 (needed with no terminal to ask on, as in CI); --dry-run says what they would do and changes nothing.
 --json prints one JSON object per message listed, per task, or for what was done.
@@ -94,6 +101,7 @@ const OPTIONS = {
   summary: { type: 'boolean' },
   code: { type: 'string' },
   key: { type: 'string', multiple: true },
+  ...TEAM_OPTION,
   force: { type: 'boolean' },
   copy: { type: 'boolean' },
   queue: { type: 'string' },
@@ -107,9 +115,9 @@ const OPTIONS = {
 
 /** Which options each subcommand takes (beyond the target's and --help). */
 const ALLOWED: Readonly<Record<Subcommand, readonly string[]>> = {
-  list: ['summary', 'code', 'key', 'max', 'json', 'queue'],
-  redrive: ['code', 'key', 'force', 'max', 'rate', 'copy', 'queue', 'stall', 'stop', 'yes', 'dry-run', 'json'],
-  delete: ['code', 'key', 'queue', 'yes', 'dry-run', 'json'],
+  list: ['summary', 'code', 'key', 'team', 'max', 'json', 'queue'],
+  redrive: ['code', 'key', 'team', 'force', 'max', 'rate', 'copy', 'queue', 'stall', 'stop', 'yes', 'dry-run', 'json'],
+  delete: ['code', 'key', 'team', 'queue', 'yes', 'dry-run', 'json'],
   purge: ['queue', 'yes', 'dry-run', 'json', 'yes-delete-all-messages'],
   tasks: ['queue', 'json'],
   'stop-task': ['task', 'json', 'queue'],
@@ -146,6 +154,12 @@ export function dlqOptions(
     const hint = sub === 'delete' || sub === 'redrive' || sub === 'list' ? ' (select keys with --key K)' : '';
     throw new UsageError(`unexpected argument "${extra[0] ?? ''}"${hint}`, DLQ_USAGE);
   }
+  if (sub === 'purge' && given.team !== undefined) {
+    throw new UsageError(
+      '--team does not go with dlq purge: purge deletes every message in the DLQ, whatever its team; use dlq delete --team NAME',
+      DLQ_USAGE,
+    );
+  }
   for (const name of Object.keys(given)) {
     if (['stack', 'pipeline', 'region', 'help'].includes(name) || ALLOWED[sub].includes(name)) continue;
     throw new UsageError(`--${name} does not go with dlq ${sub}`, DLQ_USAGE);
@@ -160,26 +174,39 @@ export function dlqOptions(
   if (rate !== undefined && rate > 500)
     throw new UsageError('--rate is at most 500 (the SQS move task limit)', DLQ_USAGE);
   const code = values.code === undefined ? undefined : knownCode(values.code, DLQ_USAGE);
-  const keys = values.key;
-  if (keys?.some((k) => k === '')) throw new UsageError('--key needs a dedupe key', DLQ_USAGE);
-  const selective = code !== undefined || keys !== undefined;
+  if (values.key?.some((k) => k === '')) throw new UsageError('--key needs a dedupe key', DLQ_USAGE);
+  const team = teamOption(values.team, DLQ_USAGE);
+  // A team's keys are in its namespace (kernel/teams.ts): --key K of team T is T#K.
+  const keys = values.key?.map((k) => keyOfTeam(team, k));
+  const selective = code !== undefined || keys !== undefined || team !== undefined;
   if (sub === 'delete' && !selective) {
-    throw new UsageError('say which messages: dlq delete --key K (or --code C); purge deletes all', DLQ_USAGE);
+    throw new UsageError(
+      'say which messages: dlq delete --key K (or --code C, or --team NAME); purge deletes all',
+      DLQ_USAGE,
+    );
   }
   if (sub === 'stop-task' && values.task === undefined) {
     throw new UsageError('say which task: dlq stop-task --task HANDLE (dlq tasks lists them)', DLQ_USAGE);
   }
-  if (values.summary && selective) {
+  // A team's dead letters may be counted by code (list --team NAME --summary).
+  if (values.summary && (code !== undefined || keys !== undefined)) {
     throw new UsageError('--summary counts every message by code: leave out --code and --key', DLQ_USAGE);
   }
   const queue = values.queue ?? 'send';
   if (!isQueue(queue)) throw new UsageError(`unknown queue "${queue}"${suggestion(queue, QUEUES)}`, DLQ_USAGE);
+  if (team !== undefined && queue !== 'send') {
+    throw new UsageError(
+      `--team does not go with --queue ${queue}: only the send function makes a team's key (<team>#<key>); ` +
+        `the ${queue} DLQ's messages carry ${queue === 'ledger' ? "SES's tag of it" : 'the key as published'}`,
+      DLQ_USAGE,
+    );
+  }
   const stall = wholeNumber('stall', values.stall, 1, DLQ_USAGE);
   if (sub === 'redrive') ledgerRedriveOptions(queue, { ...values, stall });
   if (sub === 'redrive') {
     if (rate !== undefined && (selective || max !== undefined || values.copy)) {
       throw new UsageError(
-        '--rate goes with the move task (redrive of every message, without --code, --key, --copy or --max)',
+        '--rate goes with the move task (redrive of every message, without --code, --key, --team, --copy or --max)',
         DLQ_USAGE,
       );
     }
@@ -210,6 +237,7 @@ export function dlqOptions(
       ...(mode !== undefined ? { mode } : {}),
       ...(code !== undefined ? { code } : {}),
       ...(keys !== undefined ? { keys } : {}),
+      ...(team !== undefined ? { team } : {}),
       ...(values.task !== undefined ? { task: values.task } : {}),
       ...(max !== undefined ? { max } : {}),
       ...(rate !== undefined ? { rate } : {}),

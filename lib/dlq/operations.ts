@@ -137,7 +137,7 @@ async function list(sqs: SQSClient, dlqUrl: string, where: string, options: DlqO
                 (c.neverRedrive ? `  (never redriven: ${c.neverRedrive})` : ''),
         );
       }
-      io.err(`${letters.length} message(s) in ${where}.`);
+      io.err(`${letters.length} message(s) ${selector ? `${describeSelector(selector)} ` : ''}in ${where}.`);
       return;
     }
     printLetters(letters.slice(0, options.max ?? 100), where, options, io);
@@ -174,25 +174,21 @@ async function deleteCommand(
         options,
         { action: 'delete', queue: options.queue, ...selectorJson(selector), count: letters.length, scanned },
         letters,
-        `Would delete ${letters.length} message(s) with ${what} from ${where} (${scanned} scanned), for good.`,
+        `Would delete ${letters.length} message(s) ${what} from ${where} (${scanned} scanned), for good.`,
       );
       return;
     }
     if (letters.length === 0) {
-      io.out(`${capital(where)} holds no message with ${what}: nothing to delete (${scanned} scanned).`);
+      io.out(`${capital(where)} holds no message ${what}: nothing to delete (${scanned} scanned).`);
       return;
     }
-    await confirmed(
-      options.mode ?? 'ask',
-      `Delete ${letters.length} message(s) with ${what} from ${where} for good?`,
-      io,
-    );
+    await confirmed(options.mode ?? 'ask', `Delete ${letters.length} message(s) ${what} from ${where} for good?`, io);
   }
   const { deleted, scanned } = await deleteSelected(sqs, { dlqUrl, selector });
   if (options.json) {
     io.out(JSON.stringify({ action: 'delete', queue: options.queue, ...selectorJson(selector), deleted, scanned }));
   } else {
-    io.out(`Deleted ${deleted} message(s) with ${what} from ${where} (${scanned} scanned).`);
+    io.out(`Deleted ${deleted} message(s) ${what} from ${where} (${scanned} scanned).`);
   }
 }
 
@@ -275,18 +271,18 @@ async function redriveCommand(
             scanned,
           },
           moving,
-          `Would move ${moving.length} message(s) with ${what} from ${where} back to its queue (${scanned} scanned)` +
+          `Would move ${moving.length} message(s) ${what} from ${where} back to its queue (${scanned} scanned)` +
             `${left.length > 0 ? `, leaving ${left.length} whose code is never redriven (--force moves them too)` : ''}.`,
         );
         return;
       }
       if (moving.length === 0) {
         io.out(
-          `${capital(where)} holds no message with ${what} to redrive (${scanned} scanned${left.length > 0 ? `; ${left.length} whose code is never redriven, --force moves them` : ''}).`,
+          `${capital(where)} holds no message ${what} to redrive (${scanned} scanned${left.length > 0 ? `; ${left.length} whose code is never redriven, --force moves them` : ''}).`,
         );
         return;
       }
-      await confirmed(mode, `Move ${moving.length} message(s) with ${what} from ${where} back to its queue?`, io);
+      await confirmed(mode, `Move ${moving.length} message(s) ${what} from ${where} back to its queue?`, io);
     }
     const result = await redriveSelected(sqs, {
       dlqUrl,
@@ -306,9 +302,7 @@ async function redriveCommand(
         }),
       );
     } else {
-      io.out(
-        `Moved ${result.moved} message(s) with ${what} from ${where} back to its queue (${result.scanned} scanned).`,
-      );
+      io.out(`Moved ${result.moved} message(s) ${what} from ${where} back to its queue (${result.scanned} scanned).`);
     }
     if (result.skipped > 0) {
       io.err(

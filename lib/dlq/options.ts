@@ -1,5 +1,5 @@
 /**
- * What the dlq subcommands share (operations.ts): their options, the selector `--code`/`--key`
+ * What the dlq subcommands share (operations.ts): their options, the selector `--code`/`--key`/`--team`
  * make and how it reads in what is printed, and what a dry run prints.
  */
 import type { SQSClient } from '@aws-sdk/client-sqs';
@@ -22,8 +22,10 @@ export interface DlqOptions {
   /** How a change goes on: ask first, go ahead (--yes), or only say what it would do (--dry-run). */
   readonly mode?: Consent;
   readonly code?: string;
-  /** Any of these dedupe keys (--key, repeated). */
+  /** Any of these dedupe keys (--key, repeated; with --team, already in the team's namespace). */
   readonly keys?: readonly string[];
+  /** Only the dead letters of this team's keys (`<team>#...`). */
+  readonly team?: string;
   readonly task?: string;
   readonly max?: number;
   readonly rate?: number;
@@ -34,31 +36,41 @@ export interface DlqOptions {
 }
 
 export function selectorOf(options: DlqOptions): Selector | undefined {
-  if (options.code === undefined && options.keys === undefined) return undefined;
+  if (options.code === undefined && options.keys === undefined && options.team === undefined) return undefined;
   return {
     ...(options.code !== undefined ? { code: options.code } : {}),
     ...(options.keys !== undefined ? { keys: options.keys } : {}),
+    ...(options.team !== undefined ? { team: options.team } : {}),
   };
 }
 
+/**
+ * The messages a selector takes, as printed after "N message(s)": `with code C and key K`, `of team
+ * T` (`of team T with code C`). Keys are printed as the pipeline knows them: a team's keys name
+ * their team (`<team>#<key>`), so the team is said only when no key is.
+ */
 export function describeSelector(selector: Selector): string {
   const keys = selector.keys ?? [];
-  return [
+  const parts = [
     selector.code !== undefined ? `code ${printable(selector.code)}` : '',
     keys.length === 1
       ? `key ${printable(keys[0] ?? '')}`
       : keys.length > 1
         ? `key ${keys.map(printable).join(' or ')}`
         : '',
-  ]
-    .filter(Boolean)
-    .join(' and ');
+  ].filter(Boolean);
+  const team = selector.team !== undefined && keys.length === 0 ? `of team ${printable(selector.team)}` : '';
+  return [team, parts.length > 0 ? `with ${parts.join(' and ')}` : ''].filter(Boolean).join(' ');
 }
 
 /** The selector as JSON output gives it. */
 export function selectorJson(selector: Selector | undefined): Record<string, unknown> {
   return selector
-    ? { ...(selector.code ? { code: selector.code } : {}), ...(selector.keys ? { keys: selector.keys } : {}) }
+    ? {
+        ...(selector.code ? { code: selector.code } : {}),
+        ...(selector.keys ? { keys: selector.keys } : {}),
+        ...(selector.team ? { team: selector.team } : {}),
+      }
     : {};
 }
 

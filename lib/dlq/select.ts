@@ -17,6 +17,7 @@ import {
   type Message,
   type SQSClient,
 } from '@aws-sdk/client-sqs';
+import { teamKey } from '../../lambdas/kernel/teams';
 import { attributesForRedrive, describeDeadLetter, type DeadLetter } from './dead-letters';
 
 /**
@@ -49,16 +50,22 @@ export interface Selector {
   readonly key?: string;
   /** Any of these keys (the CLI's repeated --key). */
   readonly keys?: readonly string[];
+  /** Only a team's: keys in its namespace, `<team>#...` (the DLQ's dedupe-key attribute, kernel/teams.ts). */
+  readonly team?: string;
 }
 
 function sameKey(key: string, wanted: string): boolean {
   return key === wanted || key.normalize('NFC') === wanted.normalize('NFC');
 }
 
-/** True when the dead letter matches every part of the selector (its key: `key`, and one of `keys`). */
+/**
+ * True when the dead letter matches every part of the selector (its key: `key`, one of `keys`, and
+ * in `team`'s namespace).
+ */
 export function matches(letter: DeadLetter, selector: Selector): boolean {
   if (selector.code !== undefined && letter.errorCode !== selector.code) return false;
   const key = letter.dedupeKey;
+  if (selector.team !== undefined && (key === undefined || !key.startsWith(teamKey(selector.team, '')))) return false;
   if (selector.key !== undefined && (key === undefined || !sameKey(key, selector.key))) return false;
   if (selector.keys !== undefined && (key === undefined || !selector.keys.some((k) => sameKey(key, k)))) return false;
   return true;

@@ -7,13 +7,17 @@
  * defaults, for code that reads its attributes. The CLI run in this process, its
  * lines captured; a temporary folder, and an empty local state folder, for the
  * tests of a file or block. The local status endpoint with a cancel that records
- * what it cancelled. For the send pacing: a virtual clock, and the rate
+ * what it cancelled. A local pipeline the CLI finds (its outputs.json) whose DynamoDB and SQS
+ * commands a test answers in this process, each recorded. For the send pacing: a virtual clock, and the rate
  * lease's store in memory. An error shaped like Node's socket errors. And `sleep`,
  * a real wait, for the few tests that let real timers run.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer, type Server } from 'node:http';
 import * as os from 'node:os';
 import * as path from 'node:path';
+import { SQSClient } from '@aws-sdk/client-sqs';
+import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { SQSRecord } from 'aws-lambda';
 import type { Lane } from '../../lambdas/kernel/names';
 import type { QueueRecordLike } from '../../lambdas/send-email/parse';
@@ -301,4 +305,70 @@ export class FakeSlotStore implements SlotStore {
     this.next.set(lane, value);
     return { ok: true, next: value };
   }
+}
+
+/** A command a client of the fake local pipeline was sent: its class name and input. */
+export interface SentCommand {
+  readonly name: string;
+  readonly input: Record<string, unknown>;
+}
+
+/** What the fake local pipeline answers a command with (its output), or throws. */
+export type Answer = (command: SentCommand) => unknown;
+
+/**
+ * A local pipeline for the CLI of the tests in the enclosing describe block (or file): an
+ * outputs.json in a temporary LOCAL_STATE_DIR naming its tables and queues, and a server at its SQS
+ * endpoint (the CLI checks that something answers there). Every command a DynamoDB document client
+ * or an SQS client sends is recorded in `sent` and answered by `answer` (set it per test; by default
+ * `{}`, and no messages). Returns the pipeline's outputs and what was sent, once the tests run.
+ */
+export function fakeLocalPipeline(): {
+  readonly outputs: Readonly<Record<string, string>>;
+  readonly sent: SentCommand[];
+  answer: Answer;
+} {
+  const dir = tempDir('fake-pipeline-');
+  const saved = process.env.LOCAL_STATE_DIR;
+  const outputs: Record<string, string> = {
+    TableName: 'claims',
+    LedgerTableName: 'ledger',
+    IdempotencyKeyPrefix: 'email-pipeline',
+    QueueUrl: 'http://sqs.local/000000000000/emails',
+    DeadLetterQueueUrl: 'http://sqs.local/000000000000/emails-dlq',
+  };
+  const fake = { outputs, sent: [] as SentCommand[], answer: (() => ({})) as Answer };
+  let server: Server | undefined;
+  const record = async function (this: unknown, command: unknown): Promise<unknown> {
+    const sent = {
+      name: (command as { constructor: { name: string } }).constructor.name,
+      input: (command as { input: Record<string, unknown> }).input,
+    };
+    fake.sent.push(sent);
+    return fake.answer(sent);
+  };
+  beforeAll(async () => {
+    server = createServer((_, response) => response.end('{}'));
+    await new Promise<void>((resolve) => server?.listen(0, '127.0.0.1', resolve));
+    const { port } = server.address() as { port: number };
+    outputs.SqsEndpoint = `http://127.0.0.1:${port}`;
+    outputs.DynamoDbEndpoint = `http://127.0.0.1:${port}`;
+    writeFileSync(path.join(dir(), 'outputs.json'), JSON.stringify(outputs));
+    process.env.LOCAL_STATE_DIR = dir();
+  });
+  beforeEach(() => {
+    fake.sent.length = 0;
+    fake.answer = () => ({});
+    jest.spyOn(DynamoDBDocumentClient.prototype, 'send').mockImplementation(record as never);
+    jest.spyOn(SQSClient.prototype, 'send').mockImplementation(record as never);
+  });
+  afterEach(() => {
+    jest.restoreAllMocks();
+  });
+  afterAll(async () => {
+    if (saved === undefined) delete process.env.LOCAL_STATE_DIR;
+    else process.env.LOCAL_STATE_DIR = saved;
+    await new Promise((resolve) => server?.close(resolve));
+  });
+  return fake;
 }

@@ -1,10 +1,13 @@
 /**
  * `email-pipeline dlq`: which options go with which subcommand; the vocabulary (stop-task, --key
  * repeated, --code checked, --copy with --max) and the confirmation every change needs, all before
- * any AWS call; the rate a native move task is given.
+ * any AWS call; the rate a native move task is given; --team, which selects a team's dead letters
+ * (`<team>#<key>`), checked and then run against a local pipeline whose DLQ answers in this process.
  */
 import { dlqOptions } from '../../../../lib/dlq/command';
 import { run } from '../../../../lib/cli/main';
+import { DLQ_ATTRIBUTE } from '../../../../lambdas/kernel/names';
+import { capture, fakeLocalPipeline, type SentCommand } from '../../helpers';
 
 const warnings: string[] = [];
 const io = { out: () => undefined, err: (line: string) => warnings.push(line) };
@@ -138,4 +141,133 @@ test('the native move task gets the rate asked for (MaxNumberOfMessagesPerSecond
     { SourceArn: 'arn:dlq', DestinationArn: 'arn:src', MaxNumberOfMessagesPerSecond: 25 },
     { SourceArn: 'arn:dlq', DestinationArn: 'arn:src' },
   ]);
+});
+
+describe('--team', () => {
+  test("--key K of a team selects <team>#K; without --key, the team's keys", () => {
+    expect(
+      dlqOptions(['redrive', '--team', 'billing', '--key', 'a', '--key', 'b', '--yes'], io)?.options,
+    ).toMatchObject({ keys: ['billing#a', 'billing#b'], team: 'billing' });
+    expect(dlqOptions(['delete', '--team', 'billing', '--yes'], io)?.options).toMatchObject({ team: 'billing' });
+    expect(dlqOptions(['delete', '--team', 'billing', '--yes'], io)?.options).not.toHaveProperty('keys');
+    expect(dlqOptions(['list', '--team', 'billing', '--summary'], io)?.options).toMatchObject({
+      team: 'billing',
+      summary: true,
+    });
+    expect(dlqOptions(['list', '--key', 'billing#a'], io)?.options.keys).toEqual(['billing#a']);
+  });
+
+  test.each([['Billing'], ['billing#x'], [''], ['1billing']])(
+    '--team %j is refused with the words of status',
+    (team) => {
+      expect(usage(['list', '--team', team])).toBe(
+        `${JSON.stringify(team)} cannot be a team: a team name is 1 to 32 lowercase letters, digits or "-", starting with a letter`,
+      );
+    },
+  );
+
+  test('purge stays pipeline-wide: purge --team is a usage error saying why and what to use', () => {
+    expect(usage(['purge', '--team', 'billing', '--yes'])).toBe(
+      '--team does not go with dlq purge: purge deletes every message in the DLQ, whatever its team; use dlq delete --team NAME',
+    );
+  });
+
+  test("what a team's selection does not go with", () => {
+    expect(usage(['list', '--team', 'billing', '--queue', 'ledger'])).toContain(
+      '--team does not go with --queue ledger',
+    );
+    expect(usage(['delete', '--team', 'billing', '--queue', 'subscription', '--yes'])).toContain(
+      '--team does not go with --queue subscription',
+    );
+    expect(usage(['redrive', '--team', 'billing', '--rate', '10', '--yes'])).toContain(
+      '--rate goes with the move task',
+    );
+    expect(usage(['tasks', '--team', 'billing'])).toContain('--team does not go with dlq tasks');
+  });
+
+  test('dlq --help tells of --team', async () => {
+    const c = capture();
+    expect(await run(['dlq', '--help'], c.io)).toBe(0);
+    expect(c.out.join('\n')).toContain('(--code C | --key K... | --team NAME)');
+    expect(c.out.join('\n')).toContain('--key K selects <team>#K');
+  });
+
+  test('a bad team name exits 2 with the short usage, before the target is looked for', async () => {
+    const c = capture();
+    expect(await run(['dlq', 'delete', '--team', 'Billing', '--yes', '--stack', 'NoSuchStack'], c.io)).toBe(2);
+    expect(c.err.join('\n')).toContain('"Billing" cannot be a team');
+    expect(c.err.join('\n')).not.toContain('Target:');
+  });
+
+  describe('against a local pipeline', () => {
+    const pipeline = fakeLocalPipeline();
+    const deadLetter = (key: string, code = 'RetryBudgetExhausted') => ({
+      MessageId: `m-${key}`,
+      ReceiptHandle: `r-${key}`,
+      Body: '{}',
+      MessageAttributes: {
+        [DLQ_ATTRIBUTE.dedupeKey]: { DataType: 'String', StringValue: key },
+        [DLQ_ATTRIBUTE.errorClass]: { DataType: 'String', StringValue: 'retryable' },
+        [DLQ_ATTRIBUTE.errorCode]: { DataType: 'String', StringValue: code },
+      },
+    });
+    /** The DLQ holds a dead letter of each key (each receive of a scan takes them all once). */
+    const holding = (...keys: string[]) => {
+      let received = false;
+      pipeline.answer = (command: SentCommand) => {
+        if (command.name === 'ChangeMessageVisibilityBatchCommand') received = false;
+        if (command.name !== 'ReceiveMessageCommand' || received) return {};
+        received = true;
+        return { Messages: keys.map((key) => deadLetter(key)) };
+      };
+    };
+    const handles = (name: string) =>
+      pipeline.sent.filter((s) => s.name === name).map((s) => s.input.ReceiptHandle as string);
+
+    test("delete --team deletes only the team's dead letters and says whose", async () => {
+      holding('billing#a', 'a', 'sales#a', 'billing-eu#b', 'billing#b');
+      const c = capture();
+      expect(await run(['dlq', 'delete', '--team', 'billing', '--yes'], c.io)).toBe(0);
+      expect(handles('DeleteMessageCommand')).toEqual(['r-billing#a', 'r-billing#b']);
+      expect(c.out).toEqual([
+        expect.stringMatching(/^Deleted 2 message\(s\) of team billing from the DLQ of .* \(5 scanned\)\.$/),
+      ]);
+    });
+
+    test("redrive --team --key moves the team's key back and names it <team>#<key>", async () => {
+      holding('a', 'billing#a', 'sales#a');
+      const c = capture();
+      expect(await run(['dlq', 'redrive', '--team', 'billing', '--key', 'a', '--yes'], c.io)).toBe(0);
+      expect(handles('DeleteMessageCommand')).toEqual(['r-billing#a']);
+      expect(pipeline.sent.filter((s) => s.name === 'SendMessageCommand').map((s) => s.input.QueueUrl)).toEqual([
+        pipeline.outputs.QueueUrl,
+      ]);
+      expect(c.out).toEqual([
+        expect.stringMatching(
+          /^Moved 1 message\(s\) with key billing#a from the DLQ of .* back to its queue \(3 scanned\)\.$/,
+        ),
+      ]);
+    });
+
+    test("list --team lists the team's dead letters only, the key printed whole; --json names the team", async () => {
+      holding('a', 'billing#a', 'sales#b');
+      const c = capture();
+      expect(await run(['dlq', 'list', '--team', 'billing'], c.io)).toBe(0);
+      expect(c.out).toHaveLength(1);
+      expect(c.out[0]).toContain('billing#a');
+      holding('a', 'billing#a');
+      const dry = capture();
+      expect(await run(['dlq', 'delete', '--team', 'billing', '--dry-run', '--json'], dry.io)).toBe(0);
+      expect(JSON.parse(dry.out[0]!)).toMatchObject({ action: 'delete', team: 'billing', count: 1, dryRun: true });
+      expect(handles('DeleteMessageCommand')).toEqual([]);
+    });
+
+    test("list --team --summary counts the team's dead letters by code", async () => {
+      holding('billing#a', 'a', 'billing#b');
+      const c = capture();
+      expect(await run(['dlq', 'list', '--team', 'billing', '--summary'], c.io)).toBe(0);
+      expect(c.out).toEqual([expect.stringMatching(/^ +2 +retryable +RetryBudgetExhausted$/)]);
+      expect(c.err).toEqual([expect.stringMatching(/^2 message\(s\) of team billing in the DLQ of /)]);
+    });
+  });
 });

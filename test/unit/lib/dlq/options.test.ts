@@ -5,7 +5,7 @@ import { capture } from '../../helpers';
 /** The options of `dlq ...` with nothing selected; spread and add. */
 const NONE: DlqOptions = { queue: 'send', json: false, summary: false, force: false };
 
-test('no --code and no --key: no selector, an empty JSON selector', () => {
+test('no --code, no --key and no --team: no selector, an empty JSON selector', () => {
   expect(selectorOf(NONE)).toBeUndefined();
   expect(selectorJson(undefined)).toEqual({});
 });
@@ -14,13 +14,19 @@ test('a selector holds only what was given', () => {
   expect(selectorOf({ ...NONE, code: 'InvalidJson' })).toEqual({ code: 'InvalidJson' });
   expect(selectorOf({ ...NONE, keys: ['a', 'b'] })).toEqual({ keys: ['a', 'b'] });
   expect(selectorJson({ code: 'InvalidJson', keys: ['a'] })).toEqual({ code: 'InvalidJson', keys: ['a'] });
+  expect(selectorOf({ ...NONE, team: 'billing' })).toEqual({ team: 'billing' });
+  expect(selectorJson({ team: 'billing', code: 'InvalidJson' })).toEqual({ team: 'billing', code: 'InvalidJson' });
 });
 
 test.each([
-  [{ code: 'InvalidJson' }, 'code InvalidJson'],
-  [{ keys: ['order-42'] }, 'key order-42'],
-  [{ keys: ['a', 'b'] }, 'key a or b'],
-  [{ code: 'InvalidJson', keys: ['a'] }, 'code InvalidJson and key a'],
+  [{ code: 'InvalidJson' }, 'with code InvalidJson'],
+  [{ keys: ['order-42'] }, 'with key order-42'],
+  [{ keys: ['a', 'b'] }, 'with key a or b'],
+  [{ code: 'InvalidJson', keys: ['a'] }, 'with code InvalidJson and key a'],
+  [{ team: 'billing' }, 'of team billing'],
+  [{ team: 'billing', code: 'InvalidJson' }, 'of team billing with code InvalidJson'],
+  // A team's keys name their team already.
+  [{ team: 'billing', keys: ['billing#order-42'] }, 'with key billing#order-42'],
 ])('%j is described as "%s"', (selector, text) => {
   expect(describeSelector(selector)).toBe(text);
 });

@@ -44,6 +44,18 @@ test('a selector matches on every part given; keys compare in Unicode NFC; any o
   expect(matches(letter('X'), { keys: ['order-1'] })).toBe(false);
 });
 
+test("a team's selector matches only the keys in its namespace (<team>#...), with every other part given", () => {
+  expect(matches(letter('X', 'billing#order-1'), { team: 'billing' })).toBe(true);
+  expect(matches(letter('X', 'order-1'), { team: 'billing' })).toBe(false);
+  expect(matches(letter('X', 'sales#order-1'), { team: 'billing' })).toBe(false);
+  // A team whose name starts another's takes none of the other's keys.
+  expect(matches(letter('X', 'billing-eu#order-1'), { team: 'billing' })).toBe(false);
+  expect(matches(letter('X', 'billing'), { team: 'billing' })).toBe(false);
+  expect(matches(letter('X'), { team: 'billing' })).toBe(false);
+  expect(matches(letter('InvalidJson', 'billing#order-1'), { team: 'billing', code: 'X' })).toBe(false);
+  expect(matches(letter('X', 'billing#order-1'), { team: 'billing', keys: ['billing#order-1'] })).toBe(true);
+});
+
 test('dlq tasks reads the move tasks as an operator wants them; stop-task says how many had moved', async () => {
   const inputs: unknown[] = [];
   const sqs = {

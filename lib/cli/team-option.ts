@@ -1,0 +1,31 @@
+/**
+ * `--team NAME`, as every command that takes it reads it: a team's keys are its own, `<team>#<key>`
+ * (teamKey in lambdas/kernel/teams.ts), so a command given --team acts on the key a team published
+ * without the operator typing the prefix. A name that cannot be a team (TEAM_NAME) is a usage error.
+ */
+import { TEAM_NAME, teamKey } from '../../lambdas/kernel/teams';
+import { UsageError } from './errors';
+
+/** The option as parseCommand takes it. */
+export const TEAM_OPTION = { team: { type: 'string' } } as const;
+
+/** The team named by --team, checked; undefined without it. Throws UsageError (exit 2) when it cannot be a team. */
+export function teamOption(team: string | undefined, usage: string): string | undefined {
+  if (team !== undefined && !TEAM_NAME.test(team)) {
+    throw new UsageError(
+      `${JSON.stringify(team)} cannot be a team: a team name is 1 to 32 lowercase letters, digits or "-", starting with a letter`,
+      usage,
+    );
+  }
+  return team;
+}
+
+/** The dedupe key `key` is in `team`'s namespace (`<team>#<key>`), or `key` itself without a team. */
+export function keyOfTeam(team: string | undefined, key: string): string {
+  return team === undefined ? key : teamKey(team, key);
+}
+
+/** What every key of `team` starts with: `<team>#`. */
+export function teamPrefix(team: string): string {
+  return teamKey(team, '');
+}

@@ -1,0 +1,18 @@
+/** `--team NAME`, as the commands read it: a name checked against TEAM_NAME, and the team's key namespace. */
+import { UsageError } from '../../../../lib/cli/errors';
+import { keyOfTeam, teamOption, teamPrefix } from '../../../../lib/cli/team-option';
+
+test('a team name is checked: a usage error naming what a team name is', () => {
+  expect(teamOption(undefined, 'usage')).toBeUndefined();
+  expect(teamOption('billing-2', 'usage')).toBe('billing-2');
+  for (const bad of ['Billing', 'billing#x', 'bill/ing', '', '1billing', 'b'.repeat(33)]) {
+    expect(() => teamOption(bad, 'usage')).toThrow(UsageError);
+    expect(() => teamOption(bad, 'usage')).toThrow(`${JSON.stringify(bad)} cannot be a team: a team name is 1 to 32`);
+  }
+});
+
+test("a team's key is <team>#<key>; without a team the key is itself", () => {
+  expect(keyOfTeam('billing', 'order-42')).toBe('billing#order-42');
+  expect(keyOfTeam(undefined, 'order-42')).toBe('order-42');
+  expect(teamPrefix('billing')).toBe('billing#');
+});
