@@ -14,13 +14,13 @@
 import { SNSClient } from '@aws-sdk/client-sns';
 // The kernel's key rules (what lambdas/status/lookup.ts checks too), without its DynamoDB client: the packaged CLI has none.
 import { idempotencyKeyIssues } from '../../lambdas/kernel/contract';
-import { TEAM_NAME } from '../../lambdas/kernel/teams';
 import { cancelAtCancelUrl, StatusUrlError, type SigningContext } from '../status-url';
 import { parseCommand } from './args';
 import type { Command, Io } from './command';
 import { OperationError, UsageError } from './errors';
 import { printable } from './printable';
 import { formatReport } from './status-report';
+import { TEAM_OPTION, teamOption } from './team-option';
 import {
   LOCAL_CREDENTIALS,
   LOCAL_REGION,
@@ -49,7 +49,7 @@ ${TARGET_HELP}`;
 
 const OPTIONS = {
   json: { type: 'boolean' },
-  team: { type: 'string' },
+  ...TEAM_OPTION,
   ...TARGET_OPTIONS,
   help: { type: 'boolean', short: 'h' },
 } as const;
@@ -84,13 +84,7 @@ export const cancelCommand: Command = {
     if (problem !== undefined) {
       throw new UsageError(`${JSON.stringify(key)} cannot be a dedupe key: it ${problem}`, USAGE);
     }
-    const team = values.team;
-    if (team !== undefined && !TEAM_NAME.test(team)) {
-      throw new UsageError(
-        `${JSON.stringify(team)} cannot be a team: a team name is 1 to 32 lowercase letters, digits or "-", starting with a letter`,
-        USAGE,
-      );
-    }
+    const team = teamOption(values.team, USAGE);
     const target = await resolveTarget(targetOptions(values, USAGE));
     const cancelUrl = output(target, 'CancelUrl');
     const signing = await signingFor(target);

@@ -197,7 +197,11 @@ export interface TeamSettings {
    * 100. Checked, not yet applied to pacing. @default none
    */
   readonly rateSharePercent?: number;
-  /** An SES tenant for the team. Checked, not yet applied. @default false */
+  /**
+   * An SES tenant for the team (`AWS::SES::Tenant`, SES's standard reputation policy), named on its
+   * sends: its reputation, and a pause, are its own. Stored templates it sends must be listed in
+   * `sesTemplateNames` (they are associated with the tenant). @default false
+   */
   readonly sesTenant?: boolean;
   /** IAM role/user ARNs that may read the team's statuses. Checked, not yet applied. @default none */
   readonly statusReaders?: readonly string[];
