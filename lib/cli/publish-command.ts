@@ -15,13 +15,14 @@ import { placeAttachments } from '../publisher-attachments';
 import { parseCommand, type Parsed } from './args';
 import { awsFailure, OperationError, UsageError } from './errors';
 import { printable } from './printable';
+import { TEAM_OPTION, teamOption, teamTopicsOf } from './team-option';
 import { output, resolveTarget, TARGET_HELP, TARGET_OPTIONS, targetOptions, type ClientSettings } from './target';
 import type { Command, Io } from './command';
 
 export const PUBLISH_USAGE = `Usage: email-pipeline publish --to ADDRESS [--cc ADDRESS] [--bcc ADDRESS] [--reply-to ADDRESS]
          (--subject S --text T [--html H] | --subject S --html H | --template NAME [--data JSON])
          [--tags NAME=VALUE[,NAME=VALUE...]] [--header NAME=VALUE] [--attach FILE]
-         [--idempotency-key KEY] [--priority high|normal] [--send-at T] [--json]
+         [--idempotency-key KEY] [--priority high|normal] [--send-at T] [--team NAME] [--json]
          [--stack NAME [--pipeline NAME] | --topic-arn ARN] [--region R]
 
 The address options, --header and --attach may be repeated. --attach sends a file: inline when the
@@ -32,6 +33,8 @@ published; with --idempotency-key, publishing it again sends no second email (th
 pipeline's maxScheduleAheadSeconds (24 h by default; a deployed pipeline's own, when its outputs
 name it) ahead; email-pipeline cancel KEY stops it. --json prints what was published as one JSON
 object. --topic-arn publishes to that topic, with the region of the ARN unless --region is given.
+--team NAME publishes through that team's topic (its high-priority topic with --priority high, for a
+team allowed one): the pipeline knows the team from the topic, and the key is the team's own.
 
 ${TARGET_HELP}`;
 
@@ -51,6 +54,7 @@ const OPTIONS = {
   'idempotency-key': { type: 'string' },
   priority: { type: 'string' },
   'send-at': { type: 'string' },
+  ...TEAM_OPTION,
   json: { type: 'boolean' },
   ...TARGET_OPTIONS,
   'topic-arn': { type: 'string' },
@@ -227,6 +231,7 @@ function scheduleAhead(outputs: Readonly<Record<string, string>>): number | unde
 async function destination(
   where: Where,
   priority: string | undefined,
+  team: string | undefined,
 ): Promise<{
   topicArn: string;
   highPriorityTopicArn?: string;
@@ -250,10 +255,14 @@ async function destination(
         forcePathStyle: true,
       }
     : target.clients.sns;
-  // A pipeline whose high lane has a topic of its own names it: --priority high publishes there.
-  const high = priority === 'high' ? target.outputs.HighPriorityTopicArn : undefined;
+  // A team publishes through its own topics; the pipeline's high lane has a topic of its own too.
+  const own = team !== undefined ? teamTopicsOf(target.outputs, team, target.description) : undefined;
+  if (own && priority === 'high' && own.HighPriorityTopicArn === undefined) {
+    throw new OperationError(`Team ${team} of ${target.description} has no high-priority topic (highPriority is off)`);
+  }
+  const high = priority === 'high' ? (own ? own.HighPriorityTopicArn : target.outputs.HighPriorityTopicArn) : undefined;
   return {
-    topicArn: output(target, 'TopicArn'),
+    topicArn: own ? own.TopicArn : output(target, 'TopicArn'),
     ...(high ? { highPriorityTopicArn: high } : {}),
     sns: target.clients.sns,
     description: target.description,
@@ -303,9 +312,12 @@ export const publishCommand: Command = {
       );
     }
 
-    const to = await destination(where, priority);
+    const team = teamOption(values.team, PUBLISH_USAGE);
+    if (team !== undefined && 'topicArn' in where) usage('give --team or --topic-arn, not both');
+    const to = await destination(where, priority, team);
     const publisher = new EmailPublisher({
       topicArn: to.topicArn,
+      ...(team !== undefined ? { team } : {}),
       ...(to.highPriorityTopicArn ? { highPriorityTopicArn: to.highPriorityTopicArn } : {}),
       sns: to.sns,
       ...(to.maxScheduleAheadSeconds !== undefined ? { maxScheduleAheadSeconds: to.maxScheduleAheadSeconds } : {}),
@@ -329,12 +341,14 @@ export const publishCommand: Command = {
             to: to.description,
             ...(sendAt !== undefined ? { sendAt } : {}),
             ...(priority !== undefined ? { priority } : {}),
+            ...(team !== undefined ? { team } : {}),
           }),
         );
         return;
       }
       io.out(
         `Published ${printable(published.messageId)} to ${to.description}` +
+          (team !== undefined ? ` for team ${team}` : '') +
           (key !== undefined
             ? ` with idempotency key ${printable(published.dedupeKey)}`
             : ' (dedupe key: this SNS MessageId)') +

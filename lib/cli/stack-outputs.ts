@@ -35,13 +35,15 @@ function jsonObject(value: string | undefined): Record<string, unknown> | undefi
   }
 }
 
-/** The values of a described object as outputs: strings as they are, numbers and booleans as text. */
+/** The values of a described object as outputs: strings as they are, numbers and booleans as text, `Teams` as JSON. */
 function described(object: Record<string, unknown>, marks: readonly string[]): Record<string, string> {
   const out: Record<string, string> = {};
   for (const [key, value] of Object.entries(object)) {
     if (marks.includes(key) || key === 'v') continue;
     if (typeof value === 'string') out[key] = value;
     else if (typeof value === 'number' || typeof value === 'boolean') out[key] = String(value);
+    // The teams' topics (team-option.ts reads them back), kept as the JSON they came as.
+    else if (key === 'Teams' && typeof value === 'object' && value !== null) out[key] = JSON.stringify(value);
   }
   return out;
 }

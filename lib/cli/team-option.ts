@@ -4,7 +4,7 @@
  * without the operator typing the prefix. A name that cannot be a team (TEAM_NAME) is a usage error.
  */
 import { TEAM_NAME, teamKey } from '../../lambdas/kernel/teams';
-import { UsageError } from './errors';
+import { OperationError, UsageError } from './errors';
 
 /** The option as parseCommand takes it. */
 export const TEAM_OPTION = { team: { type: 'string' } } as const;
@@ -28,4 +28,43 @@ export function keyOfTeam(team: string | undefined, key: string): string {
 /** What every key of `team` starts with: `<team>#`. */
 export function teamPrefix(team: string): string {
   return teamKey(team, '');
+}
+
+/** One team's topics, as a pipeline's outputs name them. */
+export interface TeamTopicOutputs {
+  readonly TopicArn: string;
+  readonly HighPriorityTopicArn?: string;
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/**
+ * `team`'s topics from a pipeline's outputs: `Teams`, JSON text in a stack's `Endpoints` (as
+ * stack-outputs.ts keeps it) or an object in `.local/outputs.json`. Throws OperationError naming
+ * the teams there are when `where` (the pipeline, as the CLI names it) has no such team.
+ */
+export function teamTopicsOf(
+  outputs: Readonly<Record<string, unknown>>,
+  team: string,
+  where: string,
+): TeamTopicOutputs {
+  let teams: unknown = outputs.Teams;
+  if (typeof teams === 'string') {
+    try {
+      teams = JSON.parse(teams);
+    } catch {
+      teams = undefined;
+    }
+  }
+  const own = isRecord(teams) ? teams[team] : undefined;
+  if (!isRecord(own) || typeof own.TopicArn !== 'string') {
+    const known = isRecord(teams) ? Object.keys(teams) : [];
+    throw new OperationError(
+      `${where} has no team ${team}: ${known.length > 0 ? `its teams are ${known.join(', ')}` : 'it has no teams'}`,
+    );
+  }
+  const high = own.HighPriorityTopicArn;
+  return { TopicArn: own.TopicArn, ...(typeof high === 'string' ? { HighPriorityTopicArn: high } : {}) };
 }

@@ -18,6 +18,7 @@ import { LocalPipeline, type Consumer, type ConsumerOptions, type DecisionEvent 
 import { waitFor } from '../../tools/dev/local/processes';
 import { loadLocalSettings } from '../../tools/dev/local/settings';
 import { drainQueue } from '../../tools/dev/local/queues';
+import { teamOutputs } from '../../tools/dev/local/team-topics';
 
 export function endpointsFromEnv(): EmulatorEndpoints {
   const read = (name: string): string => {
@@ -291,6 +292,8 @@ export function writeCliOutputs(stateDir: string, p: TestPipeline, extra: Record
       LedgerBufferQueueUrl: resources.ledger.bufferQueueUrl,
       LedgerDeadLetterQueueUrl: resources.ledger.bufferDeadLetterQueueUrl,
       IdempotencyKeyPrefix: loadLocalSettings().idempotencyKeyPrefix,
+      // As npm start writes them (state.ts): each team's topics.
+      ...(resources.teams ? { Teams: teamOutputs(resources.teams) } : {}),
       ...extra,
     }),
   );

@@ -213,6 +213,33 @@ test('the same key from two teams is two emails, and the status of each team’s
     expect(JSON.parse(billing.stdout)).toMatchObject({ key: `billing#${key}`, status: 'delivered' });
     const bare = runCli(stateDir, ['status', '--json', key]);
     expect(JSON.parse(bare.stdout)).toMatchObject({ key, status: 'unknown' });
+
+    // A publisher's view: email-pipeline publish --team, through the team's (high-priority) topic.
+    const cliKey = `cli-${p.name}`;
+    const published = runCli(stateDir, [
+      ...['publish', '--to', p.address('cli-security'), '--subject', 'Login', '--text', 'New device.'],
+      ...['--team', 'security', '--priority', 'high', '--idempotency-key', cliKey, '--json'],
+    ]);
+    expect(published).toMatchObject({ status: 0 });
+    expect(JSON.parse(published.stdout)).toMatchObject({ team: 'security', priority: 'high' });
+    await until('sent by the high lane as security#<key>', () =>
+      decisionsOf(`security#${cliKey}`).some((d) => d.decision === 'sent' && d.consumer === 'high-1'),
+    );
+    expect(
+      runCli(stateDir, [
+        'publish',
+        '--to',
+        p.address('x'),
+        '--subject',
+        'S',
+        '--text',
+        'T',
+        '--team',
+        'billing',
+        '--priority',
+        'high',
+      ]),
+    ).toMatchObject({ status: 1 });
   } finally {
     rmSync(stateDir, { recursive: true, force: true });
   }

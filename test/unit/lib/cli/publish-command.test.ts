@@ -98,6 +98,16 @@ describe('--header and --attach (contract v1.2)', () => {
   });
 });
 
+test('--team is checked as a team name, and cannot go with --topic-arn', async () => {
+  expect(await publish(...VALID, '--team', 'Billing')).toMatchObject({
+    code: 2,
+    stderr: expect.stringContaining('"Billing" cannot be a team'),
+  });
+  const both = await publish(...VALID, '--team', 'billing', '--topic-arn', 'arn:aws:sns:eu-west-1:111122223333:t');
+  expect(both).toMatchObject({ code: 2, stderr: expect.stringContaining('give --team or --topic-arn, not both') });
+  expect((await publish('--help')).stdout).toContain('--team NAME');
+});
+
 test('--priority takes high or normal only, said in terms of the option', async () => {
   const ran = await publish(...VALID, '--priority', 'urgent');
   expect(ran.code).toBe(2);

@@ -20,6 +20,10 @@ const OUTPUTS: Record<string, Record<string, unknown>> = {
     DeadLetterQueueUrl: 'https://sqs.eu-west-1.amazonaws.com/111122223333/billing-dlq',
     MaxScheduleAheadSeconds: 3 * 86_400,
     HighPriorityTopicArn: topic('billing-high'),
+    Teams: {
+      invoices: { TopicArn: topic('billing-team-invoices') },
+      fraud: { TopicArn: topic('billing-team-fraud'), HighPriorityTopicArn: topic('billing-team-fraud-high') },
+    },
   },
   MailMarketingEmailPipelineE5F6A7B8: {
     emailPipeline: 'Mail/Marketing',
@@ -188,4 +192,29 @@ test("--send-at is checked against the addressed pipeline's own maxScheduleAhead
   expect(form.code).toBe(2);
   expect(form.stderr).toContain('--send-at: must be an RFC 3339 date-time');
   expect(described).toEqual([STACK, STACK]);
+});
+
+test("publish --team publishes through that team's topic, or its high-priority one; an unknown team is named", async () => {
+  const where = ['--stack', STACK, '--pipeline', 'Billing'];
+  const team = await cli('publish', ...EMAIL, ...where, '--team', 'invoices', '--json');
+  expect(team).toMatchObject({ code: 0, stderr: '' });
+  expect(JSON.parse(team.stdout)).toMatchObject({ team: 'invoices' });
+  const high = await cli('publish', ...EMAIL, ...where, '--team', 'fraud', '--priority', 'high');
+  expect(high).toMatchObject({ code: 0 });
+  expect(high.stdout).toContain('for team fraud');
+  expect(published.map((p) => p.get('TopicArn'))).toEqual([
+    topic('billing-team-invoices'),
+    topic('billing-team-fraud-high'),
+  ]);
+  // A team without high priority has no high-priority topic; a team the pipeline has not is named with those it has.
+  const noHigh = await cli('publish', ...EMAIL, ...where, '--team', 'invoices', '--priority', 'high');
+  expect(noHigh).toMatchObject({ code: 1, stderr: expect.stringContaining('Team invoices of pipeline Mail/Billing') });
+  const unknown = await cli('publish', ...EMAIL, ...where, '--team', 'payroll');
+  expect(unknown).toMatchObject({
+    code: 1,
+    stderr: expect.stringContaining('has no team payroll: its teams are invoices, fraud'),
+  });
+  const none = await cli('publish', ...EMAIL, '--stack', STACK, '--pipeline', 'Marketing', '--team', 'payroll');
+  expect(none.stderr).toContain('has no team payroll: it has no teams');
+  expect(published).toHaveLength(2);
 });

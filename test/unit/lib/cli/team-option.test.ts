@@ -1,6 +1,7 @@
 /** `--team NAME`, as the commands read it: a name checked against TEAM_NAME, and the team's key namespace. */
 import { UsageError } from '../../../../lib/cli/errors';
-import { keyOfTeam, teamOption, teamPrefix } from '../../../../lib/cli/team-option';
+import { OperationError } from '../../../../lib/cli/errors';
+import { keyOfTeam, teamOption, teamPrefix, teamTopicsOf } from '../../../../lib/cli/team-option';
 
 test('a team name is checked: a usage error naming what a team name is', () => {
   expect(teamOption(undefined, 'usage')).toBeUndefined();
@@ -15,4 +16,15 @@ test("a team's key is <team>#<key>; without a team the key is itself", () => {
   expect(keyOfTeam('billing', 'order-42')).toBe('billing#order-42');
   expect(keyOfTeam(undefined, 'order-42')).toBe('order-42');
   expect(teamPrefix('billing')).toBe('billing#');
+});
+
+test("a team's topics from the outputs: Teams as a stack's JSON text or npm start's object; an unknown team named", () => {
+  const teams = { billing: { TopicArn: 'arn:b' }, security: { TopicArn: 'arn:s', HighPriorityTopicArn: 'arn:s-high' } };
+  expect(teamTopicsOf({ Teams: JSON.stringify(teams) }, 'security', 'p')).toEqual(teams.security);
+  expect(teamTopicsOf({ Teams: teams }, 'billing', 'p')).toEqual({ TopicArn: 'arn:b' });
+  expect(() => teamTopicsOf({ Teams: teams }, 'ops', 'the local pipeline')).toThrow(
+    new OperationError('the local pipeline has no team ops: its teams are billing, security'),
+  );
+  expect(() => teamTopicsOf({}, 'ops', 'p')).toThrow('p has no team ops: it has no teams');
+  expect(() => teamTopicsOf({ Teams: '{not json' }, 'ops', 'p')).toThrow('it has no teams');
 });
