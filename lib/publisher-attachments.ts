@@ -63,12 +63,14 @@ const sha256 = (data: Uint8Array | string): string => createHash('sha256').updat
 /**
  * Places each file: inline (base64) while the content and the inline files stay within the
  * contract's limit, the largest files by s3Key otherwise (or an issue on `attachments[i].content`
- * when no bucket is given). `idempotencyKey` names the objects (a random id without one).
+ * when no bucket is given). `idempotencyKey` names the objects (a random id without one), under
+ * `<team>/` for a team's publisher.
  */
 export function placeAttachments(
   message: PublishableEmail,
   idempotencyKey: string | undefined,
   uploads: AttachmentUploads | undefined,
+  team?: string,
 ): Placed {
   const attachments = message.attachments;
   if (!attachments?.some(isFile)) return { message, uploads: [] };
@@ -108,7 +110,8 @@ export function placeAttachments(
     if (!isFile(a)) return a;
     const { content, ...rest } = a;
     if (!byS3.has(index)) return { ...rest, content: Buffer.from(content).toString('base64') };
-    const key = `attachments/${scope}/${sha256(content)}`;
+    // A team's objects live under its prefix, the only one its messages may name.
+    const key = `${team !== undefined ? `${team}/` : ''}attachments/${scope}/${sha256(content)}`;
     planned.push({ key, file: a });
     return { ...rest, s3Key: key };
   });

@@ -56,7 +56,8 @@ export interface EmailPublisherProps {
   /**
    * The team this client publishes for, when `topicArn` is a team's topic (the stack's
    * `<team>TopicArn` output): its cancels name the team, so they cancel the team's key
-   * (`<team>#<key>`), the one its mail was sent under.
+   * (`<team>#<key>`), the one its mail was sent under, and the files it uploads go under the team's
+   * prefix `<team>/` (the uploader needs `grantAttachmentUpload(principal, { team })`).
    * @default none: the pipeline's own topic, keys as given
    */
   readonly team?: string;

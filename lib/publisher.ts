@@ -382,6 +382,6 @@ export class EmailPublisher {
 
   /** The message with its files placed (inline, or by s3Key in the bucket), and the uploads to do. */
   #place(message: PublishableEmail, options: PublishOptions): Placed {
-    return placeAttachments(message, options.idempotencyKey, this.#uploads);
+    return placeAttachments(message, options.idempotencyKey, this.#uploads, this.team);
   }
 }

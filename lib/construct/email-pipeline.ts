@@ -127,7 +127,7 @@ export class EmailPipeline extends Construct {
    * --pipeline` names. The pipeline's `Endpoints` output carries it.
    */
   public readonly pathInStack: string;
-  readonly #grantUpload: (grantee: iam.IGrantable) => iam.Grant;
+  readonly #grantUpload: (grantee: iam.IGrantable, team?: string) => iam.Grant;
   /** Lists one more high-priority publisher (the high-priority topic's policy). */
   readonly #grantHighPriority: (principal: iam.IPrincipal) => iam.Grant;
   readonly #admitPublisher: (principal: iam.IPrincipal) => iam.Grant;
@@ -309,9 +309,11 @@ export class EmailPipeline extends Construct {
   /**
    * Lets `grantee` (a role or a user: the bucket policy names it by ARN) put objects in
    * {@link attachmentsBucket} for messages to name by `s3Key`: s3:PutObject and the key's encrypt.
+   * With `options.team`, under that team's prefix `<team>/` only (where its messages' `s3Key`s must
+   * be), and nobody else may write there; without, anywhere but the teams' prefixes.
    */
-  public grantAttachmentUpload(grantee: iam.IGrantable): iam.Grant {
-    return this.#grantUpload(grantee);
+  public grantAttachmentUpload(grantee: iam.IGrantable, options: { readonly team?: string } = {}): iam.Grant {
+    return this.#grantUpload(grantee, options.team);
   }
 
   /**

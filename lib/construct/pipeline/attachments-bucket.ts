@@ -34,9 +34,10 @@ export interface AttachmentsBucket {
   readonly key: kms.Key;
   /**
    * Restricts the bucket to its readers and writers: call once, with the send function's role.
-   * Returns what grants an uploader (EmailPipeline.grantAttachmentUpload).
+   * Returns what grants an uploader (EmailPipeline.grantAttachmentUpload): the whole bucket, or
+   * with a `team`, that team's prefix `<team>/` only.
    */
-  restrict(sendRole: iam.IRole): (grantee: iam.IGrantable) => iam.Grant;
+  restrict(sendRole: iam.IRole): (grantee: iam.IGrantable, team?: string) => iam.Grant;
 }
 
 /**
@@ -181,9 +182,61 @@ export function buildAttachmentsBucket(
           conditions: { Null: { 's3:if-match': 'false' } },
         }),
       );
-      return (grantee) => {
-        uploaders.push(principalArn(grantee.grantPrincipal, 'grantAttachmentUpload'));
-        return bucket.grantPut(grantee);
+      // A team's prefix: only its own uploaders write under it, and they write nowhere else (a team's
+      // messages may name objects under its prefix only: the send function refuses any other s3Key).
+      const teamUploaders = new Map<string, string[]>();
+      for (const team of Object.keys(props.settings.teams ?? {})) {
+        const own: string[] = [];
+        teamUploaders.set(team, own);
+        const arns = Lazy.list({ produce: () => (own.length ? own : [sendRole.roleArn]) });
+        const sid = team.replace(/[^A-Za-z0-9]/g, '');
+        bucket.addToResourcePolicy(
+          new iam.PolicyStatement({
+            sid: `OnlyTeam${sid}WritesUnderItsPrefix`,
+            effect: iam.Effect.DENY,
+            principals: [new iam.AnyPrincipal()],
+            actions: ['s3:PutObject', 's3:AbortMultipartUpload'],
+            resources: [bucket.arnForObjects(`${team}/*`)],
+            conditions: { ArnNotEquals: { 'aws:PrincipalArn': arns } },
+          }),
+        );
+        bucket.addToResourcePolicy(
+          new iam.PolicyStatement({
+            sid: `Team${sid}WritesOnlyUnderItsPrefix`,
+            effect: iam.Effect.DENY,
+            principals: [new iam.AnyPrincipal()],
+            actions: ['s3:PutObject', 's3:AbortMultipartUpload'],
+            notResources: [bucket.arnForObjects(`${team}/*`)],
+            conditions: { ArnEquals: { 'aws:PrincipalArn': arns } },
+          }),
+        );
+      }
+      const grantedFor = (arn: string): string | undefined =>
+        [...teamUploaders].find(([, own]) => own.includes(arn))?.[0] ??
+        (uploaders.includes(arn) ? 'the whole bucket' : undefined);
+      return (grantee, team) => {
+        const arn = principalArn(grantee.grantPrincipal, 'grantAttachmentUpload');
+        // A team's uploaders may write under its prefix only: one principal uploads for one team, or for none.
+        const already = grantedFor(arn);
+        if (already !== undefined && already !== (team ?? 'the whole bucket')) {
+          throw new Error(
+            `grantAttachmentUpload: ${arn} already uploads for ${already === 'the whole bucket' ? already : `team ${already}`}; a principal uploads for one team, or for the pipeline's own messages`,
+          );
+        }
+        if (team === undefined) {
+          uploaders.push(arn);
+          return bucket.grantPut(grantee);
+        }
+        const own = teamUploaders.get(team);
+        if (own === undefined) {
+          const known = [...teamUploaders.keys()];
+          throw new Error(
+            `grantAttachmentUpload: the pipeline has no team ${JSON.stringify(team)} (${known.length ? `its teams: ${known.join(', ')}` : 'it has no teams'})`,
+          );
+        }
+        uploaders.push(arn);
+        own.push(arn);
+        return bucket.grantPut(grantee, `${team}/*`);
       };
     },
   };

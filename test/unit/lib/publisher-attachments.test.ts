@@ -103,6 +103,14 @@ test('a publish retried with the same key names the same object, and an object a
   expect(placeAttachments(message, 'report-8', { bucket: 'b' }).uploads[0]?.key).toBe(first);
 });
 
+test("a team's files go under its prefix, the only one its messages may name; the pipeline's own stay where they were", () => {
+  const message = { ...base, attachments: [file(300 * 1024)] };
+  const own = placeAttachments(message, 'report-9', { bucket: 'b' }).uploads[0]?.key;
+  const team = placeAttachments(message, 'report-9', { bucket: 'b' }, 'billing').uploads[0]?.key;
+  expect(own).toMatch(/^attachments\//);
+  expect(team).toBe(`billing/${own}`);
+});
+
 test('without a bucket, a file too large to travel inline is refused on its field, nothing published', async () => {
   const { client, calls } = publisher();
   const error = await client.publish({ ...base, attachments: [file(300 * 1024)] }).catch((e: unknown) => e);
