@@ -124,3 +124,18 @@ export function namespaceTaken(teams: TeamRoutes | undefined, key: string): stri
   const team = key.slice(0, at);
   return Object.hasOwn(teams, team) ? team : undefined;
 }
+
+/**
+ * The alias of the status and cancel functions that serves one team (`team-<name>`): its function
+ * URL is granted to the team's status readers or cancellers only, and answers for that team's keys.
+ */
+export const TEAM_ALIAS_PREFIX = 'team-';
+
+/** The team a function was invoked as: its ARN's qualifier when that is a team alias, else undefined. */
+export function teamOfInvocation(invokedFunctionArn: string | undefined): string | undefined {
+  // arn:<partition>:lambda:<region>:<account>:function:<name>[:<qualifier>]
+  const qualifier = invokedFunctionArn?.split(':')[7];
+  if (qualifier === undefined || !qualifier.startsWith(TEAM_ALIAS_PREFIX)) return undefined;
+  const team = qualifier.slice(TEAM_ALIAS_PREFIX.length);
+  return TEAM_NAME.test(team) ? team : undefined;
+}

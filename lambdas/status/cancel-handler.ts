@@ -10,7 +10,8 @@
  */
 import { Logger } from '@aws-lambda-powertools/logger';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import type { LambdaFunctionURLEvent, LambdaFunctionURLResult } from 'aws-lambda';
+import type { Context, LambdaFunctionURLEvent, LambdaFunctionURLResult } from 'aws-lambda';
+import { teamOfInvocation } from '../kernel/teams';
 import { createDynamoDbClient } from '../runtime/clients';
 import { readStatusSettings } from '../kernel/environment';
 import { handleCancelRequest, requestTarget } from './http';
@@ -27,7 +28,12 @@ export function recordedCaller(event: LambdaFunctionURLEvent): string {
   return typeof arn === 'string' && arn !== '' ? arn : 'an unidentified caller';
 }
 
-export async function handler(event: LambdaFunctionURLEvent): Promise<LambdaFunctionURLResult> {
+export async function handler(
+  event: LambdaFunctionURLEvent,
+  context?: Pick<Context, 'invokedFunctionArn'>,
+): Promise<LambdaFunctionURLResult> {
+  // Invoked as a team's alias (its own URL, granted to its cancellers only): that team's keys only.
+  const team = teamOfInvocation(context?.invokedFunctionArn);
   return handleCancelRequest(
     event.requestContext.http.method,
     requestTarget(event),
@@ -43,5 +49,6 @@ export async function handler(event: LambdaFunctionURLEvent): Promise<LambdaFunc
       return result;
     },
     (error) => logger.error('cancel request failed', { error: error as Error }),
+    team !== undefined ? { team } : {},
   );
 }

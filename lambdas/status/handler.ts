@@ -7,7 +7,8 @@
  */
 import { Logger } from '@aws-lambda-powertools/logger';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import type { LambdaFunctionURLEvent, LambdaFunctionURLResult } from 'aws-lambda';
+import type { Context, LambdaFunctionURLEvent, LambdaFunctionURLResult } from 'aws-lambda';
+import { teamOfInvocation } from '../kernel/teams';
 import { createDynamoDbClient } from '../runtime/clients';
 import { readStatusSettings } from '../kernel/environment';
 import { handleStatusRequest, requestTarget } from './http';
@@ -17,11 +18,17 @@ const target = readStatusSettings();
 const db = DynamoDBDocumentClient.from(createDynamoDbClient());
 const logger = new Logger();
 
-export async function handler(event: LambdaFunctionURLEvent): Promise<LambdaFunctionURLResult> {
+export async function handler(
+  event: LambdaFunctionURLEvent,
+  context?: Pick<Context, 'invokedFunctionArn'>,
+): Promise<LambdaFunctionURLResult> {
+  // Invoked as a team's alias (its own URL, granted to its readers only): that team's keys only.
+  const team = teamOfInvocation(context?.invokedFunctionArn);
   return handleStatusRequest(
     event.requestContext.http.method,
     requestTarget(event),
     (key, team) => lookupDelivery({ ...target, db }, key, team),
     (error) => logger.error('delivery status request failed', { error: error as Error }),
+    team !== undefined ? { team } : {},
   );
 }

@@ -11,7 +11,8 @@
  *   late (claimed, in progress or sent). Only the cancel principals may call it: IAM decides that
  *   on the URL, never this code.
  * - Either: `?team=NAME` names the team that published the key (its namespace, `<team>#<key>`,
- *   kernel/teams.ts); without it, the key as given. 400 for a key that cannot be a dedupe key or a
+ *   kernel/teams.ts); without it, the key as given. A team's own URL (the functions' alias
+ *   `team-<name>`) answers for that team's keys whatever the query, and 403 for another team. 400 for a key that cannot be a dedupe key or a
  *   team that cannot be one (the body names the rule), 404 for any other path, 405 for another
  *   method, 503 when the tables cannot be read (the caller may retry).
  */
@@ -40,6 +41,16 @@ interface KeyRequest {
 }
 
 /**
+ * Which team a URL answers for: a team's own URL (its alias of the function, granted to that team's
+ * readers or cancellers only) answers for that team alone, whatever the query says; the pipeline's
+ * URL for the team the query names, or for the bare key.
+ */
+export interface UrlScope {
+  /** The team whose URL this is. @default none: the pipeline's URL */
+  readonly team?: string;
+}
+
+/**
  * Answers one request of `method` (the only one this URL takes) with `answer(request)`. `target`
  * is the request target as sent: the path (percent-encoded), then the query, if any. The key is
  * everything after `/deliveries/` up to the query, so a key with a `/` works encoded or not.
@@ -50,6 +61,7 @@ async function handleKeyRequest(
   only: { readonly method: 'GET' | 'DELETE'; readonly elsewhere?: string },
   answer: (request: KeyRequest) => Promise<StatusResponse>,
   onError: (error: unknown) => void,
+  scope: UrlScope = {},
 ): Promise<StatusResponse> {
   const at = target.indexOf('?');
   const rawPath = at < 0 ? target : target.slice(0, at);
@@ -70,7 +82,13 @@ async function handleKeyRequest(
   } catch {
     return json(400, { message: 'Invalid key: the path is not valid percent-encoding' });
   }
-  const team = at < 0 ? null : new URLSearchParams(target.slice(at + 1)).get('team');
+  const asked = at < 0 ? null : new URLSearchParams(target.slice(at + 1)).get('team');
+  if (scope.team !== undefined && asked !== null && asked !== scope.team) {
+    return json(403, {
+      message: `This URL answers for team ${scope.team}'s keys only, not team ${JSON.stringify(asked)}'s`,
+    });
+  }
+  const team = scope.team ?? asked;
   try {
     return await answer({ key, ...(team !== null ? { team } : {}) });
   } catch (error) {
@@ -93,6 +111,7 @@ export function handleStatusRequest(
   target: string,
   lookup: (key: string, team?: string) => Promise<DeliveryReport>,
   onError: (error: unknown) => void = () => undefined,
+  scope: UrlScope = {},
 ): Promise<StatusResponse> {
   return handleKeyRequest(
     method,
@@ -100,6 +119,7 @@ export function handleStatusRequest(
     { method: 'GET', elsewhere: "a cancel is a DELETE at the pipeline's CancelUrl, granted by grantCancel" },
     async ({ key, team }) => json(200, await lookup(key, team)),
     onError,
+    scope,
   );
 }
 
@@ -109,6 +129,7 @@ export function handleCancelRequest(
   target: string,
   cancel: (key: string, team?: string) => Promise<CancelResult>,
   onError: (error: unknown) => void = () => undefined,
+  scope: UrlScope = {},
 ): Promise<StatusResponse> {
   return handleKeyRequest(
     method,
@@ -119,5 +140,6 @@ export function handleCancelRequest(
       return json(result.outcome === 'too-late' ? 409 : 200, result);
     },
     onError,
+    scope,
   );
 }

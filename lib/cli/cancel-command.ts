@@ -20,7 +20,7 @@ import type { Command, Io } from './command';
 import { OperationError, UsageError } from './errors';
 import { printable } from './printable';
 import { formatReport } from './status-report';
-import { TEAM_OPTION, teamOption } from './team-option';
+import { TEAM_OPTION, teamOption, teamTopicsOf } from './team-option';
 import {
   LOCAL_CREDENTIALS,
   LOCAL_REGION,
@@ -43,7 +43,9 @@ email-pipeline dlq stop-task.) On a deployed stack the request is signed with yo
 whose principal must be granted the pipeline's cancel URL (cancelPrincipals or grantCancel:
 lambda:InvokeFunctionUrl on its CancelUrl). --team NAME cancels the key a team published (through its
 topic): each team's keys are its own (<team>#<key>), so one team's cancel never touches another's
-mail of the same key; without it, the key as published on the pipeline's own topics.
+mail of the same key; without it, the key as published on the pipeline's own topics. A team with
+cancelers of its own is cancelled at its own URL (the Teams of the pipeline's outputs), the one
+they are granted.
 
 ${TARGET_HELP}`;
 
@@ -86,7 +88,9 @@ export const cancelCommand: Command = {
     }
     const team = teamOption(values.team, USAGE);
     const target = await resolveTarget(targetOptions(values, USAGE));
-    const cancelUrl = output(target, 'CancelUrl');
+    // A team with cancellers of its own has a cancel URL of its own: the one they are granted.
+    const teamUrl = team !== undefined ? teamTopicsOf(target.outputs, team, target.description).CancelUrl : undefined;
+    const cancelUrl = teamUrl ?? output(target, 'CancelUrl');
     const signing = await signingFor(target);
     const result = await cancelAtCancelUrl(cancelUrl, key, signing, team !== undefined ? { team } : {}).catch(
       (error: unknown) => {

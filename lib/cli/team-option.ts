@@ -30,10 +30,12 @@ export function teamPrefix(team: string): string {
   return teamKey(team, '');
 }
 
-/** One team's topics, as a pipeline's outputs name them. */
+/** One team's topics, and its own status and cancel URLs when it has them, as a pipeline's outputs name them. */
 export interface TeamTopicOutputs {
   readonly TopicArn: string;
   readonly HighPriorityTopicArn?: string;
+  readonly StatusUrl?: string;
+  readonly CancelUrl?: string;
 }
 
 function isRecord(value: unknown): value is Record<string, unknown> {
@@ -65,6 +67,7 @@ export function teamTopicsOf(
       `${where} has no team ${team}: ${known.length > 0 ? `its teams are ${known.join(', ')}` : 'it has no teams'}`,
     );
   }
-  const high = own.HighPriorityTopicArn;
-  return { TopicArn: own.TopicArn, ...(typeof high === 'string' ? { HighPriorityTopicArn: high } : {}) };
+  const text = (name: 'HighPriorityTopicArn' | 'StatusUrl' | 'CancelUrl') =>
+    typeof own[name] === 'string' ? { [name]: own[name] } : {};
+  return { TopicArn: own.TopicArn, ...text('HighPriorityTopicArn'), ...text('StatusUrl'), ...text('CancelUrl') };
 }

@@ -203,9 +203,15 @@ export interface TeamSettings {
    * `sesTemplateNames` (they are associated with the tenant). @default false
    */
   readonly sesTenant?: boolean;
-  /** IAM role/user ARNs that may read the team's statuses. Checked, not yet applied. @default none */
+  /**
+   * IAM role/user ARNs that may read the team's statuses: the team's own status URL (`Teams` in the
+   * `Endpoints` output), which answers for its keys only. @default none
+   */
   readonly statusReaders?: readonly string[];
-  /** IAM role/user ARNs that may cancel the team's keys. Checked, not yet applied. @default none */
+  /**
+   * IAM role/user ARNs that may cancel (and read) the team's keys: the team's own cancel URL, which
+   * cancels its keys only. @default none
+   */
   readonly cancelers?: readonly string[];
 }
 

@@ -32,6 +32,7 @@ import { buildConfigurationSet, buildEventRule, buildLedgerTopicKey } from './ev
 import { LEDGER_FUNCTIONS, buildCancelFunction, buildLedgerFunction, buildStatusFunction } from './functions';
 import { principalArn } from '../pipeline/principals';
 import { restrictBufferSenders, restrictStatusPublishers } from './resource-policies';
+import { buildTeamUrls, type TeamUrls } from './team-urls';
 
 export { CONFIGURATION_SET_DIMENSION, DELIVERY_METRIC_EVENTS, LEDGER_EVENT_TYPES } from './events';
 export { LEDGER_FUNCTIONS };
@@ -103,6 +104,8 @@ export class SendLedger extends Construct {
   public readonly cancelFunction: lambda.Function;
   /** `DELETE <url>deliveries/{key}`, SigV4-signed (AWS_IAM): invoked by the principals granted {@link grantCancel} only. */
   public readonly cancelUrl: lambda.FunctionUrl;
+  /** Each team's own status and cancel URLs, for the teams that list `statusReaders` or `cancelers` (team-urls.ts). */
+  public readonly teamUrls: Readonly<Record<string, TeamUrls>>;
   /** Encrypts the delivery-status topic. */
   public readonly topicKey: kms.Key;
   /** Encrypts the buffer queue and its DLQ (EventBridge may use it for the rule's deliveries). */
@@ -181,6 +184,11 @@ export class SendLedger extends Construct {
     const cancel = buildCancelFunction(this, { ...common, logGroup: status.logGroup });
     this.cancelFunction = cancel.cancelFunction;
     this.cancelUrl = cancel.cancelUrl;
+    this.teamUrls = buildTeamUrls({
+      teams: props.settings.teams ?? {},
+      statusFunction: this.statusFunction,
+      cancelFunction: this.cancelFunction,
+    });
     acknowledgeServerlessRules({
       deadLetterQueues: [this.bufferDeadLetterQueue],
       functions: [this.ledgerFunction, this.statusFunction, this.cancelFunction],

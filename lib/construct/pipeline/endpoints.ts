@@ -49,6 +49,10 @@ export interface EndpointSource {
     readonly bufferDeadLetterQueue: { readonly queueUrl: string };
     readonly deadLetterMapping: { readonly id: string };
     readonly configurationSetName: string;
+    /** Each team's own status and cancel URLs (team-urls.ts), for the teams that have them. */
+    readonly teamUrls?: Readonly<
+      Record<string, { readonly statusUrl?: { readonly url: string }; readonly cancelUrl?: { readonly url: string } }>
+    >;
   };
 }
 
@@ -203,8 +207,28 @@ export function endpointsJson(
   return Stack.of(scope).toJsonString({ [marker]: pipelinePath, v: ENDPOINTS_VERSION, ...values });
 }
 
-/** The `Teams` endpoint: each team's `TopicArn` and, for a team with high priority, `HighPriorityTopicArn`. */
-export type TeamEndpoints = Record<string, { readonly TopicArn: string; readonly HighPriorityTopicArn?: string }>;
+/**
+ * The `Teams` endpoint: each team's `TopicArn` and, for a team with high priority,
+ * `HighPriorityTopicArn`; for a team with its own readers or cancellers, its `StatusUrl` and
+ * `CancelUrl` (team-urls.ts), each ending in `deliveries/` as the pipeline's do.
+ */
+export type TeamEndpoints = Record<
+  string,
+  {
+    readonly TopicArn: string;
+    readonly HighPriorityTopicArn?: string;
+    readonly StatusUrl?: string;
+    readonly CancelUrl?: string;
+  }
+>;
+
+/** A team's own URLs as endpoints (none when it has none). */
+function urlsOf(urls: { readonly statusUrl?: { url: string }; readonly cancelUrl?: { url: string } } | undefined) {
+  return {
+    ...(urls?.statusUrl ? { StatusUrl: `${urls.statusUrl.url}deliveries/` } : {}),
+    ...(urls?.cancelUrl ? { CancelUrl: `${urls.cancelUrl.url}deliveries/` } : {}),
+  };
+}
 
 /** Every endpoint of `pipeline`, by name; `Teams` only when it has teams. */
 export function pipelineEndpointValues(pipeline: EndpointSource): Record<string, string | TeamEndpoints> {
@@ -219,6 +243,7 @@ export function pipelineEndpointValues(pipeline: EndpointSource): Record<string,
         {
           TopicArn: own.topic.topicArn,
           ...(own.highPriorityTopic ? { HighPriorityTopicArn: own.highPriorityTopic.topicArn } : {}),
+          ...urlsOf(pipeline.ledger.teamUrls?.[name]),
         },
       ]),
     );

@@ -5,6 +5,7 @@ import {
   teamKey,
   teamOfKey,
   teamOfTopic,
+  teamOfInvocation,
   tenantOfKey,
 } from '../../../../lambdas/kernel/teams';
 
@@ -68,4 +69,13 @@ test("a team's tenant name is read back from the variable; an empty one is refus
   expect(tenantOfKey(routes, 'k')).toBeUndefined();
   const empty = JSON.stringify({ security: { topicArn: 'arn:s', senders: ['s@example.com'], tenantName: '' } });
   expect(() => parseTeamRoutes(empty, 'TEAMS')).toThrow('team security has an empty tenantName');
+});
+
+test('the team a function was invoked as: a team-<name> alias in its ARN; any other qualifier, or none, is none', () => {
+  const fn = 'arn:aws:lambda:eu-west-1:111122223333:function:mail-status';
+  expect(teamOfInvocation(`${fn}:team-billing`)).toBe('billing');
+  expect(teamOfInvocation(fn)).toBeUndefined();
+  expect(teamOfInvocation(`${fn}:live`)).toBeUndefined();
+  expect(teamOfInvocation(`${fn}:team-Bad`)).toBeUndefined();
+  expect(teamOfInvocation(undefined)).toBeUndefined();
 });

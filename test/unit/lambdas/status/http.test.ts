@@ -49,6 +49,17 @@ describe('handleStatusRequest', () => {
     }
   });
 
+  test("a team's own URL answers for its keys whatever the query, and 403 for another team's", async () => {
+    const scope = { team: 'billing' };
+    const own = await handleStatusRequest('GET', '/deliveries/order-42', lookup, undefined, scope);
+    expect(JSON.parse(own.body).key).toBe('billing#order-42');
+    const same = await handleStatusRequest('GET', '/deliveries/order-42?team=billing', lookup, undefined, scope);
+    expect(JSON.parse(same.body).key).toBe('billing#order-42');
+    const other = await handleStatusRequest('GET', '/deliveries/order-42?team=security', lookup, undefined, scope);
+    expect(other.statusCode).toBe(403);
+    expect(JSON.parse(other.body).message).toContain("team billing's keys only");
+  });
+
   test("a function URL's event gives its path and query as one request target", () => {
     expect(requestTarget({ rawPath: '/deliveries/k', rawQueryString: 'team=ops' })).toBe('/deliveries/k?team=ops');
     expect(requestTarget({ rawPath: '/deliveries/k', rawQueryString: '' })).toBe('/deliveries/k');

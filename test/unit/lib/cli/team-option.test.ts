@@ -28,3 +28,10 @@ test("a team's topics from the outputs: Teams as a stack's JSON text or npm star
   expect(() => teamTopicsOf({}, 'ops', 'p')).toThrow('p has no team ops: it has no teams');
   expect(() => teamTopicsOf({ Teams: '{not json' }, 'ops', 'p')).toThrow('it has no teams');
 });
+
+test("a team's own status and cancel URLs come with its topics when the outputs name them", () => {
+  const teams = {
+    billing: { TopicArn: 'arn:b', StatusUrl: 'https://s/deliveries/', CancelUrl: 'https://c/deliveries/' },
+  };
+  expect(teamTopicsOf({ Teams: JSON.stringify(teams) }, 'billing', 'p')).toEqual(teams.billing);
+});
