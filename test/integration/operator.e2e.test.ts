@@ -251,6 +251,9 @@ test('resend: a sent key is released, recorded in its timeline, and sent again o
   const to = p.address('resend');
   await p.publish({ to, subject: 'Once', text: 'Then again.' }, { key });
   await until('sent and recorded', () => /: (sent|delivered) /.test(cli(['status', key]).stdout), 30_000);
+  // The ledger can record SES's Send before the send function has written its claim COMPLETED (a
+  // claim in progress is never released): its `sent` decision comes after that write.
+  await until('the claim completed', () => p.decisions('sent').some((d) => d.dedupeKey === key));
 
   const dry = cli(['resend', key, '--reason', 'template fixed', '--dry-run']);
   expect(dry).toMatchObject({ status: 0 });
