@@ -4,6 +4,7 @@
  * names), so a setting cannot reach one and miss the other. Also the idempotency table's shape.
  */
 import { ENV, LEDGER_ENV } from '../../lambdas/kernel/environment';
+import { CALLBACK_ENV, type CallbackTargets } from '../../lambdas/kernel/callbacks/names';
 import { TEAMS_ENV, type TeamRoutes } from '../../lambdas/kernel/teams';
 import type { ResolvedSettings } from '../settings';
 import { SETTINGS, type SettingName } from '../settings';
@@ -241,4 +242,42 @@ export function ledgerEnvironment(
     environment[ENV.keyPrefix] = settings.idempotencyKeyPrefix;
   }
   return environment;
+}
+
+/** The callback function's resources (CDK tokens in a stack, real values locally). */
+export interface CallbackResourceRefs {
+  readonly tableName: string;
+  readonly queueUrl: string;
+  readonly deadLetterQueueUrl: string;
+  /** Each callback's URL, statuses and secret (its ARN on AWS; the secret itself locally). */
+  readonly targets: CallbackTargets;
+  /** Locally only: URLs may name 127.0.0.1 and use http. @default false */
+  readonly allowPrivateAddresses?: boolean;
+}
+
+/** The longest one callback POST may take (Standard Webhooks asks 15 to 30 s). */
+export const CALLBACK_TIMEOUT_MS = 15_000;
+
+/** The callback function's environment: its resources, targets and retry settings. */
+export function callbackEnvironment(
+  settings: Pick<
+    ResolvedSettings,
+    'metricsNamespace' | 'logLevel' | 'callbackRetryBaseSeconds' | 'callbackRetryWindowSeconds'
+  >,
+  refs: CallbackResourceRefs,
+  serviceName: string = SERVICE_NAME,
+): Record<string, string> {
+  return {
+    [CALLBACK_ENV.tableName]: refs.tableName,
+    [CALLBACK_ENV.queueUrl]: refs.queueUrl,
+    [CALLBACK_ENV.deadLetterQueueUrl]: refs.deadLetterQueueUrl,
+    [CALLBACK_ENV.targets]: JSON.stringify(refs.targets),
+    [CALLBACK_ENV.retryBaseSeconds]: String(settings.callbackRetryBaseSeconds),
+    [CALLBACK_ENV.retryWindowSeconds]: String(settings.callbackRetryWindowSeconds),
+    [CALLBACK_ENV.timeoutMs]: String(CALLBACK_TIMEOUT_MS),
+    ...(refs.allowPrivateAddresses ? { [CALLBACK_ENV.allowPrivateAddresses]: 'true' } : {}),
+    POWERTOOLS_SERVICE_NAME: serviceName,
+    POWERTOOLS_LOG_LEVEL: settings.logLevel,
+    POWERTOOLS_METRICS_NAMESPACE: settings.metricsNamespace,
+  };
 }

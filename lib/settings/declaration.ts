@@ -318,8 +318,36 @@ export const SETTINGS = {
     kind: 'object',
     default: { described: 'none (one implicit team)' },
     notes:
-      'team name → `{ senders, publishers, highPriority, rateSharePercent, sesTenant, statusReaders, cancelers }`; `-c` as JSON (see Teams below)',
+      'team name → `{ senders, publishers, highPriority, rateSharePercent, sesTenant, statusReaders, cancelers, callbackUrl, callbackStatuses }`; `-c` as JSON (see Teams below)',
     contextKey: true,
+  },
+  callbackUrl: {
+    kind: 'string',
+    default: NONE,
+    notes:
+      'where every status change of a key without a team is POSTed, signed per Standard Webhooks (a team names its own: `teams.<name>.callbackUrl`); `https://` on AWS, and `http://127.0.0.1` also locally',
+    contextKey: true,
+  },
+  callbackStatuses: {
+    kind: 'list',
+    default: { described: 'every change' },
+    notes: 'the statuses `callbackUrl` is told of (`delivered`, `bounced`, …); `-c` comma-separated',
+    contextKey: true,
+  },
+  callbackRetryBaseSeconds: {
+    kind: 'integer',
+    default: 30,
+    notes: 'wait before a failed callback is tried again; each later wait is about twice as long, with jitter',
+    contextKey: true,
+    bounds: { min: 1, max: 3600, unit: ' seconds' },
+  },
+  callbackRetryWindowSeconds: {
+    kind: 'integer',
+    default: DAY,
+    defaultNote: '24 h',
+    notes: 'how long a callback is retried from its first try; then the callbacks DLQ',
+    contextKey: true,
+    bounds: { min: 60, max: 3 * DAY, unit: ' seconds (the callbacks queue keeps a message 4 days)' },
   },
   sesTemplateNames: {
     kind: 'list',

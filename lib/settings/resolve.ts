@@ -8,6 +8,7 @@ import { displayNameProblem } from '../../lambdas/kernel/contract/address';
 import { SQS_MAX_DELAY_SECONDS, SQS_MAX_RETENTION_SECONDS } from '../../lambdas/kernel/sqs-limits';
 import { SETTINGS, valueDefaults } from './declaration';
 import { configuredAddressProblem, domainOf, LOG_RETENTION_DAYS, SettingsError } from './rules';
+import { resolveCallbackStatuses, resolveCallbackUrl } from './callbacks';
 import { resolveTeams } from './teams';
 import { LOG_LEVELS, type PipelineSettings, type ResolvedSettings } from './types';
 
@@ -233,6 +234,13 @@ export function resolveSettings(input: PipelineSettings): ResolvedSettings {
 
   const retryingTooLongSeconds = integer(input, 'retryingTooLongSeconds');
   const teams = resolveTeams(input.teams, sesIdentity);
+  const callbackUrl = resolveCallbackUrl('callbackUrl', input.callbackUrl);
+  const callbackStatuses = resolveCallbackStatuses(
+    'callbackStatuses',
+    input.callbackStatuses,
+    callbackUrl,
+    'callbackUrl',
+  );
 
   return {
     senderAddress,
@@ -262,6 +270,10 @@ export function resolveSettings(input: PipelineSettings): ResolvedSettings {
     highPriorityRateShare,
     retryingTooLongSeconds,
     ...tuning,
+    callbackRetryBaseSeconds: integer(input, 'callbackRetryBaseSeconds'),
+    callbackRetryWindowSeconds: integer(input, 'callbackRetryWindowSeconds'),
+    ...(callbackUrl !== undefined ? { callbackUrl } : {}),
+    ...(callbackStatuses !== undefined ? { callbackStatuses } : {}),
     ...(teams !== undefined ? { teams } : {}),
   };
 }

@@ -7,6 +7,7 @@
 import { closest } from 'fastest-levenshtein';
 import { TEAM_NAME } from '../../lambdas/kernel/teams';
 import { PUBLISHER_PRINCIPAL, ROLE_OR_USER_ARN } from './context';
+import { resolveCallbackStatuses, resolveCallbackUrl } from './callbacks';
 import { configuredAddressProblem, domainOf, SettingsError } from './rules';
 import type { ResolvedTeam, TeamSettings } from './types';
 
@@ -23,6 +24,8 @@ const TEAM_FIELDS: readonly (keyof TeamSettings)[] = [
   'sesTenant',
   'statusReaders',
   'cancelers',
+  'callbackUrl',
+  'callbackStatuses',
 ];
 
 function isRecord(value: unknown): value is Record<string, unknown> {
@@ -86,6 +89,13 @@ function resolveTeam(name: string, input: unknown, sesIdentity: string): Resolve
   if (share !== undefined && (!Number.isInteger(share) || (share as number) < 1 || (share as number) > 100)) {
     throw new SettingsError(`${at}.rateSharePercent`, share, 'must be a whole number from 1 to 100 (percent)');
   }
+  const callbackUrl = resolveCallbackUrl(`${at}.callbackUrl`, input.callbackUrl);
+  const callbackStatuses = resolveCallbackStatuses(
+    `${at}.callbackStatuses`,
+    input.callbackStatuses,
+    callbackUrl,
+    `${at}.callbackUrl`,
+  );
   return {
     senders: stringList(`${at}.senders`, input.senders, sender(sesIdentity), true),
     publishers: stringList(`${at}.publishers`, input.publishers, publisher, false),
@@ -94,6 +104,8 @@ function resolveTeam(name: string, input: unknown, sesIdentity: string): Resolve
     sesTenant: flag('sesTenant'),
     statusReaders: stringList(`${at}.statusReaders`, input.statusReaders, roleOrUser, false),
     cancelers: stringList(`${at}.cancelers`, input.cancelers, roleOrUser, false),
+    ...(callbackUrl !== undefined ? { callbackUrl } : {}),
+    ...(callbackStatuses !== undefined ? { callbackStatuses } : {}),
   };
 }
 

@@ -173,6 +173,19 @@ export interface PipelineSettings {
    * @default none (one implicit team)
    */
   readonly teams?: Readonly<Record<string, TeamSettings>>;
+  /**
+   * Where each status change of a key without a team is POSTed (a team names its own
+   * `callbackUrl`), signed per Standard Webhooks v1.0.0 with a secret the stack keeps in Secrets
+   * Manager, retried with backoff for `callbackRetryWindowSeconds`. `https://` on AWS; locally
+   * `http://127.0.0.1:<port>/…` too. @default none (no callbacks)
+   */
+  readonly callbackUrl?: string;
+  /** The statuses `callbackUrl` is told of. @default every change */
+  readonly callbackStatuses?: readonly string[];
+  /** Seconds before a failed callback's first retry; later waits about double, with jitter. @default 30 */
+  readonly callbackRetryBaseSeconds?: number;
+  /** How long a callback is retried from its first try, seconds; then the callbacks DLQ. @default 86400 (24 h) */
+  readonly callbackRetryWindowSeconds?: number;
 }
 
 /** One team of {@link PipelineSettings.teams}. */
@@ -213,6 +226,10 @@ export interface TeamSettings {
    * cancels its keys only. @default none
    */
   readonly cancelers?: readonly string[];
+  /** Where each status change of the team's keys is POSTed (see `callbackUrl`). @default none */
+  readonly callbackUrl?: string;
+  /** The statuses the team's callback is told of. @default every change */
+  readonly callbackStatuses?: readonly string[];
 }
 
 /** A team with every default applied (see {@link TeamSettings}). */
@@ -224,11 +241,15 @@ export interface ResolvedTeam {
   readonly sesTenant: boolean;
   readonly statusReaders: readonly string[];
   readonly cancelers: readonly string[];
+  readonly callbackUrl?: string;
+  readonly callbackStatuses?: readonly string[];
 }
 
 /** {@link PipelineSettings} with every default applied; `teams` only when some are configured. */
-export type ResolvedSettings = Required<Omit<PipelineSettings, 'configurationSetName' | 'senderName' | 'teams'>> &
-  Pick<PipelineSettings, 'configurationSetName' | 'senderName'> & {
+export type ResolvedSettings = Required<
+  Omit<PipelineSettings, 'configurationSetName' | 'senderName' | 'teams' | 'callbackUrl' | 'callbackStatuses'>
+> &
+  Pick<PipelineSettings, 'configurationSetName' | 'senderName' | 'callbackUrl' | 'callbackStatuses'> & {
     readonly teams?: Readonly<Record<string, ResolvedTeam>>;
   };
 

@@ -61,6 +61,8 @@ describe('resolveSettings: defaults', () => {
       retryBaseSeconds: 2,
       systemicRetrySeconds: 300,
       retryCapSeconds: 300,
+      callbackRetryBaseSeconds: 30,
+      callbackRetryWindowSeconds: DAY,
     });
   });
 
@@ -479,6 +481,8 @@ describe('settingsFromContext', () => {
         configurationSetName: 'set',
         senderName: 'Shop',
         teams: { a: { senders: ['a@example.com'] } },
+        callbackUrl: 'https://hooks.example.com/email',
+        callbackStatuses: ['delivered'],
       }),
     );
 
