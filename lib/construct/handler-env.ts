@@ -4,7 +4,7 @@
  * names), so a setting cannot reach one and miss the other. Also the idempotency table's shape.
  */
 import { ENV, LEDGER_ENV } from '../../lambdas/kernel/environment';
-import { CALLBACK_ENV, type CallbackTargets } from '../../lambdas/kernel/callbacks/names';
+import { CALLBACK_ENV, CALLBACK_TIMEOUT_MS, type CallbackTargets } from '../../lambdas/kernel/callbacks/names';
 import { TEAMS_ENV, type TeamRoutes } from '../../lambdas/kernel/teams';
 import type { ResolvedSettings } from '../settings';
 import { SETTINGS, type SettingName } from '../settings';
@@ -254,9 +254,6 @@ export interface CallbackResourceRefs {
   /** Locally only: URLs may name 127.0.0.1 and use http. @default false */
   readonly allowPrivateAddresses?: boolean;
 }
-
-/** The longest one callback POST may take (Standard Webhooks asks 15 to 30 s). */
-export const CALLBACK_TIMEOUT_MS = 15_000;
 
 /** The callback function's environment: its resources, targets and retry settings. */
 export function callbackEnvironment(

@@ -128,3 +128,40 @@ export const CALLBACK_METRIC = {
   /** Age of a callback when it was delivered, seconds. */
   deliveryAge: 'CallbackDeliveryAgeSeconds',
 } as const;
+
+/**
+ * The callback function's sizing (the construct's, and its local consumer's): each record is one
+ * POST of at most {@link CALLBACK_TIMEOUT_MS}, a batch's records in parallel.
+ */
+export const CALLBACK_FUNCTION = {
+  memorySizeMb: 256,
+  timeoutSeconds: 60,
+  batchSize: 10,
+  /** Receivers are the publishers' own servers: few at once, whatever the backlog. */
+  maxConcurrency: 5,
+} as const;
+
+/** The longest one callback POST may take (Standard Webhooks asks 15 to 30 s). */
+export const CALLBACK_TIMEOUT_MS = 15_000;
+
+/** The callbacks queue: retries wait in it (made visible again later), so it keeps them 4 days. */
+export const CALLBACKS_QUEUE = {
+  retentionSeconds: 4 * 24 * 60 * 60,
+  visibilityTimeoutSeconds: CALLBACK_FUNCTION.timeoutSeconds * 6,
+  /** A backstop for invocations that die: the function dead-letters a callback itself, with its reason. */
+  maxReceiveCount: 100,
+} as const;
+
+/**
+ * The filter policy of a callback's subscription to the delivery-status topic: the team's status
+ * changes (`team` absent for the pipeline's own keys), only the statuses it asked for.
+ */
+export function callbackFilterPolicy(
+  target: string,
+  statuses: readonly string[] | undefined,
+): Record<string, unknown[]> {
+  return {
+    team: target === PIPELINE_TARGET ? [{ exists: false }] : [target],
+    ...(statuses !== undefined ? { status: [...statuses] } : {}),
+  };
+}
