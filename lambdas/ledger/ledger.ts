@@ -96,7 +96,8 @@ export function createLedgerHandler(
     await sns.send(
       new PublishCommand({
         TopicArn: settings.deliveryStatusTopicArn,
-        Message: JSON.stringify(team !== undefined ? { ...report, team } : report),
+        // `sequence` (the item's version) orders one key's changes for a subscriber (and a callback).
+        Message: JSON.stringify({ ...report, ...(team !== undefined ? { team } : {}), sequence: item.version ?? 0 }),
         MessageAttributes: {
           status: { DataType: 'String', StringValue: report.status },
           'idempotency-key': { DataType: 'String', StringValue: report.key },

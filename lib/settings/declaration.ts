@@ -88,7 +88,6 @@ export const SETTINGS = {
     notes:
       "queue retention; must hold one copy's retry path: 900 s + `maxReceiveCount` × max(visibility timeout, 900 s) (synth fails otherwise)",
     contextKey: true,
-
     bounds: { min: 60, max: SQS_MAX_RETENTION_SECONDS, unit: ' seconds (1 minute to 14 days, the SQS limits)' },
   },
   dedupeWindowSeconds: {
@@ -97,7 +96,6 @@ export const SETTINGS = {
     notes: 'must be ≥ retention + retry budget + DLQ retention (14 days) + `maxScheduleAheadSeconds`',
     contextKey: true,
     env: ENV.dedupeWindowSeconds,
-
     bounds: { min: 1, max: 366 * DAY, unit: ' seconds' },
   },
   allowShortDedupeWindow: {
@@ -113,7 +111,6 @@ export const SETTINGS = {
     notes: 'how long a retryable, systemic or ambiguous failure is retried; then the DLQ with `RetryBudgetExhausted`',
     contextKey: true,
     env: ENV.retryBudgetSeconds,
-
     bounds: { min: 1, max: 14 * DAY, unit: ' seconds' },
   },
   maxScheduleAheadSeconds: {
@@ -124,7 +121,6 @@ export const SETTINGS = {
       'how far ahead a `sendAt` may be (from when the message reached the queue); it waits as 900 s delayed-copy hops, 96 a day; 0 refuses scheduling',
     contextKey: true,
     env: ENV.maxScheduleAheadSeconds,
-
     bounds: { min: 0, max: 7 * DAY, unit: ' seconds (at most 7 days: beyond, hops cost more than a scheduler)' },
   },
   maxSendRate: {
@@ -134,7 +130,6 @@ export const SETTINGS = {
       "recipients per second this pipeline may use of the account's SES rate; all containers together pace to 95 % of it through a shared lease (the static share `maxSendRate / maxConcurrency` when DynamoDB cannot be reached)",
     contextKey: true,
     env: ENV.maxSendRate,
-
     bounds: { min: 1, max: 100_000, unit: ' recipients per second' },
   },
   highPriorityRateShare: {
@@ -153,7 +148,6 @@ export const SETTINGS = {
     defaultNote: '15 min',
     notes: 'the `retryingTooLong` alarm fires when a retried message is older than this',
     contextKey: true,
-
     bounds: { min: 1, max: 14 * DAY, unit: ' seconds' },
   },
   functionTimeoutSeconds: {
@@ -176,7 +170,6 @@ export const SETTINGS = {
     default: { described: '6 × function timeout' },
     notes: 'must be ≥ 6 × function timeout',
     contextKey: true,
-
     bounds: { min: 0, max: SQS_MAX_VISIBILITY_SECONDS, unit: ' seconds' },
   },
   batchSize: { kind: 'integer', default: 10, notes: '', contextKey: true },
@@ -209,7 +202,6 @@ export const SETTINGS = {
     notes: 'must be ≥ 5',
     contextKey: true,
     env: ENV.maxReceiveCount,
-
     bounds: { min: 1, max: 1000, unit: '' },
   },
   idempotencyKeyPrefix: {
@@ -252,7 +244,6 @@ export const SETTINGS = {
     notes: 'how long an unknown-fate send waits for its SES event; < retention',
     contextKey: true,
     env: LEDGER_ENV.sendConfirmationGraceSeconds,
-
     bounds: { min: 1, max: SQS_MAX_VISIBILITY_SECONDS, unit: ' seconds' },
   },
   sesTimeoutMs: {
@@ -268,7 +259,6 @@ export const SETTINGS = {
     notes: 'first backoff of a retryable or ambiguous failure; doubles per receive, with jitter',
     contextKey: true,
     env: ENV.retryBaseSeconds,
-
     bounds: BACKOFF_BOUNDS,
   },
   systemicRetrySeconds: {
@@ -277,7 +267,6 @@ export const SETTINGS = {
     notes: 'first backoff of a systemic failure (account paused, daily quota)',
     contextKey: true,
     env: ENV.systemicRetrySeconds,
-
     bounds: BACKOFF_BOUNDS,
   },
   retryCapSeconds: {
@@ -286,7 +275,6 @@ export const SETTINGS = {
     notes: 'longest backoff of a retryable or ambiguous failure: the doubling stops here',
     contextKey: true,
     env: ENV.retryCapSeconds,
-
     bounds: BACKOFF_BOUNDS,
   },
   alarmEmail: {

@@ -153,15 +153,16 @@ export const CALLBACKS_QUEUE = {
 } as const;
 
 /**
- * The filter policy of a callback's subscription to the delivery-status topic: the team's status
- * changes (`team` absent for the pipeline's own keys), only the statuses it asked for.
+ * The filter policy of the callbacks queue's one subscription to the delivery-status topic (SNS
+ * takes one subscription per topic and queue): the changes of the teams with a callback, and of
+ * keys without a team (`team` absent) when the pipeline has one. Statuses are not filtered here
+ * (the function drops those a callback did not ask for): a policy of team × status could pass
+ * SNS's limit of 150 combinations; this one has one per team, at most 51.
  */
-export function callbackFilterPolicy(
-  target: string,
-  statuses: readonly string[] | undefined,
-): Record<string, unknown[]> {
-  return {
-    team: target === PIPELINE_TARGET ? [{ exists: false }] : [target],
-    ...(statuses !== undefined ? { status: [...statuses] } : {}),
-  };
+export function callbackFilterPolicy(targets: readonly string[]): Record<string, unknown> {
+  const teams = targets.filter((target) => target !== PIPELINE_TARGET);
+  const own = targets.includes(PIPELINE_TARGET);
+  if (teams.length === 0) return { team: [{ exists: false }] };
+  if (!own) return { team: [...teams] };
+  return { $or: [{ team: [{ exists: false }] }, { team: [...teams] }] };
 }

@@ -1,7 +1,7 @@
 /**
  * The callbacks' local resources, as the construct makes them (lib/construct/callbacks/): the
- * callbacks table (key + id, the by-day index), the callbacks queue with its DLQ, and one
- * subscription of the queue to the delivery-status topic per callback, raw, filtered on the team.
+ * callbacks table (key + id, the by-day index), the callbacks queue with its DLQ, and the queue's
+ * one subscription to the delivery-status topic, raw, filtered on the teams with a callback.
  * Each callback's signing secret is made here too (`whsec_` + 32 random bytes, base64), where the
  * construct keeps one in Secrets Manager. Safe to call twice: an existing table or queue is taken
  * as it is.
@@ -156,21 +156,23 @@ export async function createCallbackResources(
   );
   if (!queue.QueueUrl) throw new Error('the emulator did not return the callbacks queue URL');
   const queueArn = await arnOf(sqs, queue.QueueUrl);
-  const targets: Record<string, { url: string; secret: string; statuses?: readonly string[] }> = {};
-  for (const [target, callback] of Object.entries(callbacks)) {
-    await sns.send(
-      new SubscribeCommand({
-        TopicArn: deliveryStatusTopicArn,
-        Protocol: 'sqs',
-        Endpoint: queueArn,
-        Attributes: {
-          RawMessageDelivery: 'true',
-          FilterPolicy: JSON.stringify(callbackFilterPolicy(target, callback.statuses)),
-        },
-      }),
-    );
-    targets[target] = { ...callback, secret: secrets[target] ?? newSigningSecret() };
-  }
+  await sns.send(
+    new SubscribeCommand({
+      TopicArn: deliveryStatusTopicArn,
+      Protocol: 'sqs',
+      Endpoint: queueArn,
+      Attributes: {
+        RawMessageDelivery: 'true',
+        FilterPolicy: JSON.stringify(callbackFilterPolicy(Object.keys(callbacks))),
+      },
+    }),
+  );
+  const targets = Object.fromEntries(
+    Object.entries(callbacks).map(([target, callback]) => [
+      target,
+      { ...callback, secret: secrets[target] ?? newSigningSecret() },
+    ]),
+  );
   return {
     tableName,
     queueUrl: queue.QueueUrl,

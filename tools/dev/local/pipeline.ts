@@ -6,12 +6,14 @@
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import type { SNSClient } from '@aws-sdk/client-sns';
 import { GetQueueAttributesCommand, type SQSClient } from '@aws-sdk/client-sqs';
+import { CALLBACK_FUNCTION } from '../../../lambdas/kernel/callbacks/names';
 import { DECISIONS, type Decision, type Lane } from '../../../lambdas/kernel/names';
 import { ENV, LEDGER_ENV } from '../../../lambdas/kernel/environment';
 import type { ResolvedSettings } from '../../../lib/settings';
 import {
   LEDGER_FUNCTION_MEMORY_MB,
   SCHEDULE_FUNCTION,
+  callbackEnvironment,
   handlerEnvironment,
   ledgerEnvironment,
   scheduleEnvironment,
@@ -287,6 +289,40 @@ export class LocalPipeline {
   startScheduleConsumer(options: ConsumerOptions = {}): Promise<Consumer> {
     const name = options.name ?? 'schedule';
     return this.launchConsumer(name, this.scheduleEnvironment(name, options.env));
+  }
+
+  /**
+   * The environment of the callback consumer: the callback function on the callbacks queue, its
+   * targets' secrets given as they are (Secrets Manager's part on AWS), http and 127.0.0.1 allowed.
+   */
+  callbackEnvironment(name: string, extra: Readonly<Record<string, string>> = {}): Record<string, string> {
+    const { settings, endpoints } = this.options;
+    const { callbacks } = this.resources;
+    const bundle = this.bundles.functions.callbacks;
+    if (!callbacks) throw new Error("no callback is configured (callbackUrl, or a team's callbackUrl)");
+    if (!bundle) throw new Error('the callback function was not built');
+    return {
+      ...inheritedEnvironment(),
+      ...LOCAL_AWS_ENV,
+      ...callbackEnvironment(settings, { ...callbacks, allowPrivateAddresses: true }),
+      AWS_ENDPOINT_URL_DYNAMODB: endpoints.dynamodb,
+      AWS_ENDPOINT_URL_SQS: endpoints.sqs,
+      HANDLER_BUNDLE: bundle,
+      SOURCE_QUEUE_URL: callbacks.queueUrl,
+      SOURCE_QUEUE_ARN: callbacks.queueArn,
+      BATCH_SIZE: String(CALLBACK_FUNCTION.batchSize),
+      BATCHING_WINDOW_SECONDS: '0',
+      FUNCTION_TIMEOUT_SECONDS: String(CALLBACK_FUNCTION.timeoutSeconds),
+      AWS_LAMBDA_FUNCTION_MEMORY_SIZE: String(CALLBACK_FUNCTION.memorySizeMb),
+      CONSUMER_NAME: name,
+      ...extra,
+    };
+  }
+
+  /** Starts the callback consumer: status changes POSTed to their team's callback URL. */
+  startCallbackConsumer(options: ConsumerOptions = {}): Promise<Consumer> {
+    const name = options.name ?? 'callbacks';
+    return this.launchConsumer(name, this.callbackEnvironment(name, options.env));
   }
 
   /** Starts the ledger consumer: SES events from the buffer queue into the ledger table. */

@@ -25,6 +25,7 @@ import { DLQ_RETENTION_SECONDS, type ResolvedSettings } from '../../../lib/setti
 import { LOCAL_ACCOUNT_ID } from '../../../lib/cli/target';
 import { ledgerEventPattern } from '../../../lambdas/kernel/ledger/event-pattern';
 import { LOCAL_DEFAULT_BUS_ARN } from './event-bus';
+import { createCallbackResources, type CallbackResources } from './callback-resources';
 import { createTeamTenants, createTeamTopics } from './team-topics';
 import type { TeamRoutes } from '../../../lambdas/kernel/teams';
 import { attachmentExpiryDays } from '../../../lib/construct/pipeline/attachments-bucket';
@@ -75,6 +76,8 @@ export interface LocalResources {
   readonly attachmentsBucketName?: string;
   /** The teams' topics and senders (team-topics.ts); none without teams. */
   readonly teams?: TeamRoutes;
+  /** The callbacks' table, queues and targets (callback-resources.ts); none without a callback URL. */
+  readonly callbacks?: CallbackResources;
 }
 
 /**
@@ -430,6 +433,7 @@ export async function createResources(
     ? await createTeamTopics(sns, settings.teams, name, { queueArn: arn, highPriorityQueueArn })
     : undefined;
   const ledgerResources = await ledger;
+  const callbacks = await createCallbackResources(clients, settings, name, ledgerResources.deliveryStatusTopicArn);
   const teams =
     topics && settings.teams && clients.ses
       ? await createTeamTenants(clients.ses, settings.teams, topics, name, ledgerResources.configurationSetName)
@@ -450,5 +454,6 @@ export async function createResources(
     ledger: ledgerResources,
     ...(attachmentsBucketName ? { attachmentsBucketName } : {}),
     ...(teams ? { teams } : {}),
+    ...(callbacks ? { callbacks } : {}),
   };
 }

@@ -157,6 +157,8 @@ export async function main(argv: readonly string[] = process.argv.slice(2)): Pro
     await pipeline.startLedgerConsumer();
     // Scheduled mail waits in the schedule queue, moved on by its own consumer (the schedule function).
     await pipeline.startScheduleConsumer();
+    // Status changes to the callback URLs (callbackUrl, a team's callbackUrl), when any is set.
+    if (pipeline.resources.callbacks) await pipeline.startCallbackConsumer();
     // GET /deliveries/{key} and the cancel URL's DELETE: the deployed functions' code over the local tables.
     const target = {
       db: DynamoDBDocumentClient.from(pipeline.dynamodb),
@@ -222,6 +224,10 @@ export async function main(argv: readonly string[] = process.argv.slice(2)): Pro
       ),
       `  Status        ${status.url}/deliveries/{key}   or: ${stateEnv}npm run status -- <key>`,
       `  Cancel        DELETE ${status.cancelUrl}/deliveries/{key}`,
+      ...Object.entries(resources.callbacks?.targets ?? {}).map(
+        ([target, callback]) =>
+          `  Callbacks     ${target === '*' ? '' : `team ${target}: `}POST ${callback.url}   signing secret in outputs.json (${target === '*' ? 'CallbackSigningSecret' : `Teams.${target}.CallbackSigningSecret`})`,
+      ),
       `  Outputs       ${path.relative(process.cwd(), OUTPUTS_FILE)}`,
       ...(existsSync(PAUSE_FILE)
         ? ['', `  Sending is PAUSED (left so by email-pipeline pause): ${stateEnv}npm run -s resume starts it.`]

@@ -7,6 +7,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { localPauseFile } from '../../../lib/cli/pause-command';
+import { PIPELINE_TARGET } from '../../../lambdas/kernel/callbacks/names';
 import type { EmulatorEndpoints } from './emulators';
 import { LOCAL_DIR } from './paths';
 import type { LocalResources } from './resources';
@@ -54,8 +55,23 @@ export interface LocalOutputs {
   /** Contract v1.2: the attachments bucket, on fauxqs's S3 (path-style at S3Endpoint, the SNS/SQS port). */
   readonly AttachmentsBucketName?: string;
   readonly S3Endpoint: string;
-  /** Each team's topics (the `teams` setting); none without teams. */
+  /** Each team's topics (the `teams` setting); none without teams. With callbacks, a team's signing secret too. */
   readonly Teams?: LocalTeamOutputs;
+  /** The callbacks' queue, DLQ and table (as the stack's `Endpoints.Callbacks`); none without a callback. */
+  readonly Callbacks?: { readonly QueueUrl: string; readonly DeadLetterQueueUrl: string; readonly TableName: string };
+  /** The signing secret (`whsec_…`) of `callbackUrl`'s callback: a receiver verifies with it. */
+  readonly CallbackSigningSecret?: string;
+}
+
+/** The teams' outputs with each team's callback signing secret added (locally the secret itself). */
+function withCallbackSecrets(teams: LocalTeamOutputs, resources: LocalResources): LocalTeamOutputs {
+  const targets = resources.callbacks?.targets ?? {};
+  return Object.fromEntries(
+    Object.entries(teams).map(([team, outputs]) => {
+      const secret = targets[team]?.secret;
+      return [team, secret !== undefined ? { ...outputs, CallbackSigningSecret: secret } : outputs];
+    }),
+  );
 }
 
 /** The outputs of a local pipeline: its resources, the emulators' endpoints, the key prefix, the status and cancel URLs. */
@@ -89,7 +105,19 @@ export function localOutputs(
     LedgerRedriveFile: LEDGER_REDRIVE_FILE,
     ...(resources.attachmentsBucketName ? { AttachmentsBucketName: resources.attachmentsBucketName } : {}),
     S3Endpoint: endpoints.sqs,
-    ...(resources.teams ? { Teams: teamOutputs(resources.teams) } : {}),
+    ...(resources.teams ? { Teams: withCallbackSecrets(teamOutputs(resources.teams), resources) } : {}),
+    ...(resources.callbacks
+      ? {
+          Callbacks: {
+            QueueUrl: resources.callbacks.queueUrl,
+            DeadLetterQueueUrl: resources.callbacks.deadLetterQueueUrl,
+            TableName: resources.callbacks.tableName,
+          },
+        }
+      : {}),
+    ...(resources.callbacks?.targets[PIPELINE_TARGET]?.secret !== undefined
+      ? { CallbackSigningSecret: resources.callbacks.targets[PIPELINE_TARGET].secret }
+      : {}),
   };
 }
 

@@ -14,7 +14,10 @@ import type { TeamRoutes } from '../../../lambdas/kernel/teams';
 import type { ResolvedTeam } from '../../../lib/settings';
 
 /** outputs.json's `Teams`: each team's topic and, with high priority, its high-priority topic. */
-export type LocalTeamOutputs = Record<string, { readonly TopicArn: string; readonly HighPriorityTopicArn?: string }>;
+export type LocalTeamOutputs = Record<
+  string,
+  { readonly TopicArn: string; readonly HighPriorityTopicArn?: string; readonly CallbackSigningSecret?: string }
+>;
 
 /** Creates (or finds) each team's topics and subscribes them to the lanes' queues (by ARN). Safe to call twice. */
 export async function createTeamTopics(
