@@ -100,7 +100,8 @@ Runs the whole pipeline on local emulators until Ctrl-C. Environment:
   LOCAL_STATE_DIR (.local)   the PID file and outputs.json (a second pipeline needs its own, and other ports)
   LOCAL_CONSUMERS (2)        consumer processes on the work queue, 1 to 10 (and one on the high-priority queue, one on the schedule queue)
   SES_MAX_SEND_RATE (14)     the local SES's sending rate, recipients a second
-  LOCAL_RAW_LOGS=1           print the function's JSON log lines beside the one-line decisions`;
+  LOCAL_RAW_LOGS=1           print the function's JSON log lines beside the one-line decisions
+  CDK_CONTEXT_JSON           context over cdk.json's, as JSON: '{"emailPipeline:callbackUrl":"http://127.0.0.1:9000/hooks"}'`;
 
 /** Starts everything, prints the endpoints, and stops it all on SIGINT or SIGTERM. */
 export async function main(argv: readonly string[] = process.argv.slice(2)): Promise<void> {
