@@ -4,13 +4,15 @@
  * fault. Whether a URL must be `https://` is the construct's rule (AWS); the local pipeline also
  * takes `http://` (its receivers are on 127.0.0.1). Plain TypeScript, no aws-cdk-lib import.
  */
-import { DELIVERY_STATUSES } from '../../lambdas/kernel/ledger/schema';
+import { LEDGER_STATUSES } from '../../lambdas/kernel/ledger/schema';
 import { SettingsError } from './rules';
 
-/** The statuses a callback may ask for: what the ledger reports (not the lookup's `unknown`, `in-progress`). */
-export const CALLBACK_STATUSES: readonly string[] = DELIVERY_STATUSES.filter(
-  (status) => status !== 'unknown' && status !== 'in-progress',
-);
+/**
+ * The statuses a callback may ask for: those the ledger publishes a change of (not the lookup's
+ * `unknown`, `in-progress` or `dead-lettered`: the send function marks a dead letter in the ledger
+ * without a change on the status topic).
+ */
+export const CALLBACK_STATUSES: readonly string[] = LEDGER_STATUSES;
 
 /** Why `url` cannot be a callback URL, or undefined when it can (http or https; checked again at synth). */
 export function callbackUrlProblem(url: string): string | undefined {
