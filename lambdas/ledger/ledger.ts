@@ -86,8 +86,11 @@ export function createLedgerHandler(
     return subscribers.any;
   }
 
-  /** Publishes the item's report; `tagged`: the team its send was tagged with (one of the pipeline's teams counts). */
-  async function publish(item: StoredLedgerItem, tagged: string | undefined): Promise<void> {
+  /**
+   * Publishes the item's report; `tagged`: the team its send was tagged with (one of the pipeline's
+   * teams counts), and the key as that team's publisher wrote it (`teamKey`), when it was tagged too.
+   */
+  async function publish(item: StoredLedgerItem, tagged: string | undefined, teamKey?: string): Promise<void> {
     if (!settings.deliveryStatusTopicArn) return;
     if (!(await anyoneListening(settings.deliveryStatusTopicArn))) return;
     const report = reportOf(item);
@@ -97,7 +100,11 @@ export function createLedgerHandler(
       new PublishCommand({
         TopicArn: settings.deliveryStatusTopicArn,
         // `sequence` (the item's version) orders one key's changes for a subscriber (and a callback).
-        Message: JSON.stringify({ ...report, ...(team !== undefined ? { team } : {}), sequence: item.version ?? 0 }),
+        Message: JSON.stringify({
+          ...report,
+          ...(team !== undefined ? { team, ...(teamKey !== undefined ? { teamKey } : {}) } : {}),
+          sequence: item.version ?? 0,
+        }),
         MessageAttributes: {
           status: { DataType: 'String', StringValue: report.status },
           'idempotency-key': { DataType: 'String', StringValue: report.key },
@@ -122,14 +129,14 @@ export function createLedgerHandler(
       metrics.addMetric(LEDGER_METRIC.duplicateEvents, MetricUnit.Count, 1);
       logger.info('ledger event already recorded', fields);
       // The first copy may have failed to publish after its write: this event set the status, say it again.
-      if (status === parsed.status) await publish(result.item, parsed.team);
+      if (status === parsed.status) await publish(result.item, parsed.team, parsed.teamKey);
       return;
     }
     metrics.addMetric(LEDGER_METRIC.eventsRecorded, MetricUnit.Count, 1);
     logger.info('ledger event recorded', { ...fields, previousStatus: result.previousStatus });
     if (status !== result.previousStatus) {
       metrics.addMetric(LEDGER_METRIC.statusChanges, MetricUnit.Count, 1);
-      await publish(result.item, parsed.team);
+      await publish(result.item, parsed.team, parsed.teamKey);
     }
   }
 

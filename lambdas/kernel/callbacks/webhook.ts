@@ -16,6 +16,8 @@ import { PIPELINE_TARGET } from './names';
 export interface PublishedReport extends DeliveryReport {
   /** The team of a team's key. */
   readonly team?: string;
+  /** A team's key as its publisher wrote it (its `key` is the ledger's hash), when SES could tag it. */
+  readonly teamKey?: string;
   /** The ledger item's version when it was published: grows with every write of the key. */
   readonly sequence?: number;
 }
@@ -25,8 +27,11 @@ export interface CallbackBody {
   readonly type: string;
   readonly timestamp: string;
   readonly data: {
+    /** The key as the publisher wrote it (for a team's key whose own key was not taggable: the ledger's hash). */
     readonly key: string;
     readonly team?: string;
+    /** The ledger's key, when it is not `key` (a team's key: `sha256-<hex>` of `<team>#<key>`). */
+    readonly ledgerKey?: string;
     readonly status: string;
     /** Orders one key's callbacks: a later change has a greater number. */
     readonly sequence: number;
@@ -66,8 +71,9 @@ export function callbackBody(report: PublishedReport): CallbackBody {
     type: `email.${report.status}`,
     timestamp: event?.at ?? report.updatedAt ?? new Date(0).toISOString(),
     data: {
-      key: report.key,
+      key: report.teamKey ?? report.key,
       ...(report.team !== undefined ? { team: report.team } : {}),
+      ...(report.teamKey !== undefined ? { ledgerKey: report.key } : {}),
       status: report.status,
       sequence: report.sequence ?? report.events.length,
       ...(report.sesMessageId !== undefined ? { sesMessageId: report.sesMessageId } : {}),

@@ -25,6 +25,18 @@ export const DEDUPE_CLAIM_TAG = 'dedupe-claim';
  */
 export const DEDUPE_TEAM_TAG = 'dedupe-team';
 
+/**
+ * The message tag with a team's key as its publisher wrote it (without `<team>#`), when SES takes it
+ * as a tag value: the ledger passes it on to the status topic and callbacks, whose `key` is else
+ * the hash. Only the send function sets it.
+ */
+export const DEDUPE_TEAM_KEY_TAG = 'dedupe-team-key';
+
+/** Whether SES takes `value` as a tag value (letters, digits, `_` and `-`, at most 256). */
+export function fitsTag(value: string): boolean {
+  return TAG_VALUE.test(value);
+}
+
 /** Attributes the send function adds to its claim (the Powertools idempotency record). */
 export const CLAIM_ATTRIBUTES = {
   /** String set: every attempt id a send of this record was made with and whose fate is not settled otherwise. */

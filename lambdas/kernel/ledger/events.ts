@@ -4,7 +4,13 @@
  * and the status order that makes the ledger independent of the order events arrive in.
  * Pure: no SDK, no clock.
  */
-import { DEDUPE_ATTEMPT_TAG, DEDUPE_CLAIM_TAG, DEDUPE_TEAM_TAG, type EventOrigin } from './binding';
+import {
+  DEDUPE_ATTEMPT_TAG,
+  DEDUPE_CLAIM_TAG,
+  DEDUPE_TEAM_KEY_TAG,
+  DEDUPE_TEAM_TAG,
+  type EventOrigin,
+} from './binding';
 
 import {
   DEDUPE_KEY_TAG,
@@ -138,6 +144,8 @@ export interface ParsedSesEvent {
   readonly claimRef?: string;
   /** The `dedupe-team` tag: the team of a team's key. */
   readonly team?: string;
+  /** The `dedupe-team-key` tag: a team's key as its publisher wrote it (when it fits a tag). */
+  readonly teamKey?: string;
   /** What the event says of where it came from (the envelope's source and account are added by the caller). */
   readonly origin: EventOrigin;
 }
@@ -273,6 +281,7 @@ export function parseSesEvent(message: unknown): ParsedSesEvent | undefined {
   const attemptId = tagValue(tags, DEDUPE_ATTEMPT_TAG);
   const claimRef = tagValue(tags, DEDUPE_CLAIM_TAG);
   const team = tagValue(tags, DEDUPE_TEAM_TAG);
+  const teamKey = tagValue(tags, DEDUPE_TEAM_KEY_TAG);
   const accountId = typeof mail.sendingAccountId === 'string' ? mail.sendingAccountId : undefined;
   const configurationSet = tagValue(tags, 'ses:configuration-set');
   const callerIdentity = tagValue(tags, 'ses:caller-identity');
@@ -285,6 +294,7 @@ export function parseSesEvent(message: unknown): ParsedSesEvent | undefined {
     ...(attemptId ? { attemptId } : {}),
     ...(claimRef ? { claimRef } : {}),
     ...(team ? { team } : {}),
+    ...(team && teamKey ? { teamKey } : {}),
     origin: {
       ...(accountId ? { accountId } : {}),
       ...(configurationSet ? { configurationSet } : {}),

@@ -3,7 +3,13 @@
  * that never repeats a send SES may already have accepted (the failure classes are in
  * classify.ts).
  */
-import { DEDUPE_ATTEMPT_TAG, DEDUPE_CLAIM_TAG, DEDUPE_TEAM_TAG } from '../../kernel/ledger/binding';
+import {
+  DEDUPE_ATTEMPT_TAG,
+  DEDUPE_CLAIM_TAG,
+  DEDUPE_TEAM_KEY_TAG,
+  DEDUPE_TEAM_TAG,
+  fitsTag,
+} from '../../kernel/ledger/binding';
 import { ledgerKey } from '../../kernel/ledger/schema';
 import { SESv2Client, type Attachment, type SendEmailCommandInput } from '@aws-sdk/client-sesv2';
 import { httpHandler } from '../../runtime/clients';
@@ -101,6 +107,10 @@ export function buildSendEmailInput(
         : []),
       // A team's key is tagged with a hash: its team travels beside it, for the ledger to name.
       ...(team !== undefined ? [{ Name: DEDUPE_TEAM_TAG, Value: team }] : []),
+      // ...and its own key, when SES takes it as a tag value: status changes and callbacks name it.
+      ...(team !== undefined && fitsTag(key.slice(team.length + 1))
+        ? [{ Name: DEDUPE_TEAM_KEY_TAG, Value: key.slice(team.length + 1) }]
+        : []),
       ...Object.entries(email.tags).map(([Name, Value]) => ({ Name, Value })),
     ],
     ...(sender.configurationSetName ? { ConfigurationSetName: sender.configurationSetName } : {}),

@@ -102,6 +102,12 @@ describe('callbackBody', () => {
     });
   });
 
+  test("a team's key is named as its publisher wrote it, the ledger's hash beside it", () => {
+    const body = callbackBody({ ...report, key: 'sha256-abc', team: 'billing', teamKey: 'order-42' });
+    expect(body.data).toMatchObject({ key: 'order-42', team: 'billing', ledgerKey: 'sha256-abc' });
+    expect(callbackBody(report).data).not.toHaveProperty('ledgerKey');
+  });
+
   test("the status's own event, not the latest one (a late Delivery after a Complaint)", () => {
     const events = [
       { type: 'Complaint', at: '2026-12-04T10:00:05.000Z', detail: 'abuse' },

@@ -139,6 +139,16 @@ describe('parseSesEvent', () => {
     const mail = event.mail as Record<string, unknown>;
     mail.tags = { ...(mail.tags as object), 'dedupe-team': ['billing'] };
     expect(parsed(event).team).toBe('billing');
+    expect(parsed(event)).not.toHaveProperty('teamKey');
+    mail.tags = { ...(mail.tags as object), 'dedupe-team-key': ['order-42'] };
+    expect(parsed(event)).toMatchObject({ team: 'billing', teamKey: 'order-42' });
+  });
+
+  test("a team key tag without a team tag is not read (it names no team's key)", () => {
+    const event = sesEvent('Delivery', { delivery: {} });
+    const mail = event.mail as Record<string, unknown>;
+    mail.tags = { ...(mail.tags as object), 'dedupe-team-key': ['order-42'] };
+    expect(parsed(event)).not.toHaveProperty('teamKey');
   });
 
   test.each([

@@ -77,6 +77,11 @@ describe('buildSendEmailInput', () => {
       Value: 'billing',
     });
     expect(JSON.stringify(buildSendEmailInput(simple, { ...sender, teams }, 'order-42'))).not.toContain('dedupe-team');
+    // ...and the team's own key, when SES takes it as a tag value (status changes and callbacks name it).
+    expect(security.EmailTags).toContainEqual({ Name: 'dedupe-team-key', Value: 'order-42' });
+    const dotted = buildSendEmailInput(simple, { ...sender, teams }, 'security#order.42');
+    expect(dotted.EmailTags?.map((tag) => tag.Name)).toContain('dedupe-team');
+    expect(dotted.EmailTags?.map((tag) => tag.Name)).not.toContain('dedupe-team-key');
     expect(buildSendEmailInput(simple, { ...sender, teams }, 'billing#order-42')).not.toHaveProperty('TenantName');
     expect(buildSendEmailInput(simple, { ...sender, teams }, 'order-42')).not.toHaveProperty('TenantName');
     // A bare key that only looks like a team's (not refused without teams) names no tenant either.
