@@ -124,6 +124,8 @@ export function createLedgerHandler(
       at: parsed.event.at,
       status,
       sqsMessageId,
+      // A team's key names its team: Logs Insights counts outcomes by team (the `Outcomes by team` query).
+      ...(parsed.team !== undefined && settings.teamNames?.includes(parsed.team) ? { team: parsed.team } : {}),
     };
     if (!result.recorded) {
       metrics.addMetric(LEDGER_METRIC.duplicateEvents, MetricUnit.Count, 1);

@@ -200,8 +200,15 @@ test('the same key from two teams is two emails, and the status of each team’s
     expect(changes.length).toBeGreaterThan(0);
     for (const { report, attributes } of changes) {
       expect(attributes).toEqual({ status: report.status, 'idempotency-key': tagged(team), team });
-      expect(report).toMatchObject({ team });
+      // ...and the key as the team wrote it (taggable: letters, digits, - and _), and its order.
+      expect(report).toMatchObject({ team, teamKey: key, sequence: expect.any(Number) });
     }
+    // The ledger's line names the team too: Logs Insights counts outcomes by team from it.
+    const lines = p.pipeline.lines.filter(
+      (l) => l.json?.message === 'ledger event recorded' && l.json.dedupeKey === tagged(team),
+    );
+    expect(lines.length).toBeGreaterThan(0);
+    expect(lines.every((l) => l.json?.team === team)).toBe(true);
   }
 
   // The operator's view: email-pipeline status --team NAME <key>, a real CLI process.

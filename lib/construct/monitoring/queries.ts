@@ -3,7 +3,9 @@
  * status), on the fields the functions log: the send function's one line per decision
  * (lambdas/send-email/outcome/report.ts: `decision`, `dedupeKey`, `errorClass`, `errorCode`, `reason`, ...),
  * its WARN line for each unconfirmed resend (lambdas/send-email/confirm.ts), and the ledger's line
- * per recorded event (lambdas/ledger/ledger.ts: `dedupeKey`, `eventType`, `status`, `sesMessageId`).
+ * per recorded event (lambdas/ledger/ledger.ts: `dedupeKey`, `eventType`, `status`, `sesMessageId`, and
+ * `team` for a team's key). With teams, two more count outcomes and dead letters by team: no metric
+ * per team (CloudWatch bills each team × outcome series), a query over the lines already logged.
  */
 import * as logs from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
@@ -18,7 +20,25 @@ export interface PipelineQueries {
   readonly outcomesByReason: logs.QueryDefinition;
   readonly unconfirmedResends: logs.QueryDefinition;
   readonly slowestSends: logs.QueryDefinition;
+  /** With teams only: each team's SES outcomes (ledger) and dead letters (send function). */
+  readonly outcomesByTeam?: logs.QueryDefinition;
+  readonly deadLettersByTeam?: logs.QueryDefinition;
 }
+
+/** The Logs Insights query of each team's SES outcomes: events recorded by the ledger, by team and type. */
+export const OUTCOMES_BY_TEAM_QUERY: logs.QueryStringProps = {
+  filterStatements: ['message = "ledger event recorded" and ispresent(team)'],
+  statsStatements: ['count(*) as events by team, eventType'],
+  sort: 'team asc',
+};
+
+/** A team's dedupe key is `<team>#<key>`: the send function's dead letters by team and reason. */
+export const DEAD_LETTERS_BY_TEAM_QUERY: logs.QueryStringProps = {
+  parseStatements: ['dedupeKey /^(?<team>[a-z][a-z0-9-]{0,31})#/'],
+  filterStatements: ['decision = "dead-lettered" and ispresent(team)'],
+  statsStatements: ['count(*) as letters by team, errorCode'],
+  sort: 'letters desc',
+};
 
 /** The query definitions, in `scope`, in a folder named `folder` of the Logs Insights console. */
 export function createQueries(scope: Construct, pipeline: EmailPipeline, folder: string): PipelineQueries {
@@ -90,5 +110,16 @@ export function createQueries(scope: Construct, pipeline: EmailPipeline, folder:
     }),
   });
 
-  return { keyStory, outcomesByReason, unconfirmedResends, slowestSends };
+  if (pipeline.settings.teams === undefined) return { keyStory, outcomesByReason, unconfirmedResends, slowestSends };
+  const outcomesByTeam = new logs.QueryDefinition(scope, 'OutcomesByTeamQuery', {
+    queryDefinitionName: `${folder}/Outcomes by team (sent, delivered, bounced, complained)`,
+    logGroups: [ledger],
+    queryString: new logs.QueryString({ ...OUTCOMES_BY_TEAM_QUERY }),
+  });
+  const deadLettersByTeam = new logs.QueryDefinition(scope, 'DeadLettersByTeamQuery', {
+    queryDefinitionName: `${folder}/Dead letters by team and reason`,
+    logGroups: [send],
+    queryString: new logs.QueryString({ ...DEAD_LETTERS_BY_TEAM_QUERY }),
+  });
+  return { keyStory, outcomesByReason, unconfirmedResends, slowestSends, outcomesByTeam, deadLettersByTeam };
 }

@@ -2,7 +2,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { KEY_PLACEHOLDER } from '../../../../../lib/construct/monitoring/monitoring';
-import { synthDefault, Synthesized } from '../../../helpers';
+import { synthDefault, synthesize, Synthesized } from '../../../helpers';
 
 describe('saved Logs Insights queries', () => {
   function queries(s: Synthesized): Array<{ Name: string; QueryString: string; LogGroupNames?: string[] }> {
@@ -48,5 +48,31 @@ describe('saved Logs Insights queries', () => {
     const q = named(synthDefault(), 'Slowest send invocations');
     expect(q.QueryString).toContain('filter @type = "REPORT"');
     expect(q.QueryString).toContain('sort @duration desc');
+  });
+
+  describe('with teams', () => {
+    let teams: Synthesized;
+    beforeAll(() => {
+      teams = synthesize({ teams: { billing: { senders: ['billing@example.com'] } } });
+    });
+
+    test('two more: outcomes by team over the ledger log group, dead letters by team over the send one', () => {
+      expect(queries(teams)).toHaveLength(6);
+      const n = teams.stack.pipeline.logGroupNames;
+      const outcomes = named(teams, 'Outcomes by team');
+      expect(outcomes.LogGroupNames).toEqual([n.ledger]);
+      expect(outcomes.QueryString).toContain('stats count(*) as events by team, eventType');
+      // The line the query counts is the ledger's, which names a team's team.
+      const ledger = fs.readFileSync(
+        path.join(__dirname, '..', '..', '..', '..', '..', 'lambdas', 'ledger', 'ledger.ts'),
+        'utf8',
+      );
+      expect(outcomes.QueryString).toContain('filter message = "ledger event recorded" and ispresent(team)');
+      expect(ledger).toContain("logger.info('ledger event recorded'");
+      const letters = named(teams, 'Dead letters by team');
+      expect(letters.LogGroupNames).toEqual([n.send]);
+      expect(letters.QueryString).toContain('parse dedupeKey /^(?<team>[a-z][a-z0-9-]{0,31})#/');
+      expect(letters.QueryString).toContain('stats count(*) as letters by team, errorCode');
+    });
   });
 });
