@@ -18,7 +18,6 @@ import { DynamoDBDocumentClient, GetCommand, PutCommand } from '@aws-sdk/lib-dyn
 import { CALLBACK_ATTRIBUTE, CALLBACK_STATE_KEY_PREFIX } from '../../lambdas/kernel/callbacks/names';
 import { ledgerKey } from '../../lambdas/kernel/ledger/schema';
 import { teamKey } from '../../lambdas/kernel/teams';
-import type { ResolvedTeam } from '../../lib/settings';
 import {
   createCallbackResources,
   newSigningSecret,
@@ -26,17 +25,8 @@ import {
 } from '../../tools/dev/local/callback-resources';
 import { emulatorClients, type EmulatorClients } from '../../tools/dev/local/emulators';
 import { drainQueue } from '../../tools/dev/local/queues';
+import { loadLocalSettings } from '../../tools/dev/local/settings';
 import { endpointsFromEnv, runCli, uniqueName } from './support';
-
-const BILLING: ResolvedTeam = {
-  senders: ['billing@example.com'],
-  publishers: [],
-  highPriority: false,
-  sesTenant: false,
-  statusReaders: [],
-  cancelers: [],
-  callbackUrl: 'http://127.0.0.1:9/billing',
-};
 
 /** Billing's order-7 (a team's key: hashed) and the pipeline's own order-8. */
 const BILLING_KEY = ledgerKey(teamKey('billing', 'order-7'));
@@ -87,7 +77,9 @@ beforeAll(async () => {
     clients,
     // Team billing's callback only: a second subscription of the same queue to the topic, with
     // another filter, is refused (by fauxqs as by SNS). The outputs name the pipeline's own too.
-    { teams: { billing: BILLING } },
+    loadLocalSettings({
+      teams: { billing: { senders: ['billing@example.com'], callbackUrl: 'http://127.0.0.1:9/billing' } },
+    }),
     name,
     topic.TopicArn ?? '',
   );
