@@ -62,9 +62,9 @@ of every change at or after --since TIME (an ISO time, 2026-12-03T08:00:00Z, or 
 7d; kept 14 days). One replay id per run: the function POSTs each callback once per replay.
 enable: tries a callback again that a 410 Gone from its receiver disabled (a team's with --team).
 --key K selects a key's callbacks and may be repeated; a command about one key elsewhere takes it
-as its argument. --team NAME: a team's keys are its own (<team>#<key>), so --key K selects <team>#K;
-without --key, every callback of the team; without --team, the pipeline's own keys (list and
-redrive: every team's when no --key is given).
+as its argument. --team NAME: a team's keys are its own (<team>#<key>), so --key K selects <team>#K,
+and without --key only the team's callbacks are taken. Without --team, --key K is a key of the
+pipeline's own topics, and a selection without --key takes every team's callbacks.
 redrive and replay ask before they change anything (y/N); --yes goes ahead without asking (needed
 with no terminal to ask on, as in CI); --dry-run says what they would do and changes nothing.
 --json prints one JSON object per result.
