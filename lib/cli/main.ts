@@ -9,6 +9,7 @@
  * the terminal raw.
  */
 import { createInterface } from 'node:readline/promises';
+import { callbacksCommand } from './callbacks-command';
 import { cancelCommand } from './cancel-command';
 import type { Command, Io } from './command';
 import { deliveriesCommand } from './deliveries-command';
@@ -25,6 +26,7 @@ import { packageVersion } from './version';
 
 /** Every command of `email-pipeline`, by name. */
 export const COMMANDS: readonly Command[] = [
+  callbacksCommand,
   cancelCommand,
   deliveriesCommand,
   dlqCommand,

@@ -35,15 +35,21 @@ function jsonObject(value: string | undefined): Record<string, unknown> | undefi
   }
 }
 
-/** The values of a described object as outputs: strings as they are, numbers and booleans as text, `Teams` as JSON. */
+/**
+ * The outputs that are objects, kept as the JSON they came as: the teams' topics (team-option.ts
+ * reads them back) and the callbacks' queues and table (callbacks.ts).
+ */
+const OBJECT_OUTPUTS: readonly string[] = ['Teams', 'Callbacks'];
+
+/** The values of a described object as outputs: strings as they are, numbers and booleans as text, {@link OBJECT_OUTPUTS} as JSON. */
 function described(object: Record<string, unknown>, marks: readonly string[]): Record<string, string> {
   const out: Record<string, string> = {};
   for (const [key, value] of Object.entries(object)) {
     if (marks.includes(key) || key === 'v') continue;
     if (typeof value === 'string') out[key] = value;
     else if (typeof value === 'number' || typeof value === 'boolean') out[key] = String(value);
-    // The teams' topics (team-option.ts reads them back), kept as the JSON they came as.
-    else if (key === 'Teams' && typeof value === 'object' && value !== null) out[key] = JSON.stringify(value);
+    else if (OBJECT_OUTPUTS.includes(key) && typeof value === 'object' && value !== null)
+      out[key] = JSON.stringify(value);
   }
   return out;
 }

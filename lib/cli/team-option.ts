@@ -43,6 +43,25 @@ function isRecord(value: unknown): value is Record<string, unknown> {
 }
 
 /**
+ * An output that is an object (`Teams`, `Callbacks`): JSON text in a stack's `Endpoints` (as
+ * stack-outputs.ts keeps it) or an object in `.local/outputs.json`; undefined when absent or not one.
+ */
+export function objectOutput(
+  outputs: Readonly<Record<string, unknown>>,
+  name: string,
+): Record<string, unknown> | undefined {
+  let value: unknown = outputs[name];
+  if (typeof value === 'string') {
+    try {
+      value = JSON.parse(value);
+    } catch {
+      value = undefined;
+    }
+  }
+  return isRecord(value) ? value : undefined;
+}
+
+/**
  * `team`'s topics from a pipeline's outputs: `Teams`, JSON text in a stack's `Endpoints` (as
  * stack-outputs.ts keeps it) or an object in `.local/outputs.json`. Throws OperationError naming
  * the teams there are when `where` (the pipeline, as the CLI names it) has no such team.
@@ -52,17 +71,10 @@ export function teamTopicsOf(
   team: string,
   where: string,
 ): TeamTopicOutputs {
-  let teams: unknown = outputs.Teams;
-  if (typeof teams === 'string') {
-    try {
-      teams = JSON.parse(teams);
-    } catch {
-      teams = undefined;
-    }
-  }
-  const own = isRecord(teams) ? teams[team] : undefined;
+  const teams = objectOutput(outputs, 'Teams');
+  const own = teams?.[team];
   if (!isRecord(own) || typeof own.TopicArn !== 'string') {
-    const known = isRecord(teams) ? Object.keys(teams) : [];
+    const known = teams ? Object.keys(teams) : [];
     throw new OperationError(
       `${where} has no team ${team}: ${known.length > 0 ? `its teams are ${known.join(', ')}` : 'it has no teams'}`,
     );

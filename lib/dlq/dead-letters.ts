@@ -86,7 +86,8 @@ export function describeDeadLetter(message: Message, now = Date.now()): DeadLett
   };
 }
 
-function formatAge(seconds: number): string {
+/** An age as a line shows it: `45s`, `12m`, `5h`, `3d`. */
+export function formatAge(seconds: number): string {
   if (seconds < 120) return `${seconds}s`;
   if (seconds < 7200) return `${Math.round(seconds / 60)}m`;
   if (seconds < 172800) return `${Math.round(seconds / 3600)}h`;
@@ -142,13 +143,40 @@ export async function listDeadLetters(sqs: SQSClient, dlqUrl: string, max = 100)
   }
 }
 
-/** The message attributes to carry back to the source queue: the publisher's, not our diagnosis. */
-export function attributesForRedrive(message: Message): Record<string, MessageAttributeValue> | undefined {
+/**
+ * The message attributes to carry back to the source queue: the publisher's, not our diagnosis
+ * (`dropped`: the send DLQ's diagnosis and retry attributes unless told otherwise).
+ */
+export function attributesForRedrive(
+  message: Message,
+  dropped: ReadonlySet<string> = OUR_ATTRIBUTES,
+): Record<string, MessageAttributeValue> | undefined {
   const out: Record<string, MessageAttributeValue> = {};
   for (const [name, value] of Object.entries(message.MessageAttributes ?? {})) {
-    if (!OUR_ATTRIBUTES.has(name)) out[name] = value;
+    if (!dropped.has(name)) out[name] = value;
   }
   return Object.keys(out).length ? out : undefined;
+}
+
+/**
+ * Sends a received DLQ message back to `sourceQueueUrl` (its body, its attributes but `dropped`)
+ * and only then deletes it from `dlqUrl`: a failure in between leaves a copy in both, never in neither.
+ */
+export async function moveBack(
+  sqs: SQSClient,
+  message: Message,
+  queues: { readonly dlqUrl: string; readonly sourceQueueUrl: string },
+  dropped?: ReadonlySet<string>,
+): Promise<void> {
+  const attributes = attributesForRedrive(message, dropped);
+  await sqs.send(
+    new SendMessageCommand({
+      QueueUrl: queues.sourceQueueUrl,
+      MessageBody: message.Body ?? '',
+      ...(attributes ? { MessageAttributes: attributes } : {}),
+    }),
+  );
+  await sqs.send(new DeleteMessageCommand({ QueueUrl: queues.dlqUrl, ReceiptHandle: message.ReceiptHandle ?? '' }));
 }
 
 export interface RedriveResult {
@@ -205,17 +233,7 @@ export async function redrive(sqs: SQSClient, options: RedriveOptions): Promise<
     );
     if (Messages.length === 0) break;
     for (const message of Messages) {
-      const attributes = attributesForRedrive(message);
-      await sqs.send(
-        new SendMessageCommand({
-          QueueUrl: options.sourceQueueUrl,
-          MessageBody: message.Body ?? '',
-          ...(attributes ? { MessageAttributes: attributes } : {}),
-        }),
-      );
-      await sqs.send(
-        new DeleteMessageCommand({ QueueUrl: options.dlqUrl, ReceiptHandle: message.ReceiptHandle ?? '' }),
-      );
+      await moveBack(sqs, message, options);
       moved += 1;
     }
   }

@@ -50,7 +50,8 @@ export function dlqName(queue: QueueName): string {
   return queue === 'send' ? 'the DLQ' : `the ${queue} DLQ`;
 }
 
-function sqsClient(target: Target): SQSClient {
+/** An SQS client for the target's queues (the dlq and callbacks commands'). */
+export function sqsClient(target: Target): SQSClient {
   // Local queue URLs name a host that does not resolve: always use the configured endpoint.
   return new SQSClient({ ...target.clients.sqs, useQueueUrlAsEndpoint: false });
 }

@@ -13,12 +13,11 @@ import {
   DeleteMessageCommand,
   ListMessageMoveTasksCommand,
   ReceiveMessageCommand,
-  SendMessageCommand,
   type Message,
   type SQSClient,
 } from '@aws-sdk/client-sqs';
 import { teamKey } from '../../lambdas/kernel/teams';
-import { attributesForRedrive, describeDeadLetter, type DeadLetter } from './dead-letters';
+import { describeDeadLetter, moveBack, type DeadLetter } from './dead-letters';
 
 /**
  * Codes a redrive cannot fix: the same message fails the same way (the publisher's fault), or
@@ -162,7 +161,7 @@ export async function readAll(sqs: SQSClient, dlqUrl: string, max = 10_000): Pro
 }
 
 /** Sends the matching messages back to `sourceQueueUrl`, then deletes them from the DLQ. */
-export async function redriveSelected(
+export function redriveSelected(
   sqs: SQSClient,
   options: {
     readonly dlqUrl: string;
@@ -173,23 +172,34 @@ export async function redriveSelected(
     readonly skip?: (letter: DeadLetter) => boolean;
   },
 ): Promise<{ scanned: number; moved: number; skipped: number }> {
+  return moveMatching(sqs, options, (_, letter) =>
+    !matches(letter, options.selector) ? 'keep' : options.skip?.(letter) ? 'skip' : 'move',
+  );
+}
+
+/**
+ * Moves the messages `pick` says to move back to `sourceQueueUrl` (with their attributes but
+ * `dropped`: by default the send DLQ's diagnosis), then deletes them from the DLQ; those it says
+ * to skip stay and are counted. At most `max` are moved. Any DLQ: the callbacks' too.
+ */
+export async function moveMatching(
+  sqs: SQSClient,
+  options: {
+    readonly dlqUrl: string;
+    readonly sourceQueueUrl: string;
+    readonly max?: number;
+    readonly dropped?: ReadonlySet<string>;
+  },
+  pick: (message: Message, letter: DeadLetter) => 'move' | 'skip' | 'keep',
+): Promise<{ scanned: number; moved: number; skipped: number }> {
   let moved = 0;
   let skipped = 0;
   const result = await scan(sqs, { dlqUrl: options.dlqUrl }, async (message, letter) => {
-    if (!matches(letter, options.selector) || moved >= (options.max ?? Number.POSITIVE_INFINITY)) return 'kept';
-    if (options.skip?.(letter)) {
-      skipped += 1;
-      return 'kept';
-    }
-    const attributes = attributesForRedrive(message);
-    await sqs.send(
-      new SendMessageCommand({
-        QueueUrl: options.sourceQueueUrl,
-        MessageBody: message.Body ?? '',
-        ...(attributes ? { MessageAttributes: attributes } : {}),
-      }),
-    );
-    await sqs.send(new DeleteMessageCommand({ QueueUrl: options.dlqUrl, ReceiptHandle: message.ReceiptHandle ?? '' }));
+    if (moved >= (options.max ?? Number.POSITIVE_INFINITY)) return 'kept';
+    const picked = pick(message, letter);
+    if (picked === 'skip') skipped += 1;
+    if (picked !== 'move') return 'kept';
+    await moveBack(sqs, message, options, options.dropped);
     moved += 1;
     return 'removed';
   });

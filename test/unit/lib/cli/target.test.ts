@@ -63,6 +63,18 @@ const message = (fn: () => unknown): string => {
 };
 
 describe('a stack that describes its pipelines', () => {
+  test('its Teams and Callbacks objects are kept as the JSON they came as (team-option.ts and callbacks.ts read them)', () => {
+    const callbacks = { QueueUrl: 'q', DeadLetterQueueUrl: 'd', TableName: 't', SigningSecretArn: 'arn:s' };
+    const teams = { billing: { TopicArn: 'arn:b', CallbackSigningSecretArn: 'arn:bs' } };
+    const { outputs } = selectPipeline(
+      'MailStack',
+      [pipelineOutput('Mail', { Callbacks: callbacks, Teams: teams })],
+      undefined,
+    );
+    expect(JSON.parse(outputs.Callbacks ?? '')).toEqual(callbacks);
+    expect(JSON.parse(outputs.Teams ?? '')).toEqual(teams);
+  });
+
   test('the only pipeline needs no name; its monitoring is merged in; other outputs are left alone', () => {
     const outputs = [
       { OutputKey: 'Unrelated', OutputValue: 'https://example.com' },
