@@ -17,6 +17,7 @@ import {
   PIPELINE_TARGET,
   type ReplayRequest,
 } from '../../lambdas/kernel/callbacks/names';
+import { webhookId, type PublishedReport } from '../../lambdas/kernel/callbacks/webhook';
 import { IDEMPOTENCY_KEY_ATTRIBUTE, normalizeIdempotencyKey } from '../../lambdas/kernel/contract/index';
 import { ledgerKey } from '../../lambdas/kernel/ledger/schema';
 import { formatAge } from '../dlq/dead-letters';
@@ -144,9 +145,18 @@ function peek(body: string): { key?: string; id?: string; team?: string; status?
     const from = typeof replay === 'object' && replay !== null ? replay : parsed;
     const pick = (object: Record<string, unknown>, name: string) =>
       typeof object[name] === 'string' ? { [name]: object[name] } : {};
+    // A status change's webhook-id is its report's (the function's own rule); a replay names it.
+    const report = parsed as Partial<PublishedReport>;
+    const id =
+      from !== replay &&
+      typeof report.key === 'string' &&
+      typeof report.status === 'string' &&
+      Array.isArray(report.events)
+        ? { id: webhookId(report as PublishedReport) }
+        : {};
     return {
       ...pick(from, 'key'),
-      ...(from === replay ? pick(from, 'id') : {}),
+      ...(from === replay ? pick(from, 'id') : id),
       ...pick(parsed, 'team'),
       ...pick(parsed, 'status'),
     };

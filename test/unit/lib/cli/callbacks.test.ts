@@ -7,6 +7,7 @@
 import type { Message } from '@aws-sdk/client-sqs';
 import { CALLBACK_ATTRIBUTE, CALLBACK_RETENTION_SECONDS } from '../../../../lambdas/kernel/callbacks/names';
 import { ledgerKey } from '../../../../lambdas/kernel/ledger/schema';
+import { webhookId } from '../../../../lambdas/kernel/callbacks/webhook';
 import {
   callbackKey,
   callbackRow,
@@ -102,13 +103,15 @@ test('a dead status change says its key, team, status, reason, first try and rec
     key: 'k1',
     team: 'billing',
     status: 'bounced',
+    // The id the function gave it (its report's), which the receiver saw and the table keeps.
+    id: webhookId({ key: 'k1', status: 'bounced', events: [], team: 'billing' }),
     reason: 'HTTP 404 Not Found: not retried',
     firstTry: '2026-12-04T09:00:00.000Z',
     ageSeconds: 3600,
     receiveCount: 3,
   });
   expect(formatCallbackLetter(letter)).toBe(
-    ' 60m  bounced        key=k1  team=billing  first-try=2026-12-04T09:00:00.000Z  receives=3  HTTP 404 Not Found: not retried',
+    ` 60m  bounced        key=k1  team=billing  id=${letter.id}  first-try=2026-12-04T09:00:00.000Z  receives=3  HTTP 404 Not Found: not retried`,
   );
 });
 
