@@ -23,7 +23,7 @@ import { callbackBody, webhookHeaders, webhookId, type PublishedReport } from '.
 import { postCallback } from './post';
 import type { SigningKeys } from './secrets';
 import type { CallbackSettings } from './settings';
-import { CallbackStore, type Claimed } from './store';
+import { CallbackStore, type Claimed, type StoredCallbackRef } from './store';
 
 export interface CallbackDeps {
   readonly settings: CallbackSettings;
@@ -38,16 +38,8 @@ export interface CallbackDeps {
   readonly random?: () => number;
 }
 
-/** One callback to try: which target, its id, and the body of its first try. */
-interface Callback {
-  readonly target: string;
-  readonly key: string;
-  readonly id: string;
-  readonly status: string;
-  readonly at: string;
-  readonly body: string;
-  readonly replayId?: string;
-}
+/** One callback to try: which target, its id, and the body of its first try (a replay: its replay id). */
+type Callback = StoredCallbackRef;
 
 /** A record that will not be a callback: dead-lettered with this reason. */
 class NotACallback extends Error {}

@@ -7,13 +7,7 @@
  * as it is.
  */
 import { randomBytes } from 'node:crypto';
-import {
-  CreateTableCommand,
-  DescribeTableCommand,
-  ResourceInUseException,
-  UpdateTimeToLiveCommand,
-  type DynamoDBClient,
-} from '@aws-sdk/client-dynamodb';
+import { CreateTableCommand, ResourceInUseException, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { SubscribeCommand, type SNSClient } from '@aws-sdk/client-sns';
 import { CreateQueueCommand, GetQueueAttributesCommand, type SQSClient } from '@aws-sdk/client-sqs';
 import {
@@ -24,6 +18,7 @@ import {
   type CallbackTargets,
 } from '../../../lambdas/kernel/callbacks/names';
 import { DLQ_RETENTION_SECONDS, type ResolvedSettings } from '../../../lib/settings';
+import { activeWithTtl } from './tables';
 
 /** What {@link createCallbackResources} made. */
 export interface CallbackResources {
@@ -100,18 +95,7 @@ async function createCallbacksTable(dynamodb: DynamoDBClient, tableName: string)
   } catch (error) {
     if (!(error instanceof ResourceInUseException)) throw error;
   }
-  const { Table } = await dynamodb.send(new DescribeTableCommand({ TableName: tableName }));
-  if (Table?.TableStatus !== 'ACTIVE') throw new Error(`table ${tableName} is ${Table?.TableStatus}`);
-  await dynamodb
-    .send(
-      new UpdateTimeToLiveCommand({
-        TableName: tableName,
-        TimeToLiveSpecification: { AttributeName: ttlAttribute, Enabled: true },
-      }),
-    )
-    .catch((error: Error) => {
-      if (!/already enabled/i.test(error.message)) throw error;
-    });
+  await activeWithTtl(dynamodb, tableName, ttlAttribute);
 }
 
 /**

@@ -4,13 +4,7 @@
  * DLQ, the schedule queue (the same DLQ), the SNS -> SQS subscription (raw delivery off) and the idempotency
  * table with TTL; the ledger table with its index by outcome.
  */
-import {
-  CreateTableCommand,
-  DescribeTableCommand,
-  ResourceInUseException,
-  UpdateTimeToLiveCommand,
-  type DynamoDBClient,
-} from '@aws-sdk/client-dynamodb';
+import { CreateTableCommand, ResourceInUseException, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import {
   AlreadyExistsException,
   CreateConfigurationSetCommand,
@@ -26,6 +20,7 @@ import { LOCAL_ACCOUNT_ID } from '../../../lib/cli/target';
 import { ledgerEventPattern } from '../../../lambdas/kernel/ledger/event-pattern';
 import { LOCAL_DEFAULT_BUS_ARN } from './event-bus';
 import { createCallbackResources, type CallbackResources } from './callback-resources';
+import { activeWithTtl } from './tables';
 import { createTeamTenants, createTeamTopics } from './team-topics';
 import type { TeamRoutes } from '../../../lambdas/kernel/teams';
 import { attachmentExpiryDays } from '../../../lib/construct/pipeline/attachments-bucket';
@@ -239,19 +234,7 @@ async function createTable(
   } catch (error) {
     if (!(error instanceof ResourceInUseException)) throw error;
   }
-  const { Table } = await dynamodb.send(new DescribeTableCommand({ TableName: tableName }));
-  if (Table?.TableStatus !== 'ACTIVE') throw new Error(`table ${tableName} is ${Table?.TableStatus}`);
-  await dynamodb
-    .send(
-      new UpdateTimeToLiveCommand({
-        TableName: tableName,
-        TimeToLiveSpecification: { AttributeName: shape.ttlAttribute, Enabled: true },
-      }),
-    )
-    .catch((error: Error) => {
-      // Enabling TTL twice is refused; anything else is a real problem.
-      if (!/already enabled/i.test(error.message)) throw error;
-    });
+  await activeWithTtl(dynamodb, tableName, shape.ttlAttribute);
 }
 
 /** Subscribes a queue to a topic (SNS envelope, raw delivery off, no filter); returns the queue's ARN. */
