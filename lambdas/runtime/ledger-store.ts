@@ -272,7 +272,7 @@ export async function readLedgerItem(
 /**
  * Marks a key's item dead-lettered (the send-email function gave up on it). One UpdateItem;
  * keeps what the events recorded and only sets the expiry (and the index's outcome, see
- * LEDGER_STATUS_INDEX) when there is none yet.
+ * LEDGER_STATUS_INDEX) when there is none yet. Resolves to the item's version after it.
  */
 export async function markDeadLettered(
   client: Client,
@@ -280,8 +280,8 @@ export async function markDeadLettered(
   key: string,
   mark: NonNullable<LedgerItem['deadLettered']>,
   retentionSeconds: number,
-): Promise<void> {
-  await client.send(
+): Promise<number | undefined> {
+  const { Attributes } = await client.send(
     new UpdateItemCommand({
       TableName: tableName,
       Key: marshall({ [LEDGER_TABLE.partitionKey]: key }),
@@ -302,8 +302,12 @@ export async function markDeadLettered(
         ':exp': Math.floor(Date.parse(mark.at) / 1000) + retentionSeconds,
         ':one': 1,
       }),
+      // The item's version after the mark: a callback of the dead letter is ordered by it.
+      ReturnValues: 'UPDATED_NEW',
     }),
   );
+  const version = unmarshalled(Attributes)?.[LEDGER_INTERNAL.version];
+  return typeof version === 'number' ? version : undefined;
 }
 
 /**

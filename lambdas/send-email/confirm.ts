@@ -22,6 +22,7 @@ import { markDeadLettered, readLedgerItem } from '../runtime/ledger-store';
 import { CONFIRM_METRIC } from '../kernel/names';
 import { RetryableError, type PipelineError } from '../kernel/errors';
 import type { LedgerAwarePersistenceLayer, SendAttempt } from './claim/persistence';
+import type { DeadLetterNotice } from './outcome/dead-letter-notice';
 
 /**
  * An unknown-fate send within the grace: retried without sending, at a time of its own rather
@@ -82,6 +83,8 @@ export interface ConfirmDeps {
   readonly logger: Logger;
   readonly metrics: Metrics;
   readonly now?: () => number;
+  /** Tells a dead-lettered key's callback (dead-letter-notice.ts). @default none: no callbacks */
+  readonly notice?: DeadLetterNotice;
 }
 
 export function createSendConfirmation(deps: ConfirmDeps): SendConfirmation {
@@ -139,15 +142,18 @@ export function createSendConfirmation(deps: ConfirmDeps): SendConfirmation {
       if (table && failure.failureClass === 'ambiguous') persistence.leaveUnknownFate(key, now());
     },
     deadLettered: async (key, failure) => {
-      if (!table) return;
+      const at = new Date(now()).toISOString();
+      let sequence: number | undefined;
       try {
-        await markDeadLettered(
-          dynamodb,
-          table,
-          ledgerKey(key),
-          { at: new Date(now()).toISOString(), code: failure.code, reason: failure.message.slice(0, 512) },
-          settings.retentionSeconds,
-        );
+        if (table) {
+          sequence = await markDeadLettered(
+            dynamodb,
+            table,
+            ledgerKey(key),
+            { at, code: failure.code, reason: failure.message.slice(0, 512) },
+            settings.retentionSeconds,
+          );
+        }
       } catch (error) {
         // The DLQ entry is what matters; the mark is for the status lookup.
         logger.warn('could not mark the ledger item dead-lettered', {
@@ -155,6 +161,7 @@ export function createSendConfirmation(deps: ConfirmDeps): SendConfirmation {
           error: error instanceof Error ? error.message : String(error),
         });
       }
+      await deps.notice?.(key, failure.code, at, sequence ?? 0);
     },
     attemptOf: (key) => persistence.attemptOf(key),
     done: (key) => persistence.forget(key),

@@ -16,6 +16,7 @@ import { LANE_METRIC, LANES, METRIC, type Lane } from '../kernel/names';
 import { builtOnFirstSend, createDynamoDbClient, createSqsClient, createStoreClient } from '../runtime/clients';
 import { LedgerAwarePersistenceLayer } from './claim/persistence';
 import { createSendConfirmation, type SendConfirmation } from './confirm';
+import { createDeadLetterNotice, readNoticeSettings } from './outcome/dead-letter-notice';
 import { RecordFlow } from './flow';
 import { createOutcome } from './outcome/outcome';
 import type { QueueClient } from './outcome/queue-record';
@@ -210,6 +211,8 @@ export function createContainerHandler(clients: ContainerClients = {}, env: Node
     keyPrefix: settings.keyPrefix,
   });
   const bucket = env[ENV.attachmentsBucketName];
+  const sqs = clients.sqs ?? builtOnFirstSend(createSqsClient);
+  const noticeSettings = readNoticeSettings(env);
   return createHandler({
     settings,
     rateStore: dynamoDbSlotStore({
@@ -224,7 +227,7 @@ export function createContainerHandler(clients: ContainerClients = {}, env: Node
       bucket ? s3ObjectStore(bucket, S3_REQUEST_TIMEOUT_MS) : undefined,
       budgetFromEnvironment(env),
     ),
-    sqs: clients.sqs ?? builtOnFirstSend(createSqsClient),
+    sqs,
     persistenceStore,
     logger,
     metrics,
@@ -238,6 +241,16 @@ export function createContainerHandler(clients: ContainerClients = {}, env: Node
       dynamodb: ledgerClient,
       logger,
       metrics,
+      ...(noticeSettings
+        ? {
+            notice: createDeadLetterNotice({
+              settings: noticeSettings,
+              sqs,
+              ...(settings.teams ? { teamNames: Object.keys(settings.teams) } : {}),
+              logger,
+            }),
+          }
+        : {}),
     }),
   });
 }

@@ -74,6 +74,11 @@ export interface HandlerResourceRefs {
   readonly attachmentsBucketName?: string;
   /** The teams' topics and senders (TEAMS, JSON). @default none: no teams, the variable is not written */
   readonly teams?: TeamRoutes;
+  /**
+   * The callbacks queue and who has a callback: the send function tells them of a key it
+   * dead-letters (lambdas/send-email/outcome/dead-letter-notice.ts). @default none: no callbacks
+   */
+  readonly callbacks?: { readonly queueUrl: string; readonly targetNames: readonly string[] };
 }
 
 /** The settings the handler reads: those the declaration gives an environment variable. */
@@ -82,7 +87,7 @@ type HandlerSettingName = {
 }[SettingName];
 
 /** The variables of the resources, by {@link HandlerResourceRefs} field (teams: written apart, as JSON). */
-const RESOURCE_ENV: Readonly<Record<Exclude<keyof HandlerResourceRefs, 'teams'>, string>> = {
+const RESOURCE_ENV: Readonly<Record<Exclude<keyof HandlerResourceRefs, 'teams' | 'callbacks'>, string>> = {
   topicArn: ENV.topicArn,
   highPriorityTopicArn: ENV.highPriorityTopicArn,
   tableName: ENV.tableName,
@@ -159,6 +164,11 @@ export function handlerEnvironment(settings: ResolvedSettings, refs: HandlerReso
   // Topic ARNs need no escaping, so their tokens survive JSON.stringify and resolve at deploy.
   if (refs.teams !== undefined && Object.keys(refs.teams).length > 0)
     environment[TEAMS_ENV] = JSON.stringify(refs.teams);
+  // Only with callbacks, last for the same reason.
+  if (refs.callbacks !== undefined) {
+    environment[CALLBACK_ENV.queueUrl] = refs.callbacks.queueUrl;
+    environment[CALLBACK_ENV.targetNames] = refs.callbacks.targetNames.join(',');
+  }
   return environment;
 }
 

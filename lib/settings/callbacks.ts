@@ -8,11 +8,10 @@ import { LEDGER_STATUSES } from '../../lambdas/kernel/ledger/schema';
 import { SettingsError } from './rules';
 
 /**
- * The statuses a callback may ask for: those the ledger publishes a change of (not the lookup's
- * `unknown`, `in-progress` or `dead-lettered`: the send function marks a dead letter in the ledger
- * without a change on the status topic).
+ * The statuses a callback may ask for: those the ledger publishes a change of, and `dead-lettered`,
+ * which the send function tells the callbacks itself (not the lookup's `unknown`, `in-progress`).
  */
-export const CALLBACK_STATUSES: readonly string[] = LEDGER_STATUSES;
+export const CALLBACK_STATUSES: readonly string[] = [...LEDGER_STATUSES, 'dead-lettered'];
 
 /** Why `url` cannot be a callback URL, or undefined when it can (http or https; checked again at synth). */
 export function callbackUrlProblem(url: string): string | undefined {

@@ -27,6 +27,12 @@ export const CALLBACK_ENV = {
   timeoutMs: 'CALLBACK_TIMEOUT_MS',
   /** `true` only locally: a URL may name a private, loopback or link-local address (and http). */
   allowPrivateAddresses: 'CALLBACK_ALLOW_PRIVATE_ADDRESSES',
+  /**
+   * The send function's: the targets with a callback (team names, `*`), comma-separated. With
+   * {@link CALLBACK_ENV.queueUrl} it tells their callbacks of a key it dead-letters (a change the
+   * ledger never sees: no SES event comes of it).
+   */
+  targetNames: 'CALLBACK_TARGET_NAMES',
 } as const;
 
 /** The target of the pipeline's own callback (no teams): its key in {@link CallbackTargets}. */

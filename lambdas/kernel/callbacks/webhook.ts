@@ -22,6 +22,27 @@ export interface PublishedReport extends DeliveryReport {
   readonly sequence?: number;
 }
 
+/**
+ * The report of a key the send function dead-lettered, as the callbacks queue takes it: status
+ * `dead-lettered`, one `DeadLettered` event whose detail is the error code.
+ */
+export function deadLetterReport(
+  key: string,
+  team: { readonly name: string; readonly key?: string } | undefined,
+  at: string,
+  code: string,
+  sequence: number,
+): PublishedReport {
+  return {
+    key,
+    status: 'dead-lettered',
+    events: [{ type: 'DeadLettered', at, detail: code }],
+    updatedAt: at,
+    ...(team !== undefined ? { team: team.name, ...(team.key !== undefined ? { teamKey: team.key } : {}) } : {}),
+    sequence,
+  };
+}
+
 /** The body POSTed: `type` `email.<status>`, `timestamp` the change's time, `data` what changed. */
 export interface CallbackBody {
   readonly type: string;
@@ -54,12 +75,14 @@ export function statusEvent(report: Pick<DeliveryReport, 'status' | 'events'>): 
  * The webhook-id of a status change: `msg_` and a hash of the team, key, status and how many times
  * the key was resent (a resend starts its statuses again). A status is reached once per send of a
  * key (the ledger's statuses only rise), so two copies of one change, or a change published twice,
- * share an id, and the receiver (and the callbacks table) see one message.
+ * share an id, and the receiver (and the callbacks table) see one message. A dead letter can come
+ * again (redriven, it may fail again): its id also has the time it was dead-lettered.
  */
 export function webhookId(report: Pick<PublishedReport, 'key' | 'team' | 'status' | 'events'>): string {
   const resends = report.events.filter((event) => event.type === RESEND_EVENT_TYPE).length;
+  const when = report.status === 'dead-lettered' ? [statusEvent(report)?.at ?? ''] : [];
   const digest = createHash('sha256')
-    .update([report.team ?? PIPELINE_TARGET, report.key, report.status, String(resends)].join('\n'), 'utf8')
+    .update([report.team ?? PIPELINE_TARGET, report.key, report.status, String(resends), ...when].join('\n'), 'utf8')
     .digest('base64url');
   return `msg_${digest.slice(0, 32)}`;
 }

@@ -133,6 +133,14 @@ export function handlerRefs(resources: LocalResources): HandlerResourceRefs {
     ledgerTableName: resources.ledger.tableName,
     ...(resources.attachmentsBucketName ? { attachmentsBucketName: resources.attachmentsBucketName } : {}),
     ...(resources.teams ? { teams: resources.teams } : {}),
+    ...(resources.callbacks
+      ? {
+          callbacks: {
+            queueUrl: resources.callbacks.queueUrl,
+            targetNames: Object.keys(resources.callbacks.targets),
+          },
+        }
+      : {}),
   };
 }
 

@@ -7,6 +7,7 @@ import { randomBytes } from 'node:crypto';
 import { Webhook, WebhookVerificationError } from 'standardwebhooks';
 import {
   callbackBody,
+  deadLetterReport,
   secretBytes,
   statusEvent,
   webhookHeaders,
@@ -83,6 +84,17 @@ describe('webhookId', () => {
       webhookId({ ...report, events: [...report.events, { type: 'Resend', at: '2026-12-04T11:00:00.000Z' }] }),
     ]);
     expect(ids.size).toBe(5);
+  });
+});
+
+test('a dead letter that comes again (redriven, failed again) is another id; a copy of one is the same', () => {
+  const first = deadLetterReport('order-42', undefined, '2026-12-04T10:00:00.000Z', 'InvalidMessage', 2);
+  const again = deadLetterReport('order-42', undefined, '2026-12-04T11:00:00.000Z', 'InvalidMessage', 4);
+  expect(webhookId(first)).toBe(webhookId({ ...first }));
+  expect(webhookId(again)).not.toBe(webhookId(first));
+  expect(callbackBody(first)).toMatchObject({
+    type: 'email.dead-lettered',
+    data: { status: 'dead-lettered', sequence: 2, event: { type: 'DeadLettered', detail: 'InvalidMessage' } },
   });
 });
 
