@@ -4,14 +4,15 @@
  * fault. Whether a URL must be `https://` is the construct's rule (AWS); the local pipeline also
  * takes `http://` (its receivers are on 127.0.0.1). Plain TypeScript, no aws-cdk-lib import.
  */
-import { LEDGER_STATUSES } from '../../lambdas/kernel/ledger/schema';
+import { EVENT_STATUS } from '../../lambdas/kernel/ledger/events';
 import { SettingsError } from './rules';
 
 /**
- * The statuses a callback may ask for: those the ledger publishes a change of, and `dead-lettered`,
- * which the send function tells the callbacks itself (not the lookup's `unknown`, `in-progress`).
+ * The statuses a callback is told of: those SES's events set, which the ledger publishes, and
+ * `dead-lettered`, which the send function tells itself. (`scheduled` and `cancelled` are written
+ * to the ledger by the send and cancel functions, without a change on the status topic.)
  */
-export const CALLBACK_STATUSES: readonly string[] = [...LEDGER_STATUSES, 'dead-lettered'];
+export const CALLBACK_STATUSES: readonly string[] = [...new Set(Object.values(EVENT_STATUS)), 'dead-lettered'];
 
 /** Why `url` cannot be a callback URL, or undefined when it can (http or https; checked again at synth). */
 export function callbackUrlProblem(url: string): string | undefined {
