@@ -13,6 +13,8 @@ export const CANCEL_ENTRY = path.join(__dirname, '..', '..', 'lambdas', 'status'
 /** The reputation pause (monitoring/reputation-pause.ts): created only with `pauseSendingOnReputation`. */
 export const REPUTATION_PAUSE_ENTRY = path.join(__dirname, '..', '..', 'lambdas', 'reputation-pause', 'handler.ts');
 export const SCHEDULE_ENTRY = path.join(__dirname, '..', '..', 'lambdas', 'schedule', 'handler.ts');
+/** The callback function (lib/construct/callbacks/): created only when a callback is configured. */
+export const CALLBACKS_ENTRY = path.join(__dirname, '..', '..', 'lambdas', 'callbacks', 'handler.ts');
 /** The functions' credential chain: environment, then a container endpoint (see the module). */
 export const LAMBDA_CREDENTIALS_ENTRY = path.join(__dirname, '..', '..', 'lambdas', 'runtime', 'lambda-credentials.ts');
 /** In place of the SDK's event-stream code, which no function calls (see the module). */
@@ -35,6 +37,7 @@ export const LAMBDA_ENTRIES = {
   cancel: CANCEL_ENTRY,
   'reputation-pause': REPUTATION_PAUSE_ENTRY,
   schedule: SCHEDULE_ENTRY,
+  callbacks: CALLBACKS_ENTRY,
 } as const;
 export type LambdaName = keyof typeof LAMBDA_ENTRIES;
 

@@ -18,12 +18,15 @@ import type * as sns from 'aws-cdk-lib/aws-sns';
 import type * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
 import { ResolvedSettings, resolveSettings } from '../settings';
+import { configuredCallbacks } from '../settings/callbacks';
+import { Callbacks } from './callbacks/callbacks';
+import { checkAwsCallbackUrls } from './callbacks/urls';
 import type { EmailPipelineProps } from './email-pipeline-props';
 import { DeliveryContractValidation } from './delivery-contract';
 import { SendLedger } from './ledger/send-ledger';
 import { buildAttachmentsBucket } from './pipeline/attachments-bucket';
 import { PIPELINE_MARKER, endpointsJson, pathInStack, pipelineEndpointValues } from './pipeline/endpoints';
-import { buildFunctionLogs } from './pipeline/function-logs';
+import { buildFunctionLogs, type LogGroupNames } from './pipeline/function-logs';
 import { grantSendFunctionLeastPrivilege, grantTableReads } from './pipeline/grants';
 import { buildIdempotencyStore } from './pipeline/idempotency-store';
 import { checkContextApplied, propsFromContext, type ContextProps } from './pipeline/context-props';
@@ -88,10 +91,10 @@ export class EmailPipeline extends Construct {
   /** The function's log group. */
   public readonly logGroup: logs.LogGroup;
   /**
-   * The names of the three functions' log groups (send, ledger, status), fixed at synth:
-   * `/email-pipeline/<unique id of this construct>/<function>`. The logs key serves these only.
+   * The names of the functions' log groups (send, ledger, status; callbacks when configured), fixed
+   * at synth: `/email-pipeline/<unique id of this construct>/<function>`. The logs key serves these only.
    */
-  public readonly logGroupNames: { readonly send: string; readonly ledger: string; readonly status: string };
+  public readonly logGroupNames: LogGroupNames;
   /** The function's execution role (no managed policies). */
   public readonly role: iam.Role;
   /**
@@ -111,6 +114,12 @@ export class EmailPipeline extends Construct {
   public readonly queueKey: kms.Key;
   /** The send ledger: configuration set, SES events, ledger table, status topic and status URL. */
   public readonly ledger: SendLedger;
+  /**
+   * The callbacks (every status change POSTed, signed, to `callbackUrl` and the teams' own): the
+   * callbacks table, queue and DLQ, the callback function and a signing secret per callback.
+   * Undefined when no callback is configured: the template then holds none of it.
+   */
+  public readonly callbacks?: Callbacks;
   /** The settings with every default applied. */
   public readonly settings: ResolvedSettings;
   /** The Powertools service name (`service` dimension of the custom metrics). */
@@ -153,6 +162,8 @@ export class EmailPipeline extends Construct {
     const removalPolicy = props.removalPolicy ?? RemovalPolicy.RETAIN;
     this.serviceName = props.serviceName ?? DEFAULT_SERVICE_NAME;
     checkConstructOptions(props);
+    // On AWS a callback URL is https:// and names no address of this side's own network.
+    checkAwsCallbackUrls(settings);
 
     // --- encryption, queues and topic ------------------------------------
     this.topicKey = rotatingKey(this, 'TopicKey', 'Encrypts the email pipeline topic', removalPolicy);
@@ -267,6 +278,21 @@ export class EmailPipeline extends Construct {
       queueKey: this.queueKey,
       ledger: this.ledger,
     });
+    const callbacks = configuredCallbacks(settings);
+    if (Object.keys(callbacks).length > 0) {
+      this.callbacks = new Callbacks(this, 'Callbacks', {
+        settings,
+        callbacks,
+        removalPolicy,
+        serviceName: this.serviceName,
+        deliveryStatusTopic: this.ledger.deliveryStatusTopic,
+        logGroupName: this.logGroupNames.callbacks!,
+        ...(this.logsKey ? { logsKey: this.logsKey } : {}),
+        ...(this.tableKey ? { tableKey: this.tableKey } : {}),
+        redrivePrincipals: [this.redriveRole, ...(props.redrivePrincipals ?? [])],
+      });
+      this.callbacks.grantRedrive(this.redriveRole);
+    }
     policies.restrictQueueSenders({
       topic: this.topic,
       highPriorityTopic: this.highPriorityTopic,

@@ -4,8 +4,10 @@
  * fault. Whether a URL must be `https://` is the construct's rule (AWS); the local pipeline also
  * takes `http://` (its receivers are on 127.0.0.1). Plain TypeScript, no aws-cdk-lib import.
  */
+import { PIPELINE_TARGET } from '../../lambdas/kernel/callbacks/names';
 import { EVENT_STATUS } from '../../lambdas/kernel/ledger/events';
 import { SettingsError } from './rules';
+import type { ResolvedSettings } from './types';
 
 /**
  * The statuses a callback is told of: those SES's events set, which the ledger publishes, and
@@ -56,4 +58,33 @@ export function resolveCallbackStatuses(
   });
   if (new Set(value).size !== value.length) throw new SettingsError(field, value, 'must not list a status twice');
   return value as string[];
+}
+
+/** One configured callback: where it POSTs and which statuses it is told of (every change when absent). */
+export interface ConfiguredCallback {
+  readonly url: string;
+  readonly statuses?: readonly string[];
+}
+
+/**
+ * The callbacks the settings ask for, by target: the pipeline's (`*`, {@link PIPELINE_TARGET}) and
+ * each team's with a URL. Empty: no callback, nothing of the callbacks is made (construct or local).
+ */
+export function configuredCallbacks(
+  settings: Pick<ResolvedSettings, 'callbackUrl' | 'callbackStatuses' | 'teams'>,
+): Record<string, ConfiguredCallback> {
+  const out: Record<string, ConfiguredCallback> = {};
+  const add = (target: string, url: string | undefined, statuses: readonly string[] | undefined) => {
+    if (url !== undefined) out[target] = { url, ...(statuses ? { statuses } : {}) };
+  };
+  add(PIPELINE_TARGET, settings.callbackUrl, settings.callbackStatuses);
+  for (const [team, resolved] of Object.entries(settings.teams ?? {})) {
+    add(team, resolved.callbackUrl, resolved.callbackStatuses);
+  }
+  return out;
+}
+
+/** The field a target's callback URL is set by: `callbackUrl`, or `teams.<name>.callbackUrl`. */
+export function callbackUrlField(target: string): string {
+  return target === PIPELINE_TARGET ? 'callbackUrl' : `teams.${target}.callbackUrl`;
 }

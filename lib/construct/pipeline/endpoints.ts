@@ -16,6 +16,7 @@
  */
 import { Stack } from 'aws-cdk-lib';
 import type { Construct } from 'constructs';
+import { PIPELINE_TARGET } from '../../../lambdas/kernel/callbacks/names';
 import type { ResolvedSettings } from '../../settings';
 
 /** What the endpoints are read from: the parts of a built EmailPipeline they name. */
@@ -38,7 +39,21 @@ export interface EndpointSource {
     >
   >;
   readonly settings: ResolvedSettings;
-  readonly logGroupNames: { readonly send: string; readonly ledger: string; readonly status: string };
+  readonly logGroupNames: {
+    readonly send: string;
+    readonly ledger: string;
+    readonly status: string;
+    readonly callbacks?: string;
+  };
+  /** The callbacks, when configured (then the endpoints have `Callbacks`). */
+  readonly callbacks?: {
+    readonly queue: { readonly queueUrl: string };
+    readonly deadLetterQueue: { readonly queueUrl: string };
+    readonly table: { readonly tableName: string };
+    readonly callbackFunction: { readonly functionName: string };
+    /** By target: `*` the pipeline's own callback, else a team's name. */
+    readonly signingSecrets: Readonly<Record<string, { readonly secretArn: string }>>;
+  };
   readonly ledger: {
     readonly statusUrl: { readonly url: string };
     readonly cancelUrl: { readonly url: string };
@@ -219,8 +234,24 @@ export type TeamEndpoints = Record<
     readonly HighPriorityTopicArn?: string;
     readonly StatusUrl?: string;
     readonly CancelUrl?: string;
+    /** The team's callback signing secret (Secrets Manager), when it has a callback. */
+    readonly CallbackSigningSecretArn?: string;
   }
 >;
+
+/**
+ * The `Callbacks` endpoint, when a callback is configured: its queue, DLQ, table, function and log
+ * group, and the signing secret of the pipeline's own callback (keys without a team), when it has
+ * one; a team's is `Teams.<name>.CallbackSigningSecretArn`.
+ */
+export interface CallbackEndpoints {
+  readonly QueueUrl: string;
+  readonly DeadLetterQueueUrl: string;
+  readonly TableName: string;
+  readonly FunctionName: string;
+  readonly LogGroupName?: string;
+  readonly SigningSecretArn?: string;
+}
 
 /** A team's own URLs as endpoints (none when it has none). */
 function urlsOf(urls: { readonly statusUrl?: { url: string }; readonly cancelUrl?: { url: string } } | undefined) {
@@ -230,9 +261,31 @@ function urlsOf(urls: { readonly statusUrl?: { url: string }; readonly cancelUrl
   };
 }
 
-/** Every endpoint of `pipeline`, by name; `Teams` only when it has teams. */
-export function pipelineEndpointValues(pipeline: EndpointSource): Record<string, string | TeamEndpoints> {
-  const values: Record<string, string | TeamEndpoints> = Object.fromEntries(
+/** The callbacks' endpoints, or undefined without callbacks. */
+function callbackEndpoints(pipeline: EndpointSource): CallbackEndpoints | undefined {
+  const callbacks = pipeline.callbacks;
+  if (callbacks === undefined) return undefined;
+  const own = callbacks.signingSecrets[PIPELINE_TARGET];
+  return {
+    QueueUrl: callbacks.queue.queueUrl,
+    DeadLetterQueueUrl: callbacks.deadLetterQueue.queueUrl,
+    TableName: callbacks.table.tableName,
+    FunctionName: callbacks.callbackFunction.functionName,
+    ...(pipeline.logGroupNames.callbacks !== undefined ? { LogGroupName: pipeline.logGroupNames.callbacks } : {}),
+    ...(own ? { SigningSecretArn: own.secretArn } : {}),
+  };
+}
+
+/** A team's callback signing secret as an endpoint (none when it has no callback). */
+function secretOf(secret: { readonly secretArn: string } | undefined) {
+  return secret ? { CallbackSigningSecretArn: secret.secretArn } : {};
+}
+
+/** Every endpoint of `pipeline`, by name; `Teams` only when it has teams, `Callbacks` only with callbacks. */
+export function pipelineEndpointValues(
+  pipeline: EndpointSource,
+): Record<string, string | TeamEndpoints | CallbackEndpoints> {
+  const values: Record<string, string | TeamEndpoints | CallbackEndpoints> = Object.fromEntries(
     PIPELINE_ENDPOINTS.map((e) => [e.name, e.value(pipeline)]),
   );
   const teams = Object.entries(pipeline.teamTopics ?? {});
@@ -244,9 +297,12 @@ export function pipelineEndpointValues(pipeline: EndpointSource): Record<string,
           TopicArn: own.topic.topicArn,
           ...(own.highPriorityTopic ? { HighPriorityTopicArn: own.highPriorityTopic.topicArn } : {}),
           ...urlsOf(pipeline.ledger.teamUrls?.[name]),
+          ...secretOf(pipeline.callbacks?.signingSecrets[name]),
         },
       ]),
     );
   }
+  const callbacks = callbackEndpoints(pipeline);
+  if (callbacks !== undefined) values.Callbacks = callbacks;
   return values;
 }

@@ -10,6 +10,7 @@ import type * as kms from 'aws-cdk-lib/aws-kms';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import type { Construct } from 'constructs';
 import type { ResolvedSettings } from '../../settings';
+import { configuredCallbacks } from '../../settings/callbacks';
 import { rotatingKey } from '../common/keys';
 
 /** The log group names of the pipeline's functions. */
@@ -17,11 +18,13 @@ export interface LogGroupNames {
   readonly send: string;
   readonly ledger: string;
   readonly status: string;
+  /** The callback function's, only when a callback is configured. */
+  readonly callbacks?: string;
 }
 
 /** What {@link buildFunctionLogs} made. */
 export interface FunctionLogs {
-  /** The names of the three functions' log groups (send, ledger, status). */
+  /** The names of the functions' log groups (send, ledger, status; callbacks when configured). */
   readonly logGroupNames: LogGroupNames;
   /** Encrypts the three log groups; undefined with `encryptLogs: false`. */
   readonly logsKey?: kms.Key;
@@ -45,6 +48,10 @@ export function buildFunctionLogs(
     send: `${logGroupPrefix}/send-email`,
     ledger: `${logGroupPrefix}/ledger`,
     status: `${logGroupPrefix}/status`,
+    // Named only with callbacks: a pipeline without them keeps its logs key's policy as it was.
+    ...(Object.keys(configuredCallbacks(props.settings)).length > 0
+      ? { callbacks: `${logGroupPrefix}/callbacks` }
+      : {}),
   };
   const logsKey = props.encryptLogs ? buildLogsKey(scope, logGroupNames, props.removalPolicy) : undefined;
   const logGroup = new logs.LogGroup(scope, 'FunctionLogs', {

@@ -48,6 +48,22 @@ export function redriveTrust(redrivePrincipals: readonly iam.IPrincipal[]): iam.
   return more.length === 0 && first ? first : new iam.CompositePrincipal(...redrivePrincipals);
 }
 
+/**
+ * What the DLQ tools do on a dead-letter queue: list (receive and make visible again), redrive (the
+ * native move task, which receives and deletes as the caller, or, with --max, receive, send to the
+ * queue, delete) and purge.
+ */
+export const DEAD_LETTER_OPERATIONS = [
+  'sqs:GetQueueAttributes',
+  'sqs:ReceiveMessage',
+  'sqs:ChangeMessageVisibility',
+  'sqs:DeleteMessage',
+  'sqs:StartMessageMoveTask',
+  'sqs:ListMessageMoveTasks',
+  'sqs:CancelMessageMoveTask',
+  'sqs:PurgeQueue',
+] as const;
+
 /** The redrive role, in `scope` (the pipeline). The CLI reads the stack's outputs first. */
 export function buildRedriveRole(
   scope: Construct,
@@ -97,18 +113,7 @@ export function buildRedriveRole(
   role.addToPolicy(
     new iam.PolicyStatement({
       sid: 'ListRedrivePurgeDeadLetters',
-      // list: receive and make visible again; redrive: the native move task (which receives and
-      // deletes as the caller) or, with --max, receive, send to the queue, delete; purge.
-      actions: [
-        'sqs:GetQueueAttributes',
-        'sqs:ReceiveMessage',
-        'sqs:ChangeMessageVisibility',
-        'sqs:DeleteMessage',
-        'sqs:StartMessageMoveTask',
-        'sqs:ListMessageMoveTasks',
-        'sqs:CancelMessageMoveTask',
-        'sqs:PurgeQueue',
-      ],
+      actions: [...DEAD_LETTER_OPERATIONS],
       resources: [props.deadLetterQueue.queueArn, props.subscriptionDeadLetterQueue.queueArn],
     }),
   );

@@ -14,11 +14,14 @@ import {
   CALLBACKS_QUEUE,
   CALLBACKS_TABLE,
   callbackFilterPolicy,
-  PIPELINE_TARGET,
   type CallbackTargets,
 } from '../../../lambdas/kernel/callbacks/names';
 import { DLQ_RETENTION_SECONDS, type ResolvedSettings } from '../../../lib/settings';
+import { configuredCallbacks } from '../../../lib/settings/callbacks';
 import { activeWithTtl } from './tables';
+
+/** The callbacks the settings ask for (shared with the construct: lib/settings/callbacks.ts). */
+export { configuredCallbacks };
 
 /** What {@link createCallbackResources} made. */
 export interface CallbackResources {
@@ -29,27 +32,6 @@ export interface CallbackResources {
   readonly deadLetterQueueArn: string;
   /** Each callback's URL, statuses and signing secret (`whsec_…`), by team (`*`: the pipeline's). */
   readonly targets: CallbackTargets;
-}
-
-/** The callbacks the settings ask for, by target: the pipeline's (`*`) and each team's with a URL. */
-export function configuredCallbacks(
-  settings: Pick<ResolvedSettings, 'callbackUrl' | 'callbackStatuses' | 'teams'>,
-): Record<string, { readonly url: string; readonly statuses?: readonly string[] }> {
-  const out: Record<string, { url: string; statuses?: readonly string[] }> = {};
-  if (settings.callbackUrl !== undefined) {
-    out[PIPELINE_TARGET] = {
-      url: settings.callbackUrl,
-      ...(settings.callbackStatuses ? { statuses: settings.callbackStatuses } : {}),
-    };
-  }
-  for (const [team, resolved] of Object.entries(settings.teams ?? {})) {
-    if (resolved.callbackUrl === undefined) continue;
-    out[team] = {
-      url: resolved.callbackUrl,
-      ...(resolved.callbackStatuses ? { statuses: resolved.callbackStatuses } : {}),
-    };
-  }
-  return out;
 }
 
 /** A new Standard Webhooks signing secret: `whsec_` and 32 random bytes in base64. */

@@ -36,6 +36,7 @@ const SERVICE_OF_PACKAGE: Readonly<Record<string, string>> = {
   '@aws-sdk/client-lambda': 'lambda',
   '@aws-sdk/client-s3': 's3',
   '@aws-sdk/client-scheduler': 'scheduler',
+  '@aws-sdk/client-secrets-manager': 'secretsmanager',
   '@aws-sdk/client-ses': 'ses',
   '@aws-sdk/client-sesv2': 'ses',
   '@aws-sdk/client-sns': 'sns',
@@ -213,11 +214,12 @@ function allows(statements: Array<Record<string, any>>, action: string): boolean
   return statements.some((s) => s.Effect === 'Allow' && ([] as string[]).concat(s.Action ?? []).some(matches));
 }
 
-/** The function of each bundle in a stack that has them all (the reputation pause is optional). */
+/** The function of each bundle in a stack that has them all (the reputation pause and the callbacks are optional). */
 function functionsOf(s: Synthesized): Record<LambdaName, IConstruct> {
   const p = s.stack.pipeline;
   const pause = s.stack.monitoring?.pauseFunction;
   if (pause === undefined) throw new Error('the stack has no reputation pause function');
+  if (p.callbacks === undefined) throw new Error('the stack has no callbacks');
   return {
     'send-email': p.sendFunction,
     ledger: p.ledger.ledgerFunction,
@@ -225,6 +227,7 @@ function functionsOf(s: Synthesized): Record<LambdaName, IConstruct> {
     cancel: p.ledger.cancelFunction,
     'reputation-pause': pause,
     schedule: p.scheduleFunction,
+    callbacks: p.callbacks.callbackFunction,
   };
 }
 
@@ -235,8 +238,10 @@ describe('each function may make every AWS call its code makes', () => {
   const derived = new Map<LambdaName, { calls: Calls; scanned: string[] }>();
 
   beforeAll(async () => {
-    // Attachments are always on (the bucket exists in every pipeline); the pause is opt-in.
-    s = synthesize({}, undefined, { monitoring: { pauseSendingOnReputation: true } });
+    // Attachments are always on (the bucket exists in every pipeline); the pause and the callbacks are opt-in.
+    s = synthesize({ callbackUrl: 'https://hooks.example.com/email' }, undefined, {
+      monitoring: { pauseSendingOnReputation: true },
+    });
     for (const name of NAMES) derived.set(name, await callsOf(name));
   }, 120_000);
 
@@ -266,6 +271,14 @@ describe('each function may make every AWS call its code makes', () => {
       cancel: ['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem'],
       'reputation-pause': ['ses:PutConfigurationSetSendingOptions'],
       schedule: ['sqs:SendMessage'],
+      callbacks: [
+        'dynamodb:GetItem',
+        'dynamodb:PutItem',
+        'dynamodb:UpdateItem',
+        'secretsmanager:GetSecretValue',
+        'sqs:ChangeMessageVisibility',
+        'sqs:SendMessage',
+      ],
     });
     // The idempotency store's calls are Powertools' own, found in its persistence layer.
     expect(derived.get('send-email')!.scanned).toContain('powertools:DynamoDBPersistenceLayer');
