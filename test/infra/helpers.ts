@@ -25,6 +25,19 @@ export const BASE_PROPS: EmailPipelineProps = {
   sesIdentity: 'example.com',
 };
 
+/** Callbacks configured: the pipeline's own, team billing's for two statuses, and team support without one. */
+export const CALLBACK_PROPS: Partial<EmailPipelineProps> = {
+  callbackUrl: 'https://hooks.example.com/email',
+  teams: {
+    billing: {
+      senders: ['billing@example.com'],
+      callbackUrl: 'https://billing.example.com/hooks',
+      callbackStatuses: ['delivered', 'bounced'],
+    },
+    support: { senders: ['support@example.com'] },
+  },
+};
+
 // Every app of a test file writes its cloud assembly under one temporary
 // folder, removed when the file is done.
 let assemblyRoot: string | undefined;
