@@ -71,7 +71,7 @@ export function alarmTable(): string {
         thresholdText(d),
         datapointsText(d),
         MISSING_DATA[d.treatMissingData] ?? d.treatMissingData,
-        d.enabled ? d.summary : `${d.summary} (off unless enabled)`,
+        `${d.summary}${d.enabled ? '' : ' (off unless enabled)'}${d.requires ? ` (only with ${d.requires})` : ''}`,
       ];
     }),
   ];
@@ -94,6 +94,7 @@ export function runbookFacts(name: AlarmName): string {
     datapointsText(d),
     `watches ${d.watches}`,
     ...(d.enabled ? [] : ['off unless enabled']),
+    ...(d.requires ? [`only with ${d.requires}`] : []),
   ];
   return `_${facts.join(' · ')}_`;
 }

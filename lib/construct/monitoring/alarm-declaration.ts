@@ -43,6 +43,11 @@ export interface AlarmEvaluation {
   readonly treatMissingData: cw.TreatMissingData;
   /** Created unless switched off. */
   readonly enabled: boolean;
+  /**
+   * A part of the pipeline it watches that not every pipeline has: `callbacks` (created only when a
+   * callback is configured). @default none: every pipeline has what it watches
+   */
+  readonly requires?: 'callbacks';
 }
 
 /**

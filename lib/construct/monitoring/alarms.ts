@@ -62,6 +62,7 @@ export function createAlarms(
   const actions = { page: new SnsAction(topics.page), warn: new SnsAction(topics.warn) };
   for (const name of ALARM_NAMES) {
     const declaration = ALARM_CATALOG[name];
+    if (!watchesSomething(declaration, p)) continue;
     const tuning = resolveTuning(name, defaults[name], config[name], declaration.enabled);
     if (tuning === undefined) continue;
     const link = `${runbookUrl}#${runbookAnchor(name)}`;
@@ -81,6 +82,11 @@ export function createAlarms(
     alarms[name] = { alarm, severity: tuning.severity, threshold: tuning.threshold };
   }
   return alarms;
+}
+
+/** Whether the pipeline has what the alarm watches (the callbacks' alarms: only with callbacks). */
+function watchesSomething(declaration: { readonly requires?: 'callbacks' }, p: EmailPipeline): boolean {
+  return declaration.requires !== 'callbacks' || p.callbacks !== undefined;
 }
 
 function alarmId(name: string): string {

@@ -1,7 +1,8 @@
 /**
  * The operator's dashboard of one pipeline: a first row of figures at a glance, the alarms by
  * severity, then top to bottom like the flow (publish, queue, function, idempotency store,
- * outcomes, SES, deliveries, ledger, status), with the alarms' thresholds drawn on the graphs.
+ * outcomes, SES, deliveries, ledger, status, and callbacks when configured), with the alarms'
+ * thresholds drawn on the graphs.
  */
 import { Duration } from 'aws-cdk-lib';
 import * as cw from 'aws-cdk-lib/aws-cloudwatch';
@@ -9,6 +10,7 @@ import * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
 import { Construct } from 'constructs';
 import type { EmailPipeline } from '../email-pipeline';
 import type { AlarmName, PipelineAlarm } from './alarms';
+import { callbackWidgets } from './callback-widgets';
 import {
   FIVE_MINUTES,
   HANDLER_METRICS,
@@ -252,6 +254,9 @@ export function createDashboard(
   dashboard.addWidgets(...ledgerWidgets(p, line));
   dashboard.addWidgets(...statusWidgets(p));
   dashboard.addWidgets(laneRateWidget(p));
+  // Only with callbacks: a pipeline without keeps its dashboard as it was.
+  const callbacks = callbackWidgets(p, line);
+  if (callbacks.length > 0) dashboard.addWidgets(...callbacks);
   return dashboard;
 }
 

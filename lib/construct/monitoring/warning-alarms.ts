@@ -5,6 +5,7 @@
  * heading in docs/operators.md; the runbook's prose is written by hand.
  */
 import * as cw from 'aws-cdk-lib/aws-cloudwatch';
+import { CALLBACK_METRIC } from '../../../lambdas/kernel/callbacks/names';
 import { SQS_MAX_DELAY_SECONDS } from '../../../lambdas/kernel/sqs-limits';
 import { DLQ_RETENTION_SECONDS } from '../../settings';
 import { onAny, type AlarmDeclaration } from './alarm-declaration';
@@ -22,6 +23,9 @@ const DAY = 24 * 60 * 60;
 
 /** How much longer than one hop a copy may wait in the schedule queue before scheduledMailLate warns. */
 export const SCHEDULE_LATE_MARGIN_SECONDS = 300;
+
+/** How old the oldest callback waiting in the callbacks queue may be before callbacksLate warns. */
+export const CALLBACKS_LATE_SECONDS = 60 * 60;
 
 /** How long before the DLQ deletes a message the deadLetterAge alarm warns. */
 export const DEAD_LETTER_AGE_MARGIN_SECONDS = 4 * DAY;
@@ -200,5 +204,37 @@ export const WARNING_ALARMS = {
     metric: (p, period) => p.scheduleQueue.metricApproximateAgeOfOldestMessage({ period, statistic: max }),
     description: (_p, t) =>
       `A copy in the schedule queue is over ${t.threshold} s old: no hop waits that long, so the schedule function is not moving copies (errors, throttles, a disabled mapping) and scheduled mail will be late, never early. Check the schedule function's errors and its mapping.`,
+  },
+  callbackDeadLetters: {
+    ...onAny('warn'),
+    requires: 'callbacks',
+    watches: 'callbacks DLQ `ApproximateNumberOfMessagesVisible`',
+    summary: 'callbacks that will not be delivered wait in the callbacks DLQ',
+    metric: (p, period) =>
+      p.callbacks!.deadLetterQueue.metricApproximateNumberOfMessagesVisible({ period, statistic: max }),
+    description: () =>
+      'Callbacks are in the callbacks DLQ: a receiver refused them (4xx), did not answer within the retry window, or its callback is disabled. "email-pipeline callbacks list" shows each with its reason; fix the receiver, then "email-pipeline callbacks redrive".',
+  },
+  callbacksLate: {
+    ...onAny('warn'),
+    requires: 'callbacks',
+    threshold: CALLBACKS_LATE_SECONDS,
+    unit: 'seconds',
+    evaluationPeriods: 2,
+    datapointsToAlarm: 2,
+    watches: 'callbacks queue `ApproximateAgeOfOldestMessage`',
+    summary: 'a status change has waited over an hour for its callback',
+    metric: (p, period) => p.callbacks!.queue.metricApproximateAgeOfOldestMessage({ period, statistic: max }),
+    description: (_p, t) =>
+      `A status change has waited in the callbacks queue for over ${t.threshold} s: callbacks are late. Check the callback function's errors, throttles and mapping, and whether a receiver is slow (its log group).`,
+  },
+  callbacksDisabled: {
+    ...onAny('warn'),
+    requires: 'callbacks',
+    watches: '`CallbacksDisabled`',
+    summary: "a receiver answered 410 Gone: its team's callback is disabled",
+    metric: (p, period) => handlerMetric(p, CALLBACK_METRIC.disabled, { period }),
+    description: () =>
+      'A receiver answered 410 Gone, which disabled its team\'s callback: its status changes now go to the callbacks DLQ. Once the receiver is fixed, "email-pipeline callbacks enable --team <team>", then redrive the DLQ.',
   },
 } satisfies Record<string, AlarmDeclaration>;

@@ -11,7 +11,22 @@ import {
   OPERATOR_DEAD_LETTER_CODES,
   runbookAnchor,
 } from '../../../../../lib/construct/monitoring/monitoring';
-import { flattenJoin, synthDefault, synthesize, Synthesized } from '../../../helpers';
+import { ALARM_CATALOG } from '../../../../../lib/construct/monitoring/alarm-catalog';
+import { CALLBACK_PROPS, flattenJoin, synthDefault, synthesize, Synthesized } from '../../../helpers';
+
+/** The alarms every pipeline has (the callbacks' only come with callbacks). */
+const EVERY_PIPELINE = ALARM_NAMES.filter((name) => ALARM_CATALOG[name].requires === undefined);
+
+let callbacks: Synthesized | undefined;
+/** A pipeline with callbacks, synthesized once per file: it has every alarm. */
+function synthWithCallbacks(): Synthesized {
+  callbacks ??= synthesize(CALLBACK_PROPS);
+  return callbacks;
+}
+
+/** A pipeline that has the alarm `name`. */
+const synthFor = (name: AlarmName): Synthesized =>
+  ALARM_CATALOG[name].requires === 'callbacks' ? synthWithCallbacks() : synthDefault();
 
 type Alarm = { Properties: Record<string, any> };
 
@@ -167,6 +182,21 @@ const EXPECTED: Record<
     datapoints: [2, 2],
     period: 300,
   },
+  callbackDeadLetters: {
+    severity: 'warn',
+    metric: 'ApproximateNumberOfMessagesVisible',
+    threshold: 0,
+    datapoints: [1, 1],
+    period: 300,
+  },
+  callbacksLate: {
+    severity: 'warn',
+    metric: 'ApproximateAgeOfOldestMessage',
+    threshold: 3600,
+    datapoints: [2, 2],
+    period: 300,
+  },
+  callbacksDisabled: { severity: 'warn', metric: 'CallbacksDisabled', threshold: 0, datapoints: [1, 1], period: 300 },
 };
 
 describe('alarms', () => {
@@ -185,12 +215,14 @@ describe('alarms', () => {
     }
   });
 
-  test('there is one alarm per documented alarm and no other', () => {
-    expect(alarms(synthDefault())).toHaveLength(ALARM_NAMES.length);
+  test('there is one alarm per documented alarm and no other; the callbacks’ only with callbacks', () => {
+    expect(alarms(synthDefault())).toHaveLength(EVERY_PIPELINE.length);
+    expect(EVERY_PIPELINE.length).toBe(ALARM_NAMES.length - 3);
+    expect(alarms(synthWithCallbacks())).toHaveLength(ALARM_NAMES.length);
   });
 
   test.each(ALARM_NAMES)('%s: its severity, threshold, datapoints, period, metric and action', (name) => {
-    const s = synthDefault();
+    const s = synthFor(name);
     const e = EXPECTED[name];
     const a = alarmNamed(s, name);
     const topic = topicRef(s, e.severity);
@@ -214,7 +246,7 @@ describe('alarms', () => {
   });
 
   test.each(ALARM_NAMES)('%s: its description links its runbook section and says its severity', (name) => {
-    const description = flattenJoin(alarmNamed(synthDefault(), name).Properties.AlarmDescription);
+    const description = flattenJoin(alarmNamed(synthFor(name), name).Properties.AlarmDescription);
     expect(description).toMatch(new RegExp(`^\\[${EXPECTED[name].severity === 'page' ? 'PAGE' : 'WARN'}\\] `));
     expect(description.endsWith(`Runbook: ${DEFAULT_RUNBOOK_URL}#${runbookAnchor(name)}`)).toBe(true);
     expect(description.length).toBeLessThanOrEqual(1024);
@@ -375,7 +407,7 @@ describe('alarms', () => {
   test('an alarm can be switched off', () => {
     const s = synthesize({}, undefined, { monitoring: { alarms: { sesBounceRate: { enabled: false } } } });
     expect(alarms(s).some((a) => String(a.Properties.AlarmName).endsWith('-SesBounceRate'))).toBe(false);
-    expect(alarms(s)).toHaveLength(ALARM_NAMES.length - 1);
+    expect(alarms(s)).toHaveLength(EVERY_PIPELINE.length - 1);
   });
 
   test('a bad tuning fails the synth naming the setting', () => {
