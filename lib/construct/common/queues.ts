@@ -1,10 +1,12 @@
 /**
- * What the pipeline's queues share: how long a dead-letter queue keeps a message, and the queue
- * policy statement that names who may send.
+ * What the pipeline's queues share: how long a dead-letter queue keeps a message, a dead-letter
+ * queue only named queues may use, and the queue policy statement that names who may send.
  */
-import { Duration } from 'aws-cdk-lib';
+import { ArnFormat, Duration, Stack } from 'aws-cdk-lib';
 import * as iam from 'aws-cdk-lib/aws-iam';
-import type * as sqs from 'aws-cdk-lib/aws-sqs';
+import type * as kms from 'aws-cdk-lib/aws-kms';
+import * as sqs from 'aws-cdk-lib/aws-sqs';
+import type { Construct } from 'constructs';
 import { DLQ_RETENTION_SECONDS } from '../../settings';
 
 /** How long the dead-letter queue keeps a message: the SQS maximum, so operators have time to look. */
@@ -31,4 +33,30 @@ export function onlyTheseSend(
       conditions: { ArnNotEquals: allowed },
     }),
   );
+}
+
+/**
+ * A dead-letter queue (kept {@link DLQ_RETENTION}, encrypted with `queueKey`, TLS only) that only
+ * the queues named `sourceQueueNames` may use: its RedriveAllowPolicy names them by ARN, built
+ * from their names (set on the L1: the L2 would need the queue objects, which need the DLQ first).
+ */
+export function deadLetterQueueFor(
+  scope: Construct,
+  id: string,
+  queueKey: kms.IKey,
+  sourceQueueNames: readonly string[],
+): sqs.Queue {
+  const deadLetterQueue = new sqs.Queue(scope, id, {
+    retentionPeriod: DLQ_RETENTION,
+    encryption: sqs.QueueEncryption.KMS,
+    encryptionMasterKey: queueKey,
+    enforceSSL: true,
+  });
+  (deadLetterQueue.node.defaultChild as sqs.CfnQueue).redriveAllowPolicy = {
+    redrivePermission: 'byQueue',
+    sourceQueueArns: sourceQueueNames.map((name) =>
+      Stack.of(scope).formatArn({ service: 'sqs', resource: name, arnFormat: ArnFormat.NO_RESOURCE_NAME }),
+    ),
+  };
+  return deadLetterQueue;
 }

@@ -11,13 +11,13 @@
  * the send function decides again) is right for it too; the DLQ's alarms and
  * `verify` already watch that queue.
  */
-import { ArnFormat, Duration, Names, RemovalPolicy, Stack, Validations } from 'aws-cdk-lib';
+import { Duration, Names, RemovalPolicy, Validations } from 'aws-cdk-lib';
 import type * as kms from 'aws-cdk-lib/aws-kms';
 import * as sqs from 'aws-cdk-lib/aws-sqs';
 import type { Construct } from 'constructs';
 import type { ResolvedSettings } from '../../settings';
 import { rotatingKey } from '../common/keys';
-import { DLQ_RETENTION } from '../common/queues';
+import { DLQ_RETENTION, deadLetterQueueFor } from '../common/queues';
 import { SCHEDULE_FUNCTION } from '../handler-env';
 
 /** What {@link buildQueues} made. */
@@ -55,19 +55,12 @@ export function buildQueues(
   const queueName = baseName + '-work';
   const highPriorityQueueName = baseName + '-high';
   const scheduleQueueName = baseName + '-schedule';
-  const arnOf = (name: string) =>
-    Stack.of(scope).formatArn({ service: 'sqs', resource: name, arnFormat: ArnFormat.NO_RESOURCE_NAME });
-  const deadLetterQueue = new sqs.Queue(scope, 'DeadLetterQueue', {
-    retentionPeriod: DLQ_RETENTION,
-    encryption: sqs.QueueEncryption.KMS,
-    encryptionMasterKey: queueKey,
-    enforceSSL: true,
-  });
-  // Only the two work queues and the schedule queue may use this DLQ (set on the L1: the L2 would need the queue objects).
-  (deadLetterQueue.node.defaultChild as sqs.CfnQueue).redriveAllowPolicy = {
-    redrivePermission: 'byQueue',
-    sourceQueueArns: [arnOf(queueName), arnOf(highPriorityQueueName), arnOf(scheduleQueueName)],
-  };
+  // Only the two work queues and the schedule queue may use this DLQ.
+  const deadLetterQueue = deadLetterQueueFor(scope, 'DeadLetterQueue', queueKey, [
+    queueName,
+    highPriorityQueueName,
+    scheduleQueueName,
+  ]);
 
   // Both lanes' queues alike: same retention, visibility, redrive and key (dedupe, retries and the DLQ work the same).
   const workQueue = (id: string, name: string) =>
