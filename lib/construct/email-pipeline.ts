@@ -291,7 +291,7 @@ export class EmailPipeline extends Construct {
         ...(this.tableKey ? { tableKey: this.tableKey } : {}),
         redrivePrincipals: [this.redriveRole, ...(props.redrivePrincipals ?? [])],
       });
-      this.callbacks.grantRedrive(this.redriveRole);
+      this.callbacks.grantRedrive(this.redriveRole, this.tableKey);
     }
     policies.restrictQueueSenders({
       topic: this.topic,

@@ -19,9 +19,10 @@ import type * as secretsmanager from 'aws-cdk-lib/aws-secretsmanager';
 import type * as sns from 'aws-cdk-lib/aws-sns';
 import type * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
-import { PIPELINE_TARGET } from '../../../lambdas/kernel/callbacks/names';
+import { CALLBACKS_TABLE, PIPELINE_TARGET } from '../../../lambdas/kernel/callbacks/names';
 import type { ResolvedSettings } from '../../settings';
 import type { ConfiguredCallback } from '../../settings/callbacks';
+import { tableKeyStatement } from '../common/keys';
 import { acknowledgeServerlessRules } from '../common/nag';
 import { onlyTheseSend } from '../common/queues';
 import { principalArn } from '../pipeline/principals';
@@ -128,31 +129,36 @@ export class Callbacks extends Construct {
   }
 
   /**
-   * What `email-pipeline callbacks list|redrive` needs on the callbacks' queues, for `grantee` (the
-   * redrive role): list, redrive (native move task or copy) and purge the DLQ, send to the queue,
-   * and their key.
+   * What `email-pipeline callbacks` needs, for `role` (the redrive role): list, redrive (native
+   * move task or copy) and purge the DLQ, send to the queue (a redrive, a replay: the queue's policy
+   * admits the redrive principals only), their key; the table's history (`list --history`,
+   * `replay`: Query on the table and its `by-day` index, BatchGetItem) and a team's callback state
+   * (`enable` deletes it), with the table's key through DynamoDB.
    */
-  public grantRedrive(grantee: iam.IGrantable): void {
-    grantee.grantPrincipal.addToPrincipalPolicy(
+  public grantRedrive(role: iam.IRole, tableKey?: kms.IKey): void {
+    const statements = [
       new iam.PolicyStatement({
         sid: 'ListRedrivePurgeCallbackDeadLetters',
         actions: [...DEAD_LETTER_OPERATIONS],
         resources: [this.deadLetterQueue.queueArn],
       }),
-    );
-    grantee.grantPrincipal.addToPrincipalPolicy(
       new iam.PolicyStatement({
         sid: 'RedriveToTheCallbacksQueue',
         actions: ['sqs:GetQueueAttributes', 'sqs:SendMessage'],
         resources: [this.queue.queueArn],
       }),
-    );
-    grantee.grantPrincipal.addToPrincipalPolicy(
       new iam.PolicyStatement({
         sid: 'ReadAndWriteCallbackMessages',
         actions: ['kms:Decrypt', 'kms:GenerateDataKey'],
         resources: [this.queueKey.keyArn],
       }),
-    );
+      new iam.PolicyStatement({
+        sid: 'CallbackHistoryAndState',
+        actions: ['dynamodb:Query', 'dynamodb:BatchGetItem', 'dynamodb:DeleteItem'],
+        resources: [this.table.tableArn, `${this.table.tableArn}/index/${CALLBACKS_TABLE.dayIndex.indexName}`],
+      }),
+      ...(tableKey ? [tableKeyStatement('UseCallbacksTableKey', tableKey, 'write')] : []),
+    ];
+    for (const statement of statements) role.addToPrincipalPolicy(statement);
   }
 }

@@ -247,7 +247,7 @@ describe('with callbacks', () => {
     expect(statements.every((st) => st.Effect === 'Allow')).toBe(true);
   });
 
-  test('the redrive role may list, redrive and purge the callbacks DLQ and send to the callbacks queue', () => {
+  test('the redrive role may list, redrive and purge the callbacks DLQ, send to the callbacks queue and read its history', () => {
     const role = id(s, s.stack.pipeline.redriveRole);
     const statements = Object.values(s.template.findResources('AWS::IAM::Policy'))
       .filter((p) => p.Properties.Roles.some((r: { Ref: string }) => r.Ref === role))
@@ -260,6 +260,15 @@ describe('with callbacks', () => {
       Resource: arnOf(id(s, callbacks().queue)),
     });
     expect(sid('ReadAndWriteCallbackMessages')?.Resource).toEqual(arnOf(id(s, callbacks().queueKey)));
+    // callbacks list --history and replay read the table and its index; enable deletes a team's state.
+    const tableArn = arnOf(id(s, callbacks().table));
+    expect(sid('CallbackHistoryAndState')).toMatchObject({
+      Action: ['dynamodb:BatchGetItem', 'dynamodb:DeleteItem', 'dynamodb:Query'],
+      Resource: [tableArn, { 'Fn::Join': ['', [tableArn, '/index/by-day']] }],
+    });
+    expect(sid('UseCallbacksTableKey')?.Condition).toEqual({
+      StringEquals: { 'kms:ViaService': { 'Fn::Join': ['', ['dynamodb.', { Ref: 'AWS::Region' }, '.amazonaws.com']] } },
+    });
   });
 
   test('Endpoints: Callbacks with the queue, DLQ, table, function, log group and the pipeline’s secret; a team’s secret in Teams', () => {
