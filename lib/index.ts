@@ -4,6 +4,8 @@
  * publisher client.
  */
 export * from './construct/email-pipeline';
+export type { Callbacks } from './construct/callbacks/callbacks';
+export type { CallbackEndpoints } from './construct/pipeline/endpoints';
 export { DLQ_RETENTION } from './construct/common/queues';
 export { DEFAULT_SERVICE_NAME, RUNTIME } from './construct/common/runtime';
 export * from './construct/email-pipeline-stack';
