@@ -1,0 +1,137 @@
+/**
+ * The callbacks' stateful parts as synthesized (lib/construct/callbacks/resources.ts): the table,
+ * the queue and its DLQ under their own key, the queue's one raw filtered subscription to the
+ * delivery-status topic, and a generated signing secret per callback.
+ */
+import { RemovalPolicy, type CfnResource } from 'aws-cdk-lib';
+import { CALLBACKS_QUEUE, callbackFilterPolicy } from '../../../../../lambdas/kernel/callbacks/names';
+import { DLQ_RETENTION_SECONDS } from '../../../../../lib/settings';
+import { CALLBACK_PROPS, arnOf, resource, synthesize, type Synthesized } from '../../../helpers';
+
+let s: Synthesized;
+beforeAll(() => {
+  s = synthesize(CALLBACK_PROPS);
+});
+const id = (c: { node: { defaultChild?: unknown } }) => s.stack.getLogicalId(c.node.defaultChild as CfnResource);
+const callbacks = () => s.stack.pipeline.callbacks!;
+
+test('the callbacks table: key + id, TTL, the by-day index (keys only), on demand, PITR, the tables’ key', () => {
+  const table = resource(s.template, id(callbacks().table)).Properties;
+  expect(table.KeySchema).toEqual([
+    { AttributeName: 'key', KeyType: 'HASH' },
+    { AttributeName: 'id', KeyType: 'RANGE' },
+  ]);
+  expect(table.TimeToLiveSpecification).toEqual({ AttributeName: 'expiration', Enabled: true });
+  expect(table.GlobalSecondaryIndexes).toEqual([
+    {
+      IndexName: 'by-day',
+      KeySchema: [
+        { AttributeName: 'day', KeyType: 'HASH' },
+        { AttributeName: 'at', KeyType: 'RANGE' },
+      ],
+      Projection: { ProjectionType: 'KEYS_ONLY' },
+    },
+  ]);
+  expect(table.BillingMode).toBe('PAY_PER_REQUEST');
+  expect(table.PointInTimeRecoverySpecification).toEqual({ PointInTimeRecoveryEnabled: true });
+  expect(table.SSESpecification).toEqual({
+    SSEEnabled: true,
+    SSEType: 'KMS',
+    KMSMasterKeyId: arnOf(id(s.stack.pipeline.tableKey!)),
+  });
+  expect(table.DeletionProtectionEnabled).toBe(true);
+});
+
+test('the callbacks queue: 4 days, visibility 6 × the function timeout, 100 receives to its DLQ (14 days), its own key', () => {
+  const queue = resource(s.template, id(callbacks().queue)).Properties;
+  const dlqId = id(callbacks().deadLetterQueue);
+  const keyArn = arnOf(id(callbacks().queueKey));
+  expect(queue.MessageRetentionPeriod).toBe(CALLBACKS_QUEUE.retentionSeconds);
+  expect(queue.VisibilityTimeout).toBe(360);
+  expect(queue.RedrivePolicy).toEqual({ deadLetterTargetArn: arnOf(dlqId), maxReceiveCount: 100 });
+  expect(queue.KmsMasterKeyId).toEqual(keyArn);
+  const dlq = resource(s.template, dlqId).Properties;
+  expect(dlq.MessageRetentionPeriod).toBe(DLQ_RETENTION_SECONDS);
+  expect(dlq.KmsMasterKeyId).toEqual(keyArn);
+  expect(dlq.RedriveAllowPolicy.redrivePermission).toBe('byQueue');
+  expect(JSON.stringify(dlq.RedriveAllowPolicy.sourceQueueArns)).toContain(queue.QueueName);
+  expect(resource(s.template, id(callbacks().queueKey)).Properties.EnableKeyRotation).toBe(true);
+});
+
+test('both queues refuse requests without TLS', () => {
+  for (const queue of [callbacks().queue, callbacks().deadLetterQueue]) {
+    const policy = Object.values(s.template.findResources('AWS::SQS::QueuePolicy')).find((p) =>
+      p.Properties.Queues.some((q: { Ref: string }) => q.Ref === id(queue)),
+    );
+    expect(policy?.Properties.PolicyDocument.Statement).toEqual(
+      expect.arrayContaining([
+        expect.objectContaining({ Effect: 'Deny', Condition: { Bool: { 'aws:SecureTransport': 'false' } } }),
+      ]),
+    );
+  }
+});
+
+test('one raw subscription of the queue to the delivery-status topic, filtered on the teams with a callback', () => {
+  const topic = id(s.stack.pipeline.ledger.deliveryStatusTopic);
+  const subscriptions = Object.values(s.template.findResources('AWS::SNS::Subscription')).filter(
+    (r) => r.Properties.TopicArn.Ref === topic,
+  );
+  expect(subscriptions.map((r) => r.Properties)).toEqual([
+    {
+      Protocol: 'sqs',
+      TopicArn: { Ref: topic },
+      Endpoint: arnOf(id(callbacks().queue)),
+      RawMessageDelivery: true,
+      FilterPolicy: callbackFilterPolicy(['*', 'billing']),
+      RedrivePolicy: { deadLetterTargetArn: arnOf(id(callbacks().deadLetterQueue)) },
+    },
+  ]);
+  // Keys without a team, and billing's; not support's, which has no callback.
+  expect(callbackFilterPolicy(['*', 'billing'])).toEqual({
+    $or: [{ team: [{ exists: false }] }, { team: ['billing'] }],
+  });
+});
+
+test('SNS may use the queues’ key for the delivery-status topic only', () => {
+  const key = resource(s.template, id(callbacks().queueKey)).Properties;
+  const forSns = key.KeyPolicy.Statement.filter(
+    (st: Record<string, any>) => st.Principal?.Service === 'sns.amazonaws.com',
+  );
+  expect(forSns).toEqual([
+    expect.objectContaining({
+      Action: ['kms:Decrypt', 'kms:GenerateDataKey'],
+      Condition: { ArnEquals: { 'aws:SourceArn': { Ref: id(s.stack.pipeline.ledger.deliveryStatusTopic) } } },
+    }),
+  ]);
+});
+
+test('a signing secret per callback, its key generated by CloudFormation (40 letters and digits), how to rotate it said', () => {
+  const secrets = Object.values(s.template.findResources('AWS::SecretsManager::Secret'));
+  expect(secrets).toHaveLength(2);
+  for (const secret of secrets) {
+    expect(secret.Properties.GenerateSecretString).toEqual({
+      SecretStringTemplate: '{}',
+      GenerateStringKey: 'key',
+      PasswordLength: 40,
+      ExcludePunctuation: true,
+      IncludeSpace: false,
+    });
+    expect(secret.Properties.SecretString).toBeUndefined();
+    expect(secret.Properties.Description).toMatch(/"previousKey".*remove "previousKey"/);
+    expect(secret.DeletionPolicy).toBe('Retain');
+  }
+  expect(Object.keys(callbacks().signingSecrets).sort()).toEqual(['*', 'billing']);
+  expect(callbacks().signingSecret()).toBe(callbacks().signingSecrets['*']);
+  expect(callbacks().signingSecret('support')).toBeUndefined();
+});
+
+test('with removalPolicy DESTROY the secrets and the table go with the stack', () => {
+  const destroyed = synthesize({ ...CALLBACK_PROPS, removalPolicy: RemovalPolicy.DESTROY });
+  const c = destroyed.stack.pipeline.callbacks!;
+  const ofDestroyed = (part: { node: { defaultChild?: unknown } }) =>
+    destroyed.stack.getLogicalId(part.node.defaultChild as CfnResource);
+  for (const part of [...Object.values(c.signingSecrets), c.table]) {
+    expect(resource(destroyed.template, ofDestroyed(part)).DeletionPolicy).toBe('Delete');
+  }
+  expect(resource(destroyed.template, ofDestroyed(c.table)).Properties.DeletionProtectionEnabled).toBe(false);
+});
