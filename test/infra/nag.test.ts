@@ -4,7 +4,7 @@ import { App, Validations } from 'aws-cdk-lib';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import * as kms from 'aws-cdk-lib/aws-kms';
 import * as sns from 'aws-cdk-lib/aws-sns';
-import { build } from './helpers';
+import { CALLBACK_PROPS, build } from './helpers';
 
 /** Findings in the validation report of an app, by plugin. */
 function findings(app: App): Array<{ plugin: string; rule: string; resources: string[] }> {
@@ -37,6 +37,15 @@ describe('cdk-nag AwsSolutions and Serverless checks', () => {
       security: { senders: ['security@example.com'], highPriority: true },
     };
     const { app } = build({ ...OPERATORS, teams }, undefined, { nag: true });
+    expect(() => app.synth()).not.toThrow();
+    expect(findings(app)).toEqual([]);
+  });
+
+  test.each([
+    ['customer-managed keys', {}],
+    ['AWS-managed table key and logs unencrypted', { customerManagedTableKey: false, encryptLogs: false }],
+  ])('with callbacks (the pipeline’s and a team’s), %s: no unacknowledged finding either', (_, keys) => {
+    const { app } = build({ ...OPERATORS, ...CALLBACK_PROPS, ...keys }, undefined, { nag: true });
     expect(() => app.synth()).not.toThrow();
     expect(findings(app)).toEqual([]);
   });

@@ -4,7 +4,7 @@ import * as path from 'node:path';
 import { CfnResource } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
 import * as iam from 'aws-cdk-lib/aws-iam';
-import { build, resource } from './helpers';
+import { CALLBACK_PROPS, build, resource } from './helpers';
 
 /** The slow end-to-end checks: the pre-built handler as the assembly holds it, and the built-in CloudFormation validation. */
 
@@ -74,6 +74,14 @@ describe('built-in CloudFormation validation', () => {
     const report = JSON.parse(fs.readFileSync(path.join(app.outdir, 'validation-report.json'), 'utf8'));
     const violations = report.pluginReports.flatMap((r: { violations?: unknown[] }) => r.violations ?? []);
     expect(violations).toEqual([]);
+  });
+
+  test('with callbacks (the pipeline’s and a team’s) too', () => {
+    const operators = [new iam.ArnPrincipal('arn:aws:iam::123456789012:role/oncall')];
+    const { app } = build({ ...CALLBACK_PROPS, redrivePrincipals: operators }, undefined, { cfnValidation: true });
+    expect(() => app.synth()).not.toThrow();
+    const report = JSON.parse(fs.readFileSync(path.join(app.outdir, 'validation-report.json'), 'utf8'));
+    expect(report.pluginReports.flatMap((r: { violations?: unknown[] }) => r.violations ?? [])).toEqual([]);
   });
 });
 
