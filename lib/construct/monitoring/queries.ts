@@ -1,11 +1,12 @@
 /**
- * Saved CloudWatch Logs Insights queries over the pipeline's three log groups (send, ledger,
- * status), on the fields the functions log: the send function's one line per decision
- * (lambdas/send-email/outcome/report.ts: `decision`, `dedupeKey`, `errorClass`, `errorCode`, `reason`, ...),
- * its WARN line for each unconfirmed resend (lambdas/send-email/confirm.ts), and the ledger's line
- * per recorded event (lambdas/ledger/ledger.ts: `dedupeKey`, `eventType`, `status`, `sesMessageId`, and
- * `team` for a team's key). With teams, two more count outcomes and dead letters by team: no metric
- * per team (CloudWatch bills each team × outcome series), a query over the lines already logged.
+ * Saved CloudWatch Logs Insights queries over the pipeline's log groups (send, ledger, status, and
+ * the callback function's in the key's story when callbacks are configured), on the fields the
+ * functions log: the send function's one line per decision (lambdas/send-email/outcome/report.ts:
+ * `decision`, `dedupeKey`, `errorClass`, `errorCode`, `reason`, ...), its WARN line for each
+ * unconfirmed resend (lambdas/send-email/confirm.ts), and the ledger's line per recorded event
+ * (lambdas/ledger/ledger.ts: `dedupeKey`, `eventType`, `status`, `sesMessageId`, and `team` for a
+ * team's key). With teams, two more count outcomes and dead letters by team: no metric per team
+ * (CloudWatch bills each team × outcome series), a query over the lines already logged.
  */
 import * as logs from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
@@ -48,9 +49,11 @@ export function createQueries(scope: Construct, pipeline: EmailPipeline, folder:
   const ledger = group('LedgerLogGroupRef', names.ledger);
   const status = group('StatusLogGroupRef', names.status);
 
+  // With callbacks, the callback function's tries of the key too (its lines name the ledger key).
+  const callbacks = names.callbacks !== undefined ? group('CallbacksLogGroupRef', names.callbacks) : undefined;
   const keyStory = new logs.QueryDefinition(scope, 'KeyStoryQuery', {
-    queryDefinitionName: `${folder}/One key's story (send, ledger, status)`,
-    logGroups: [send, ledger, status],
+    queryDefinitionName: `${folder}/One key's story (send, ledger, status${callbacks ? ', callbacks' : ''})`,
+    logGroups: [send, ledger, status, ...(callbacks ? [callbacks] : [])],
     queryString: new logs.QueryString({
       fields: [
         '@timestamp',

@@ -2,7 +2,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { KEY_PLACEHOLDER } from '../../../../../lib/construct/monitoring/monitoring';
-import { synthDefault, synthesize, Synthesized } from '../../../helpers';
+import { CALLBACK_PROPS, synthDefault, synthesize, Synthesized } from '../../../helpers';
 
 describe('saved Logs Insights queries', () => {
   function queries(s: Synthesized): Array<{ Name: string; QueryString: string; LogGroupNames?: string[] }> {
@@ -27,6 +27,15 @@ describe('saved Logs Insights queries', () => {
     expect(q.LogGroupNames).toEqual([n.send, n.ledger, n.status]);
     expect(q.QueryString).toContain(`dedupeKey = "${KEY_PLACEHOLDER}"`);
     expect(q.QueryString).toContain('sort @timestamp asc');
+  });
+
+  test("with callbacks, one key's story reads the callback function's log group too", () => {
+    const s = synthesize(CALLBACK_PROPS);
+    const q = named(s, "One key's story");
+    const n = s.stack.pipeline.logGroupNames;
+    expect(n.callbacks).toBeDefined();
+    expect(q.LogGroupNames).toEqual([n.send, n.ledger, n.status, n.callbacks]);
+    expect(q.Name).toContain('callbacks');
   });
 
   test('outcomes by reason count decisions by class and code', () => {
