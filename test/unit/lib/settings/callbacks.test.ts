@@ -1,5 +1,10 @@
 /** The callback settings' rules: each refusal names the field at fault and says why. */
-import { callbackUrlProblem, CALLBACK_STATUSES } from '../../../../lib/settings/callbacks';
+import {
+  callbackUrlField,
+  callbackUrlProblem,
+  CALLBACK_STATUSES,
+  configuredCallbacks,
+} from '../../../../lib/settings/callbacks';
 import { resolveSettings, SettingsError } from '../../../../lib/settings';
 
 const base = { senderAddress: 'noreply@example.com', sesIdentity: 'example.com' };
@@ -86,5 +91,29 @@ describe('callback settings', () => {
     expect(refusal(() => resolveSettings({ ...base, callbackRetryWindowSeconds: 10 })).setting).toBe(
       'callbackRetryWindowSeconds',
     );
+  });
+});
+
+describe('configuredCallbacks', () => {
+  test("the pipeline's own as `*` and each team with a URL, with its statuses; none without a URL", () => {
+    const settings = resolveSettings({
+      ...base,
+      callbackUrl: 'https://hooks.example.com/',
+      callbackStatuses: ['bounced'],
+      teams: {
+        billing: { senders: ['billing@example.com'], callbackUrl: 'https://billing.example.com/h' },
+        support: { senders: ['support@example.com'] },
+      },
+    });
+    expect(configuredCallbacks(settings)).toEqual({
+      '*': { url: 'https://hooks.example.com/', statuses: ['bounced'] },
+      billing: { url: 'https://billing.example.com/h' },
+    });
+    expect(configuredCallbacks(resolveSettings(base))).toEqual({});
+  });
+
+  test('the field of each target: callbackUrl, or the team’s', () => {
+    expect(callbackUrlField('*')).toBe('callbackUrl');
+    expect(callbackUrlField('billing')).toBe('teams.billing.callbackUrl');
   });
 });
