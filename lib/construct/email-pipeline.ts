@@ -290,6 +290,7 @@ export class EmailPipeline extends Construct {
         ...(this.logsKey ? { logsKey: this.logsKey } : {}),
         ...(this.tableKey ? { tableKey: this.tableKey } : {}),
         redrivePrincipals: [this.redriveRole, ...(props.redrivePrincipals ?? [])],
+        sendFunction: this.sendFunction,
       });
       this.callbacks.grantRedrive(this.redriveRole, this.tableKey);
     }

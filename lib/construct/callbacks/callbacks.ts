@@ -6,7 +6,7 @@
  *
  * delivery-status topic -> (a raw subscription, filtered on the teams) -> callbacks queue (+ DLQ)
  * -> callback function -> the receivers, each try recorded in the callbacks table; a signing
- * secret per callback. It only composes: resources.ts builds the stateful parts,
+ * secret per callback. The send function tells the queue of the keys it dead-letters itself. It only composes: resources.ts builds the stateful parts,
  * callback-function.ts the function.
  */
 import type { RemovalPolicy } from 'aws-cdk-lib';
@@ -19,7 +19,7 @@ import type * as secretsmanager from 'aws-cdk-lib/aws-secretsmanager';
 import type * as sns from 'aws-cdk-lib/aws-sns';
 import type * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
-import { CALLBACKS_TABLE, PIPELINE_TARGET } from '../../../lambdas/kernel/callbacks/names';
+import { CALLBACK_ENV, CALLBACKS_TABLE, PIPELINE_TARGET } from '../../../lambdas/kernel/callbacks/names';
 import type { ResolvedSettings } from '../../settings';
 import type { ConfiguredCallback } from '../../settings/callbacks';
 import { tableKeyStatement } from '../common/keys';
@@ -51,6 +51,11 @@ export interface CallbacksProps {
    * role and the redrive principals (`callbacks redrive`, `callbacks replay`).
    */
   readonly redrivePrincipals: readonly iam.IPrincipal[];
+  /**
+   * The send function: it tells the callbacks queue of a key it dead-letters (no SES event, so no
+   * status change, comes of a message never sent: lambdas/send-email/outcome/dead-letter-notice.ts).
+   */
+  readonly sendFunction: lambda.Function;
 }
 
 /** See the module comment. */
@@ -107,14 +112,16 @@ export class Callbacks extends Construct {
     this.role = fn.role;
     this.logGroup = fn.logGroup;
 
-    // Only the status topic (and operators redriving or replaying) may send to the queue: whatever
+    // Only the status topic (the send function's dead-letter notices, and operators redriving or
+    // replaying) may send to the queue: whatever
     // reaches it is POSTed, signed, to the publishers' servers. Only the function, the queue's own
     // redrive and the topic (what it could not deliver) to the DLQ. Denies, which no IAM policy of
     // the account opens.
     const redrivers = props.redrivePrincipals.map((principal) => principalArn(principal, 'redrivePrincipals'));
+    const sendRole = tellOfDeadLetters(props.sendFunction, this.queue, this.queueKey, Object.keys(callbacks));
     onlyTheseSend(this.queue, 'OnlyTheStatusTopicSends', {
       'aws:SourceArn': [props.deliveryStatusTopic.topicArn],
-      'aws:PrincipalArn': redrivers,
+      'aws:PrincipalArn': [sendRole.roleArn, ...redrivers],
     });
     onlyTheseSend(this.deadLetterQueue, 'OnlyTheCallbackFunctionDeadLetters', {
       'aws:PrincipalArn': [this.role.roleArn],
@@ -161,4 +168,34 @@ export class Callbacks extends Construct {
     ];
     for (const statement of statements) role.addToPrincipalPolicy(statement);
   }
+}
+
+/**
+ * Lets the send function tell the callbacks queue of a key it dead-letters: the queue and the
+ * targets with a callback in its environment (as handlerEnvironment writes them locally, last),
+ * SendMessage on the queue and its key. Returns its role, which the queue's policy admits.
+ */
+function tellOfDeadLetters(
+  sendFunction: lambda.Function,
+  queue: sqs.IQueue,
+  queueKey: kms.IKey,
+  targets: readonly string[],
+): iam.IRole {
+  sendFunction.addEnvironment(CALLBACK_ENV.queueUrl, queue.queueUrl);
+  sendFunction.addEnvironment(CALLBACK_ENV.targetNames, targets.join(','));
+  sendFunction.addToRolePolicy(
+    new iam.PolicyStatement({
+      sid: 'TellCallbacksOfDeadLetters',
+      actions: ['sqs:SendMessage'],
+      resources: [queue.queueArn],
+    }),
+  );
+  sendFunction.addToRolePolicy(
+    new iam.PolicyStatement({
+      sid: 'EncryptDeadLetterNotices',
+      actions: ['kms:GenerateDataKey', 'kms:Decrypt'],
+      resources: [queueKey.keyArn],
+    }),
+  );
+  return sendFunction.role!;
 }

@@ -6,7 +6,15 @@
 import type { CfnResource } from 'aws-cdk-lib';
 import type { Template } from 'aws-cdk-lib/assertions';
 import { CALLBACK_ENV } from '../../../../../lambdas/kernel/callbacks/names';
-import { CALLBACK_PROPS, arnOf, synthDefault, synthesize, type Synthesized } from '../../../helpers';
+import {
+  CALLBACK_PROPS,
+  arnOf,
+  functionPolicyStatements,
+  resource,
+  synthDefault,
+  synthesize,
+  type Synthesized,
+} from '../../../helpers';
 
 const id = (s: Synthesized, c: { node: { defaultChild?: unknown } }) =>
   s.stack.getLogicalId(c.node.defaultChild as CfnResource);
@@ -69,6 +77,23 @@ describe('with callbacks', () => {
     expect(sid('UseCallbacksTableKey')?.Condition).toEqual({
       StringEquals: { 'kms:ViaService': { 'Fn::Join': ['', ['dynamodb.', { Ref: 'AWS::Region' }, '.amazonaws.com']] } },
     });
+  });
+
+  test('the send function tells the callbacks queue of the keys it dead-letters: its environment, the queue and its key', () => {
+    const p = s.stack.pipeline;
+    const env = resource(s.template, id(s, p.sendFunction)).Properties.Environment.Variables;
+    expect(env[CALLBACK_ENV.queueUrl]).toEqual({ Ref: id(s, callbacks().queue) });
+    expect(env[CALLBACK_ENV.targetNames]).toBe('*,billing');
+    const statements = functionPolicyStatements(s.template);
+    const sid = (name: string) => statements.find((st) => st.Sid === name);
+    expect(sid('TellCallbacksOfDeadLetters')).toMatchObject({
+      Action: 'sqs:SendMessage',
+      Resource: arnOf(id(s, callbacks().queue)),
+    });
+    expect(sid('EncryptDeadLetterNotices')?.Resource).toEqual(arnOf(id(s, callbacks().queueKey)));
+    // Without callbacks, neither.
+    const plain = resource(synthDefault().template, id(synthDefault(), synthDefault().stack.pipeline.sendFunction));
+    expect(plain.Properties.Environment.Variables).not.toHaveProperty(CALLBACK_ENV.queueUrl);
   });
 
   test('Endpoints: Callbacks with the queue, DLQ, table, function, log group and the pipeline’s secret; a team’s secret in Teams', () => {

@@ -85,10 +85,17 @@ describe('the callbacks queue', () => {
     }
   });
 
-  test('the redrive role may send (callbacks redrive, replay); the callback function may not', () => {
+  test('the redrive role (callbacks redrive, replay) and the send function (its dead letters) may send; the callback function may not', () => {
     const policy = queuePolicy(callbacks().queue);
     expect(denied(policy, 'sqs:SendMessage', asRole(s.stack.pipeline.redriveRole))).toBe(false);
-    expect(denied(policy, 'sqs:SendMessage', asRole(callbacks().role))).toBe(true);
+    expect(denied(policy, 'sqs:SendMessage', asRole(s.stack.pipeline.role))).toBe(false);
+    for (const role of [
+      callbacks().role,
+      s.stack.pipeline.scheduleFunction.role!,
+      s.stack.pipeline.ledger.ledgerFunction.role!,
+    ]) {
+      expect(denied(policy, 'sqs:SendMessage', asRole(role))).toBe(true);
+    }
   });
 
   test('its DLQ admits only the callback function, the queue’s redrive and the topic’s undeliverable messages', () => {
