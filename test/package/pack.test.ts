@@ -354,6 +354,7 @@ new EmailPipeline(stack, 'Security', {
   senderAddress: 'security@mail.example.org',
   sesIdentity: 'mail.example.org',
   idempotencyKeyPrefix: 'security',
+  callbackUrl: 'https://hooks.example.org/email',
 });
 app.synth();
 `;
@@ -407,6 +408,31 @@ describe('in a user stack (on the repository’s Node)', () => {
     expect(
       described.some((d) => d.startsWith('Alarm topics and alarm name prefix of the email pipeline Billing')),
     ).toBe(true);
+  });
+
+  test("a pipeline with a callback: its function's asset is the installed package's, its secret generated, Callbacks in its endpoints", () => {
+    const template = JSON.parse(fs.readFileSync(path.join(outdir, 'MailStack.template.json'), 'utf8')) as {
+      Resources: Record<
+        string,
+        { Type: string; Properties?: Record<string, unknown>; Metadata?: Record<string, unknown> }
+      >;
+      Outputs: Record<string, { Value: unknown; Description?: string }>;
+    };
+    const functions = Object.values(template.Resources).filter(
+      (r) =>
+        r.Type === 'AWS::Lambda::Function' &&
+        JSON.stringify(r.Properties?.Environment ?? {}).includes('CALLBACK_TARGETS'),
+    );
+    expect(functions).toHaveLength(1);
+    const asset = String(functions[0]!.Metadata?.['aws:asset:path'] ?? '');
+    expect(fs.existsSync(path.join(outdir, asset, 'index.js'))).toBe(true);
+    const secrets = Object.values(template.Resources).filter((r) => r.Type === 'AWS::SecretsManager::Secret');
+    expect(secrets).toHaveLength(1);
+    expect(JSON.stringify(secrets[0]!.Properties)).toContain('GenerateSecretString');
+    const endpoints = Object.values(template.Outputs).filter((o) =>
+      (o.Description ?? '').startsWith('Endpoints of the email pipeline'),
+    );
+    expect(endpoints.filter((o) => JSON.stringify(o.Value).includes('Callbacks'))).toHaveLength(1);
   });
 
   /** The installed CLI against the stand-in for CloudFormation and DynamoDB (a child process: the stand-in answers meanwhile). */
