@@ -37,6 +37,7 @@ import {
   type Target,
 } from './target';
 import { lookupTargetFromOutputs } from './status-report';
+import { callbacksOf } from './callbacks';
 import { canaryKey, formatResult, verifyPipeline, type DeadLetterCount, type VerifyProbes } from './verify';
 
 /** SES's mailbox simulator address that is delivered (and counts toward no quota or reputation). */
@@ -75,6 +76,26 @@ const DEAD_LETTER_OUTPUTS = [
   ['ledger', 'LedgerDeadLetterQueueUrl'],
 ] as const;
 
+/**
+ * The DLQs `verify` looks into, by name, with their URLs: the pipeline's, and the callbacks DLQ
+ * where the pipeline has callbacks (`callbacks list` reads it).
+ */
+export function deadLetterQueues(
+  outputs: Readonly<Record<string, string>>,
+  description: string,
+): [queue: string, url: string][] {
+  const queues: [string, string][] = DEAD_LETTER_OUTPUTS.flatMap(([queue, name]) => {
+    const url = outputs[name];
+    return url ? [[queue, url] as [string, string]] : [];
+  });
+  try {
+    queues.push(['callbacks', callbacksOf(outputs, description).deadLetterQueueUrl]);
+  } catch {
+    // No callbacks: nothing more to look into.
+  }
+  return queues;
+}
+
 /** The probes of `target`, with the clients they made (destroyed by the caller). */
 function probesOf(target: Target): { probes: VerifyProbes; close: () => void } {
   const sqs = new SQSClient({ ...target.clients.sqs, useQueueUrlAsEndpoint: false });
@@ -90,9 +111,7 @@ function probesOf(target: Target): { probes: VerifyProbes; close: () => void } {
     },
     async deadLetters() {
       const counts: DeadLetterCount[] = [];
-      for (const [queue, name] of DEAD_LETTER_OUTPUTS) {
-        const url = target.outputs[name];
-        if (!url) continue;
+      for (const [queue, url] of deadLetterQueues(target.outputs, target.description)) {
         const { Attributes = {} } = await sqs.send(
           new GetQueueAttributesCommand({
             QueueUrl: url,

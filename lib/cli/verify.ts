@@ -112,7 +112,7 @@ async function checkDeadLetters(probes: VerifyProbes): Promise<CheckResult> {
     name,
     status: 'fail',
     detail: full.map((c) => `${c.queue}: ${c.messages}`).join(', '),
-    fix: 'email-pipeline dlq list --queue <queue> --summary shows why; the operators’ guide says which codes to redrive',
+    fix: 'email-pipeline dlq list --queue <queue> --summary shows why (callbacks: email-pipeline callbacks list); the operators’ guide says which codes to redrive',
   };
 }
 
