@@ -11,6 +11,8 @@ import { Construct } from 'constructs';
 import type { EmailPipeline } from '../email-pipeline';
 import type { AlarmName, PipelineAlarm } from './alarms';
 import { callbackWidgets } from './callback-widgets';
+import * as logs from 'aws-cdk-lib/aws-logs';
+import { DEAD_LETTERS_BY_TEAM_QUERY, OUTCOMES_BY_TEAM_QUERY } from './queries';
 import {
   FIVE_MINUTES,
   HANDLER_METRICS,
@@ -257,7 +259,26 @@ export function createDashboard(
   // Only with callbacks: a pipeline without keeps its dashboard as it was.
   const callbacks = callbackWidgets(p, line);
   if (callbacks.length > 0) dashboard.addWidgets(...callbacks);
+  // Only with teams: each team's SES outcomes and dead letters, from the lines already logged.
+  if (p.settings.teams !== undefined) dashboard.addWidgets(...teamWidgets(p));
   return dashboard;
+}
+
+/** Two Logs Insights tables: each team's SES outcomes (ledger) and dead letters by reason (send function). */
+function teamWidgets(p: EmailPipeline): cw.IWidget[] {
+  const table = (title: string, logGroupName: string, query: logs.QueryStringProps) =>
+    new cw.LogQueryWidget({
+      title,
+      logGroupNames: [logGroupName],
+      queryString: new logs.QueryString(query).toString(),
+      view: cw.LogQueryVisualizationType.TABLE,
+      width: 12,
+      height: 6,
+    });
+  return [
+    table('Teams: SES outcomes (ledger events by team)', p.logGroupNames.ledger, OUTCOMES_BY_TEAM_QUERY),
+    table('Teams: dead letters by reason', p.logGroupNames.send, DEAD_LETTERS_BY_TEAM_QUERY),
+  ];
 }
 
 /** A threshold line of an alarm (none when the alarm is off). */

@@ -83,5 +83,14 @@ describe('saved Logs Insights queries', () => {
       expect(letters.QueryString).toContain('parse dedupeKey /^(?<team>[a-z][a-z0-9-]{0,31})#/');
       expect(letters.QueryString).toContain('stats count(*) as letters by team, errorCode');
     });
+
+    test('the dashboard shows both as tables, and a dashboard without teams does not', () => {
+      const body = (s: Synthesized) =>
+        JSON.stringify(Object.values(s.template.findResources('AWS::CloudWatch::Dashboard')).map((d) => d.Properties));
+      expect(body(teams)).toContain('Teams: SES outcomes (ledger events by team)');
+      expect(body(teams)).toContain('Teams: dead letters by reason');
+      expect(body(teams)).toContain('count(*) as events by team, eventType');
+      expect(body(synthDefault())).not.toContain('Teams: ');
+    });
   });
 });
