@@ -212,16 +212,20 @@ export interface ScheduleSettings {
   readonly workQueueUrl: string;
   /** The high-priority queue; none: a copy of the high lane goes to the work queue. */
   readonly highPriorityQueueUrl?: string;
+  /** The teams (their queues): a copy from a team's queue goes back there. @default none */
+  readonly teams?: TeamRoutes;
 }
 
 /** Reads the schedule function's settings; throws naming the variable at fault. */
 export function readScheduleSettings(env: Env = process.env): ScheduleSettings {
   const read = new EnvReader(env);
   const highPriorityQueueUrl = read.optional(ENV.highPriorityQueueUrl);
+  const teams = parseTeamRoutes(read.optional(TEAMS_ENV), TEAMS_ENV);
   return {
     scheduleQueueUrl: read.required(ENV.scheduleQueueUrl),
     workQueueUrl: read.required(ENV.sourceQueueUrl),
     ...(highPriorityQueueUrl ? { highPriorityQueueUrl } : {}),
+    ...(teams ? { teams } : {}),
   };
 }
 

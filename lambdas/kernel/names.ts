@@ -101,6 +101,8 @@ export const RETRY_ATTRIBUTE = {
   scheduleSendAt: 'schedule-send-at',
   /** On a copy in the schedule queue: the lane it came from (`normal`, `high`), whose queue it goes back to when due. */
   scheduleLane: 'schedule-lane',
+  /** On a copy in the schedule queue from a team's queue: the team, whose queue it goes back to when due. */
+  scheduleTeam: 'schedule-team',
 } as const;
 
 /** The send function's confirm-before-resend counts (same namespace and `service` dimension). */

@@ -19,10 +19,16 @@ export const TEAMS_ENV = 'TEAMS';
  */
 export const TEAM_NAME = /^[a-z][a-z0-9-]{0,31}$/;
 
-/** One team's topics and From addresses. */
+/** One team's topics, queue and From addresses. */
 export interface TeamRoute {
-  /** The team's topic, feeding the work queue. */
+  /** The team's topic, feeding the team's queue. */
   readonly topicArn: string;
+  /**
+   * The team's own queue, which its topic feeds (its retries and due scheduled copies go back
+   * there): a burst of one team waits in its own queue, never in front of another team's mail.
+   * @default none: the team's topic feeds the work queue
+   */
+  readonly queueUrl?: string;
   /** The team's high-priority topic, feeding the high-priority queue; none when the team has no high priority. */
   readonly highPriorityTopicArn?: string;
   /** The addresses the team may send from; the first is its default. */
@@ -56,7 +62,9 @@ export function parseTeamRoutes(raw: string | undefined, variable: string): Team
     return bad('must be JSON');
   }
   if (!isRecord(parsed)) {
-    return bad('must be a JSON object: team name -> { topicArn, highPriorityTopicArn?, senders, tenantName? }');
+    return bad(
+      'must be a JSON object: team name -> { topicArn, queueUrl?, highPriorityTopicArn?, senders, tenantName? }',
+    );
   }
   const out: Record<string, TeamRoute> = {};
   for (const [name, team] of Object.entries(parsed)) {
@@ -70,8 +78,11 @@ export function parseTeamRoutes(raw: string | undefined, variable: string): Team
     }
     const tenant = route.tenantName;
     if (tenant !== undefined && !nonEmptyString(tenant)) bad(`: team ${name} has an empty tenantName`);
+    const queueUrl = route.queueUrl;
+    if (queueUrl !== undefined && !nonEmptyString(queueUrl)) bad(`: team ${name} has an empty queueUrl`);
     out[name] = {
       topicArn: route.topicArn as string,
+      ...(queueUrl !== undefined ? { queueUrl: queueUrl as string } : {}),
       ...(high !== undefined ? { highPriorityTopicArn: high as string } : {}),
       senders: senders as string[],
       ...(tenant !== undefined ? { tenantName: tenant as string } : {}),
@@ -103,6 +114,25 @@ export function teamKey(team: string, key: string): string {
 export function tenantOfKey(teams: TeamRoutes | undefined, key: string): string | undefined {
   const team = teamOfKey(teams === undefined ? undefined : Object.keys(teams), key);
   return team === undefined ? undefined : teams?.[team]?.tenantName;
+}
+
+/**
+ * The team whose own queue is `queueUrlOrArn` (compared by queue name, the last part of a URL or
+ * an ARN), or undefined when it is no team's.
+ */
+export function teamOfQueue(teams: TeamRoutes | undefined, queueUrlOrArn: string | undefined): string | undefined {
+  if (teams === undefined || queueUrlOrArn === undefined) return undefined;
+  const name = lastPart(queueUrlOrArn);
+  for (const [team, route] of Object.entries(teams)) {
+    if (route.queueUrl !== undefined && lastPart(route.queueUrl) === name) return team;
+  }
+  return undefined;
+}
+
+/** A queue's name, from its URL or its ARN. */
+export function lastPart(urlOrArn: string): string {
+  const parts = urlOrArn.split(/[/:]/).filter((part) => part !== '');
+  return parts[parts.length - 1] ?? '';
 }
 
 /** The team whose namespace `key` is in (`<team>#...` for one of `teamNames`), or undefined. */

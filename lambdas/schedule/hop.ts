@@ -3,13 +3,15 @@
  * that is due. The send function puts a message whose `sendAt` is ahead into the schedule queue as
  * a delayed copy (send-email/schedule.ts); each receive here either moves the copy on by one more
  * hop of at most 900 s (SQS's largest delay) within the schedule queue, or, once due, forwards it
- * to the queue of the lane it came from (the work queue, or the high-priority queue), where the
+ * to the queue it came from (the work queue, a team's queue, or the high-priority queue), where the
  * send function claims and sends it. So the waiting hops take none of the due lanes' concurrency
  * and never count in their backlog.
  *
- * What it reads are the copy's own attributes (RETRY_ATTRIBUTE: its `sendAt` in epoch ms and its
- * lane), never the body: the body and every attribute travel on unchanged (the first-enqueued time
- * the retry budget and the range rule use among them), and only the hop count moves on a hop. The
+ * What it reads are the copy's own attributes (RETRY_ATTRIBUTE: its `sendAt` in epoch ms, its lane
+ * and its team), never the body: the body and every attribute travel on unchanged (the
+ * first-enqueued time the retry budget and the range rule use among them), and only the hop count
+ * moves on a hop. A team named that has no queue here sends the copy to the work queue: a message's
+ * team is its envelope's topic, whichever queue it waits in. The
  * send function reads `sendAt` from the body again when the copy comes back and, should it come
  * early by its clock, puts it back into the schedule queue: this function's clock can only make it
  * look again, never send. A copy whose attributes cannot be read is forwarded to the work queue at
@@ -53,8 +55,12 @@ function sendAtOf(record: SQSRecord): number | undefined {
 export function decideHop(record: SQSRecord, settings: ScheduleSettings, nowMs: number): HopDecision {
   const sendAt = sendAtOf(record);
   const lane = laneOf(record);
+  const team = stringAttribute(record, RETRY_ATTRIBUTE.scheduleTeam);
+  const teamQueue = lane === 'normal' && team !== undefined ? settings.teams?.[team]?.queueUrl : undefined;
   const laneQueue =
-    lane === 'high' && settings.highPriorityQueueUrl ? settings.highPriorityQueueUrl : settings.workQueueUrl;
+    lane === 'high' && settings.highPriorityQueueUrl
+      ? settings.highPriorityQueueUrl
+      : (teamQueue ?? settings.workQueueUrl);
   if (sendAt === undefined) return { kind: 'due', queueUrl: settings.workQueueUrl, lane: 'normal', unreadable: true };
   if (nowMs >= sendAt) return { kind: 'due', queueUrl: laneQueue, lane, unreadable: false };
   const hop = Number(stringAttribute(record, RETRY_ATTRIBUTE.scheduleHop) ?? '0');

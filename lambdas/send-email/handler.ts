@@ -12,7 +12,7 @@ import type { BasePersistenceLayer } from '@aws-lambda-powertools/idempotency/pe
 import { Logger } from '@aws-lambda-powertools/logger';
 import { MetricUnit, Metrics } from '@aws-lambda-powertools/metrics';
 import { ENV, readConfirmSettings, readSettings, type HandlerSettings } from '../kernel/environment';
-import { LANE_METRIC, LANES, METRIC, type Lane } from '../kernel/names';
+import { LANE_METRIC, METRIC, type Lane } from '../kernel/names';
 import { builtOnFirstSend, createDynamoDbClient, createSqsClient, createStoreClient } from '../runtime/clients';
 import { LedgerAwarePersistenceLayer } from './claim/persistence';
 import { createSendConfirmation, type SendConfirmation } from './confirm';
@@ -24,7 +24,7 @@ import { createAttachmentObjects, s3ObjectStore, type AttachmentObjects } from '
 import { budgetFromEnvironment } from './send/byte-budget';
 import { CircuitBreaker } from './send/breaker';
 import { createSesClient } from './send/email';
-import { laneOfSource } from './send/lanes';
+import { sourceOf, type RecordSource } from './send/lanes';
 import type { Pacer } from './send/pacer';
 import { dynamoDbSlotStore, type SlotStore } from './send/slot-store';
 import { createSender, type SendClient } from './send/sender';
@@ -75,14 +75,14 @@ export function createHandler(deps: HandlerDeps, options: { readonly processInPa
   const random = deps.random ?? Math.random;
   const pacers = createPacers({ settings, logger, metrics, rateStore: deps.rateStore, now, sleep });
   const breaker = CircuitBreaker.forSettings(settings, now);
-  // One flow per lane: the same stages, but a lane's sends take its slots and its retries go back to its queue.
-  const flows = {} as Record<Lane, RecordFlow>;
-  for (const lane of LANES) {
-    const laneSettings: HandlerSettings =
-      lane === 'high' && settings.highPriorityQueueUrl
-        ? { ...settings, sourceQueueUrl: settings.highPriorityQueueUrl }
-        : settings;
-    flows[lane] = new RecordFlow({
+  // One flow per queue: the same stages, but a queue's sends take its lane's slots and its retries
+  // go back to it (the work queue, the high-priority queue, each team's queue). Built on first use.
+  const flows = new Map<string, RecordFlow>();
+  const flowOf = (source: RecordSource): RecordFlow => {
+    const built = flows.get(source.id);
+    if (built !== undefined) return built;
+    const laneSettings: HandlerSettings = { ...settings, sourceQueueUrl: source.queueUrl };
+    const flow = new RecordFlow({
       settings: laneSettings,
       claim: { settings: laneSettings, persistenceStore: deps.persistenceStore, now, sleep },
       schedule: createSchedule({
@@ -97,7 +97,7 @@ export function createHandler(deps: HandlerDeps, options: { readonly processInPa
       sender: createSender({
         settings: laneSettings,
         ses: deps.ses,
-        pacer: pacers.lane(lane),
+        pacer: pacers.lane(source.lane),
         breaker,
         metrics,
         now,
@@ -114,13 +114,14 @@ export function createHandler(deps: HandlerDeps, options: { readonly processInPa
       }),
       now,
     });
-  }
+    flows.set(source.id, flow);
+    return flow;
+  };
   const processor = new BatchProcessor(EventType.SQS);
   const processInParallel = options.processInParallel ?? true;
   return async (event, context) => {
     logger.addContext(context);
-    const lane = laneOfSource(event.Records[0]?.eventSourceARN, settings.highPriorityQueueUrl);
-    const flow = flows[lane];
+    const flow = flowOf(sourceOf(event.Records[0]?.eventSourceARN, settings));
     flow.registerContext(context);
     try {
       return await processPartialResponse(event, (record: SQSRecord) => flow.process(record), processor, {

@@ -35,13 +35,17 @@ import { recordPipelineEvent } from '../runtime/ledger-store';
 import type { ParsedRecord } from './parse';
 import { attr, originalAttributes, type QueueClient } from './outcome/queue-record';
 import { retryState } from './outcome/retry-budget';
+import { teamOfQueue } from '../kernel/teams';
 import { laneOfSource } from './send/lanes';
 
 /** Records a key's first deferral in the send ledger (`Scheduled`, status `scheduled`); best effort. */
 export type RecordScheduled = (key: string, sendAt: string, at: string) => Promise<void>;
 
 export interface ScheduleDeps {
-  readonly settings: Pick<HandlerSettings, 'scheduleQueueUrl' | 'highPriorityQueueUrl' | 'maxScheduleAheadSeconds'>;
+  readonly settings: Pick<
+    HandlerSettings,
+    'scheduleQueueUrl' | 'highPriorityQueueUrl' | 'maxScheduleAheadSeconds' | 'sourceQueueUrl' | 'teams'
+  >;
   readonly sqs: QueueClient;
   readonly logger: Logger;
   readonly metrics: Metrics;
@@ -85,6 +89,7 @@ export function createSchedule(deps: ScheduleDeps): Schedule {
     if (nowMs >= read.ms) return 'due';
 
     const delaySeconds = hopDelaySeconds(read.ms, nowMs);
+    const team = teamOfQueue(settings.teams, settings.sourceQueueUrl);
     const hop = hopOf(record) + 1;
     try {
       await sqs.send(
@@ -99,6 +104,8 @@ export function createSchedule(deps: ScheduleDeps): Schedule {
             [RETRY_ATTRIBUTE.scheduleSendAt]: attr(String(read.ms)),
             // The lane is the queue the record came from (send/lanes.ts): the copy goes back there when due.
             [RETRY_ATTRIBUTE.scheduleLane]: attr(laneOfSource(record.eventSourceARN, settings.highPriorityQueueUrl)),
+            // A team's queue (the flow's sourceQueueUrl): the copy goes back to the team's queue when due.
+            ...(team !== undefined ? { [RETRY_ATTRIBUTE.scheduleTeam]: attr(team) } : {}),
           },
         }),
       );

@@ -37,7 +37,13 @@ import { buildScheduleFunction } from './pipeline/schedule-function';
 import * as policies from './pipeline/resource-policies';
 import { buildSendFunction } from './pipeline/send-function';
 import { buildTeamTenants, tenantNames } from './pipeline/team-tenants';
-import { buildTeamTopics, restrictTeamPublishers, teamRoutes, type TeamTopics } from './pipeline/team-topics';
+import {
+  buildTeamTopics,
+  restrictTeamPublishers,
+  teamQueue,
+  teamRoutes,
+  type TeamTopics,
+} from './pipeline/team-topics';
 import { buildTopics } from './pipeline/topic';
 import { rotatingKey } from './common/keys';
 import { acknowledgeServerlessRules } from './common/nag';
@@ -63,6 +69,8 @@ export class EmailPipeline extends Construct {
   public readonly highPriorityTopic: sns.Topic;
   /** The work queue, subscribed to {@link topic} with the SNS envelope. */
   public readonly queue: sqs.Queue;
+  /** Each team's own queue, by team name, fed by its topic (its own event source mapping); empty without teams. */
+  public readonly teamQueues: Readonly<Record<string, sqs.Queue>>;
   /** Each team's topics, by team name (the `teams` setting); empty without teams. */
   public readonly teamTopics: Readonly<Record<string, TeamTopics>>;
   /** Each team's SES tenant, for the teams with `sesTenant` (none without: team-tenants.ts). */
@@ -174,6 +182,7 @@ export class EmailPipeline extends Construct {
     this.highPriorityQueue = queues.highPriorityQueue;
     this.subscriptionDeadLetterQueue = queues.subscriptionDeadLetterQueue;
     this.scheduleQueue = queues.scheduleQueue;
+    this.teamQueues = queues.teamQueues;
     const topics = buildTopics(this, { ...queues, topicKey: this.topicKey });
     this.topic = topics.topic;
     this.highPriorityTopic = topics.highPriorityTopic;
@@ -198,6 +207,9 @@ export class EmailPipeline extends Construct {
     const attachments = buildAttachmentsBucket(this, { settings, removalPolicy });
     this.attachmentsBucket = attachments.bucket;
     this.attachmentsKey = attachments.key;
+    const routes = settings.teams
+      ? { teams: teamRoutes(this.teamTopics, settings.teams, tenantNames(this, teams), queues.teamQueues) }
+      : {};
     const send = buildSendFunction(this, {
       settings,
       attachmentsBucketName: this.attachmentsBucket.bucketName,
@@ -210,13 +222,15 @@ export class EmailPipeline extends Construct {
       highPriorityQueue: this.highPriorityQueue,
       scheduleQueue: this.scheduleQueue,
       deadLetterQueue: this.deadLetterQueue,
-      ...(settings.teams ? { teams: teamRoutes(this.teamTopics, settings.teams, tenantNames(this, teams)) } : {}),
+      ...routes,
+      teamQueues: queues.teamQueues,
     });
     this.role = send.role;
     restrictTeamPublishers(this.teamTopics, teams, this.role);
     this.sendFunction = send.sendFunction;
     const schedule = buildScheduleFunction(this, {
       ...queues,
+      ...routes,
       settings,
       serviceName: this.serviceName,
       logGroup: this.logGroup,
@@ -262,6 +276,7 @@ export class EmailPipeline extends Construct {
       ...(this.tableKey ? { tableKey: this.tableKey } : {}),
       queue: this.queue,
       highPriorityQueue: this.highPriorityQueue,
+      teamQueues: this.teamQueues,
       scheduleQueue: this.scheduleQueue,
       deadLetterQueue: this.deadLetterQueue,
       queueKey: this.queueKey,
@@ -305,10 +320,11 @@ export class EmailPipeline extends Construct {
       senderRole: this.role,
       scheduleRole: schedule.role,
       redrivePrincipals: [this.redriveRole, ...(props.redrivePrincipals ?? [])],
-      teamTopics: {
-        normal: Object.values(this.teamTopics).map((t) => t.topic),
-        high: Object.values(this.teamTopics).flatMap((t) => (t.highPriorityTopic ? [t.highPriorityTopic] : [])),
-      },
+      teamHighPriorityTopics: Object.values(this.teamTopics).flatMap((t) => t.highPriorityTopic ?? []),
+      teamQueues: Object.entries(this.teamTopics).map(([name, t]) => ({
+        queue: teamQueue(this.teamQueues, name),
+        topic: t.topic,
+      })),
     });
     acknowledgeServerlessRules({
       deadLetterQueues: [this.deadLetterQueue, this.subscriptionDeadLetterQueue],
@@ -317,6 +333,8 @@ export class EmailPipeline extends Construct {
 
     this.node.addValidation(new DeliveryContractValidation(this, this.queue));
     this.node.addValidation(new DeliveryContractValidation(this, this.highPriorityQueue));
+    for (const queue of Object.values(this.teamQueues))
+      this.node.addValidation(new DeliveryContractValidation(this, queue));
     // The ledger's buffer: EventBridge's events in (no subscription), partial batch responses out.
     this.node.addValidation(new DeliveryContractValidation(this, this.ledger.bufferQueue, { fedBy: 'rule' }));
 

@@ -180,6 +180,8 @@ export interface ScheduleResourceRefs {
   readonly workQueueUrl: string;
   /** The high-priority queue: where a due copy of the high lane goes. */
   readonly highPriorityQueueUrl: string;
+  /** The teams (their queues: where a due copy from a team's queue goes). @default none */
+  readonly teams?: TeamRoutes;
 }
 
 /**
@@ -198,6 +200,9 @@ export function scheduleEnvironment(
     POWERTOOLS_SERVICE_NAME: serviceName,
     POWERTOOLS_LOG_LEVEL: settings.logLevel,
     POWERTOOLS_METRICS_NAMESPACE: settings.metricsNamespace,
+    ...(refs.teams !== undefined && Object.keys(refs.teams).length > 0
+      ? { [TEAMS_ENV]: JSON.stringify(refs.teams) }
+      : {}),
   };
 }
 

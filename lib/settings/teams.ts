@@ -142,3 +142,31 @@ export function resolveTeams(input: unknown, sesIdentity: string): Readonly<Reco
   }
   return out;
 }
+
+/**
+ * The part (percent) of the send capacity a team's queue is given: its `rateSharePercent`, or, for a
+ * team without one, an equal part of what the shares leave (0 when they leave nothing).
+ */
+export function effectiveSharePercent(teams: Readonly<Record<string, ResolvedTeam>>, name: string): number {
+  const own = teams[name]?.rateSharePercent;
+  if (own !== undefined) return own;
+  const shared = Object.values(teams).filter((team) => team.rateSharePercent === undefined).length;
+  const left = 100 - Object.values(teams).reduce((sum, team) => sum + (team.rateSharePercent ?? 0), 0);
+  return shared === 0 ? 0 : left / shared;
+}
+
+/**
+ * How many invocations a team's queue may run at once (its event source mapping's maximum
+ * concurrency): its share ({@link effectiveSharePercent}) of `maxConcurrency`, at least `least`
+ * (Lambda's least for a mapping is 2). Every waiting send of every queue leases its slots from the
+ * same lane of the shared rate lease, one container's lease after another's, so a team's part of
+ * the rate while every team has mail waiting follows its part of the containers.
+ */
+export function teamConcurrency(
+  teams: Readonly<Record<string, ResolvedTeam>>,
+  name: string,
+  maxConcurrency: number,
+  least = 2,
+): number {
+  return Math.max(least, Math.round((maxConcurrency * effectiveSharePercent(teams, name)) / 100));
+}

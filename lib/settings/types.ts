@@ -207,7 +207,9 @@ export interface TeamSettings {
   readonly highPriority?: boolean;
   /**
    * Percent (1 to 100) of the send rate the team is promised; all teams' shares sum to at most
-   * 100. Checked, not yet applied to pacing. @default none
+   * 100. The team's queue runs this part of `maxConcurrency` (at least 2), and every invocation
+   * leases its send slots from the same shared lane, so while several teams have mail waiting each
+   * gets about its share of the rate. @default none: an equal part of what the other teams' shares leave
    */
   readonly rateSharePercent?: number;
   /**

@@ -72,7 +72,7 @@ export const TEST_GRACE_SECONDS = 5;
 
 export interface TestPipelineOptions {
   readonly settings?: Partial<PipelineSettings>;
-  /** One entry per consumer to start. @default one consumer */
+  /** One entry per consumer to start. @default one of the work queue, and one of each team's queue */
   readonly consumers?: readonly ConsumerOptions[];
   readonly endpoints?: Partial<EmulatorEndpoints>;
   /** Start the ledger consumer (SES events into the send ledger) too. @default false */
@@ -118,7 +118,11 @@ export async function startTestPipeline(options: TestPipelineOptions = {}): Prom
   });
   if (options.ledger) await pipeline.startLedgerConsumer();
   if (options.schedule) await pipeline.startScheduleConsumer();
-  const consumers = options.consumers ?? [{}];
+  // By default one consumer of the work queue and one of each team's queue (their own mappings).
+  const consumers: readonly ConsumerOptions[] = options.consumers ?? [
+    {},
+    ...Object.keys(settings.teams ?? {}).map((team) => ({ team })),
+  ];
   const started = await Promise.all(
     consumers.map((consumer, i) =>
       pipeline.startConsumer({ name: `pod-${i + 1}`, ...consumer, env: { ...FAST_RETRY_ENV, ...consumer.env } }),

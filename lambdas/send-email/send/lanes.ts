@@ -1,20 +1,45 @@
 /**
- * The lanes (normal, high) as the send function sees them: an invocation serves the lane of the
+ * The lanes (normal, high) and the queues as the send function sees them: an invocation serves the
  * queue its records come from (one event source mapping per queue), so that its sends take that
- * lane's slots and its retries go back to that queue. Each queue is fed by one topic only (the
- * high-priority queue by the high-priority topic, which only its granted publishers may publish
- * to): a message is queued once, in the lane its publisher's permission chose.
+ * queue's lane's slots and its retries go back to that queue. Each queue is fed by its own topics
+ * only (the high-priority queue by the high-priority topics, which only their granted publishers
+ * may publish to; a team's queue by the team's topic): a message is queued once, in the lane its
+ * publisher's permission chose, and a team's burst waits in the team's own queue.
  */
 import type { Lane } from '../../kernel/names';
-
-/** The name of an SQS queue, from its URL or its ARN. */
-export function queueName(urlOrArn: string): string {
-  const tail = urlOrArn.split(/[/:]/).filter((part) => part !== '');
-  return tail[tail.length - 1] ?? '';
-}
+import { lastPart, teamOfQueue, type TeamRoutes } from '../../kernel/teams';
 
 /** The lane of records from `eventSourceArn`: high when it is the high-priority queue. */
 export function laneOfSource(eventSourceArn: string | undefined, highPriorityQueueUrl: string | undefined): Lane {
   if (eventSourceArn === undefined || highPriorityQueueUrl === undefined) return 'normal';
-  return queueName(eventSourceArn) === queueName(highPriorityQueueUrl) ? 'high' : 'normal';
+  return lastPart(eventSourceArn) === lastPart(highPriorityQueueUrl) ? 'high' : 'normal';
+}
+
+/** Where an invocation's records come from: their lane, and the queue their retries go back to. */
+export interface RecordSource {
+  /** `high`, `normal` (the work queue) or `team:<name>` (a team's queue): one flow each. */
+  readonly id: string;
+  readonly lane: Lane;
+  readonly queueUrl: string;
+}
+
+/**
+ * The source of records from `eventSourceArn`: the high-priority queue, a team's queue, or else the
+ * work queue (`sourceQueueUrl`), whose lane is normal.
+ */
+export function sourceOf(
+  eventSourceArn: string | undefined,
+  settings: {
+    readonly sourceQueueUrl: string;
+    readonly highPriorityQueueUrl?: string;
+    readonly teams?: TeamRoutes;
+  },
+): RecordSource {
+  if (laneOfSource(eventSourceArn, settings.highPriorityQueueUrl) === 'high' && settings.highPriorityQueueUrl) {
+    return { id: 'high', lane: 'high', queueUrl: settings.highPriorityQueueUrl };
+  }
+  const team = teamOfQueue(settings.teams, eventSourceArn);
+  const queueUrl = team === undefined ? undefined : settings.teams?.[team]?.queueUrl;
+  if (team !== undefined && queueUrl !== undefined) return { id: `team:${team}`, lane: 'normal', queueUrl };
+  return { id: 'normal', lane: 'normal', queueUrl: settings.sourceQueueUrl };
 }

@@ -28,6 +28,8 @@ export function grantSendFunctionLeastPrivilege(
     readonly queue: sqs.IQueue;
     /** Its retries go back to the queue they came from. */
     readonly highPriorityQueue: sqs.IQueue;
+    /** Each team's queue: a team's retries go back there too. @default none */
+    readonly teamQueues?: Readonly<Record<string, sqs.IQueue>>;
     /** A message not yet due goes there. */
     readonly scheduleQueue: sqs.IQueue;
     readonly deadLetterQueue: sqs.IQueue;
@@ -85,7 +87,11 @@ export function grantSendFunctionLeastPrivilege(
       sid: 'BackOffRetries',
       // A retry goes back as a delayed copy (SendMessage); ChangeMessageVisibility when that fails.
       actions: ['sqs:ChangeMessageVisibility', 'sqs:SendMessage'],
-      resources: [props.queue.queueArn, props.highPriorityQueue.queueArn],
+      resources: [
+        props.queue.queueArn,
+        props.highPriorityQueue.queueArn,
+        ...Object.values(props.teamQueues ?? {}).map((queue) => queue.queueArn),
+      ],
     }),
   );
   fn.addToRolePolicy(

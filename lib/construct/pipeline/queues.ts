@@ -1,7 +1,7 @@
 /**
- * The pipeline's queues and their key: the work queue and the high-priority
- * queue (their names fixed at synth), the schedule queue where mail not yet
- * due waits off both, the dead-letter queue (shared) only they may redrive
+ * The pipeline's queues and their key: the work queue, the high-priority
+ * queue and each team's queue (their names fixed at synth), the schedule queue
+ * where mail not yet due waits off them, the dead-letter queue (shared) only they may redrive
  * into, and the DLQ of the topic's subscriptions, all encrypted with one
  * customer-managed key.
  *
@@ -34,6 +34,8 @@ export interface PipelineQueues {
   readonly subscriptionDeadLetterQueue: sqs.Queue;
   /** Mail not yet due, waiting for its `sendAt` (the schedule function's source). */
   readonly scheduleQueue: sqs.Queue;
+  /** Each team's own queue (its topic's), by team name: as the work queue, empty without teams. */
+  readonly teamQueues: Readonly<Record<string, sqs.Queue>>;
 }
 
 /** The key, the DLQ, the work queue and the subscription's DLQ, in `scope` (the pipeline). */
@@ -41,6 +43,7 @@ export function buildQueues(
   scope: Construct,
   props: { readonly settings: ResolvedSettings; readonly removalPolicy: RemovalPolicy },
 ): PipelineQueues {
+  const teamNames = Object.keys(props.settings.teams ?? {});
   const { settings } = props;
   const queueKey = rotatingKey(
     scope,
@@ -55,11 +58,13 @@ export function buildQueues(
   const queueName = baseName + '-work';
   const highPriorityQueueName = baseName + '-high';
   const scheduleQueueName = baseName + '-schedule';
-  // Only the two work queues and the schedule queue may use this DLQ.
+  const teamQueueNames = Object.fromEntries(teamNames.map((team) => [team, teamQueueName(scope, team)]));
+  // Only the work queues (the lanes' and the teams') and the schedule queue may use this DLQ.
   const deadLetterQueue = deadLetterQueueFor(scope, 'DeadLetterQueue', queueKey, [
     queueName,
     highPriorityQueueName,
     scheduleQueueName,
+    ...Object.values(teamQueueNames),
   ]);
 
   // Both lanes' queues alike: same retention, visibility, redrive and key (dedupe, retries and the DLQ work the same).
@@ -75,6 +80,10 @@ export function buildQueues(
     });
   const queue = workQueue('Queue', queueName);
   const highPriorityQueue = workQueue('HighPriorityQueue', highPriorityQueueName);
+  // A team's queue: its burst waits there, not in front of other teams' mail (send-function.ts).
+  const teamQueues = Object.fromEntries(
+    Object.entries(teamQueueNames).map(([team, name]) => [team, workQueue(`TeamQueue-${team}`, name)]),
+  );
   // The waiting lane: the same retention, key and DLQ; its visibility is the schedule function's.
   const scheduleQueue = new sqs.Queue(scope, 'ScheduleQueue', {
     queueName: scheduleQueueName,
@@ -99,5 +108,22 @@ export function buildQueues(
       'redrive policies as DLQ use, and a DLQ of a DLQ would only move the same messages once more.',
   });
 
-  return { queueKey, deadLetterQueue, queue, highPriorityQueue, subscriptionDeadLetterQueue, scheduleQueue };
+  return {
+    queueKey,
+    deadLetterQueue,
+    queue,
+    highPriorityQueue,
+    subscriptionDeadLetterQueue,
+    scheduleQueue,
+    teamQueues,
+  };
+}
+
+/**
+ * A team's queue name, `<pipeline>-t-<team>`: fixed at synth (the DLQ's RedriveAllowPolicy names
+ * it) and within SQS's 80 characters, the pipeline's part shortened for a long team name.
+ */
+export function teamQueueName(scope: Construct, team: string): string {
+  const suffix = `-t-${team}`;
+  return Names.uniqueResourceName(scope, { maxLength: 80 - suffix.length, separator: '-' }) + suffix;
 }

@@ -110,7 +110,8 @@ export function restrictHighPriorityPublishers(
 /**
  * Queue policies: only the topic (and the functions: the send function re-enqueueing a retried
  * message, the schedule function forwarding a due one) may send to the work queue, only the
- * high-priority topic (and the functions) to the high-priority queue, only the send and schedule
+ * high-priority topics (and the functions) to the high-priority queue, only a team's topic (and
+ * the functions) to the team's queue, only the send and schedule
  * functions to the schedule queue (no redrive principal either: the DLQ tools redrive to the work
  * queue), only the send function (and the three queues' own redrive) to their DLQ, only the topics
  * to the subscription's DLQ; the redrive principals, named by ARN, are exempt elsewhere. A Deny, so that no IAM policy
@@ -134,8 +135,10 @@ export function restrictQueueSenders(props: {
   readonly scheduleRole: iam.IRole;
   /** The redrive role and `redrivePrincipals`: roles or users, by ARN. */
   readonly redrivePrincipals: readonly iam.IPrincipal[];
-  /** The teams' topics: each normal one feeds the work queue, each high one the high-priority queue. @default none */
-  readonly teamTopics?: { readonly normal: readonly sns.ITopic[]; readonly high: readonly sns.ITopic[] };
+  /** The teams' high-priority topics, which feed the high-priority queue. @default none */
+  readonly teamHighPriorityTopics?: readonly sns.ITopic[];
+  /** Each team's queue with the team's topic, its only topic. @default none */
+  readonly teamQueues?: readonly { readonly queue: sqs.IQueue; readonly topic: sns.ITopic }[];
 }): void {
   const redrivers = props.redrivePrincipals.map((principal) => principalArn(principal, 'redrivePrincipals'));
   const deny = (queue: sqs.IQueue, sid: string, allowed: Record<string, string[]>) =>
@@ -146,11 +149,14 @@ export function restrictQueueSenders(props: {
   // The function sends too: a retried message goes back to its queue as a delayed copy (the retry
   // budget); it only ever re-enqueues an envelope it received there. Each queue admits its own
   // topic only: a message is high priority because its publisher may publish to the high-priority topic.
-  // A team's topics are the pipeline's too: each admitted to its lane's queue only.
-  const teams = props.teamTopics ?? { normal: [], high: [] };
+  // A team's topics are the pipeline's too: its topic admitted to its own queue only, its
+  // high-priority topic to the high-priority queue.
+  const teamHigh = props.teamHighPriorityTopics ?? [];
+  const teamQueues = props.teamQueues ?? [];
   for (const [queue, topics] of [
-    [props.queue, [props.topic, ...teams.normal]],
-    [props.highPriorityQueue, [props.highPriorityTopic, ...teams.high]],
+    [props.queue, [props.topic]],
+    [props.highPriorityQueue, [props.highPriorityTopic, ...teamHigh]],
+    ...teamQueues.map((team) => [team.queue, [team.topic]] as const),
   ] as const) {
     deny(queue, 'OnlyTheTopicSends', {
       'aws:SourceArn': topics.map((topic) => topic.topicArn),
@@ -162,9 +168,13 @@ export function restrictQueueSenders(props: {
   });
   deny(props.deadLetterQueue, 'OnlyTheFunctionDeadLetters', {
     'aws:PrincipalArn': [props.senderRole.roleArn],
-    'aws:SourceArn': [props.queue.queueArn, props.highPriorityQueue.queueArn, props.scheduleQueue.queueArn],
+    'aws:SourceArn': [props.queue, props.highPriorityQueue, props.scheduleQueue, ...teamQueues.map((t) => t.queue)].map(
+      (queue) => queue.queueArn,
+    ),
   });
   deny(props.subscriptionDeadLetterQueue, 'OnlyTheTopicDeadLetters', {
-    'aws:SourceArn': [props.topic, props.highPriorityTopic, ...teams.normal, ...teams.high].map((t) => t.topicArn),
+    'aws:SourceArn': [props.topic, props.highPriorityTopic, ...teamQueues.map((t) => t.topic), ...teamHigh].map(
+      (t) => t.topicArn,
+    ),
   });
 }

@@ -14,6 +14,7 @@ import { SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
 import type * as logs from 'aws-cdk-lib/aws-logs';
 import type * as sqs from 'aws-cdk-lib/aws-sqs';
 import type { Construct } from 'constructs';
+import type { TeamRoutes } from '../../../lambdas/kernel/teams';
 import type { ResolvedSettings } from '../../settings';
 import { handlerCode } from '../assets';
 import { SCHEDULE_FUNCTION, functionNodeOptions, scheduleEnvironment } from '../handler-env';
@@ -39,6 +40,10 @@ export function buildScheduleFunction(
     readonly scheduleQueue: sqs.IQueue;
     readonly queue: sqs.IQueue;
     readonly highPriorityQueue: sqs.IQueue;
+    /** Each team's queue: a due copy from one goes back there. @default none */
+    readonly teamQueues?: Readonly<Record<string, sqs.IQueue>>;
+    /** The teams' routes (their queues' URLs), as the send function has them. @default none */
+    readonly teams?: TeamRoutes;
     readonly queueKey: kms.IKey;
   },
 ): ScheduleFunction {
@@ -63,6 +68,7 @@ export function buildScheduleFunction(
           scheduleQueueUrl: props.scheduleQueue.queueUrl,
           workQueueUrl: props.queue.queueUrl,
           highPriorityQueueUrl: props.highPriorityQueue.queueUrl,
+          ...(props.teams ? { teams: props.teams } : {}),
         },
         props.serviceName,
       ),
@@ -83,7 +89,12 @@ export function buildScheduleFunction(
     new iam.PolicyStatement({
       sid: 'HopOrForward',
       actions: ['sqs:SendMessage'],
-      resources: [props.scheduleQueue.queueArn, props.queue.queueArn, props.highPriorityQueue.queueArn],
+      resources: [
+        props.scheduleQueue.queueArn,
+        props.queue.queueArn,
+        props.highPriorityQueue.queueArn,
+        ...Object.values(props.teamQueues ?? {}).map((queue) => queue.queueArn),
+      ],
     }),
   );
   scheduleFunction.addToRolePolicy(

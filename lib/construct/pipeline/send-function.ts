@@ -1,8 +1,9 @@
 /**
  * The send-email function: its own execution role (no managed policies; it
  * writes to its own log group only), the pre-built bundle, the environment from
- * the settings, and the work queue and the high-priority queue as its event
- * sources (batches, partial batch responses; no batching window for the high one). A message not
+ * the settings, and the work queue, the high-priority queue and each team's queue as its event
+ * sources (batches, partial batch responses; no batching window for the high one; a team's
+ * mapping runs the team's part of maxConcurrency: settings/teams.ts teamConcurrency). A message not
  * yet due goes to the schedule queue (schedule-function.ts) and comes back when due. Its other
  * permissions are in grants.ts.
  */
@@ -16,7 +17,7 @@ import type * as sns from 'aws-cdk-lib/aws-sns';
 import type * as sqs from 'aws-cdk-lib/aws-sqs';
 import type { Construct } from 'constructs';
 import type { TeamRoutes } from '../../../lambdas/kernel/teams';
-import type { ResolvedSettings } from '../../settings';
+import { teamConcurrency, type ResolvedSettings } from '../../settings';
 import { handlerCode } from '../assets';
 import { functionNodeOptions, handlerEnvironment } from '../handler-env';
 import { RUNTIME } from '../common/runtime';
@@ -47,8 +48,10 @@ export function buildSendFunction(
     readonly deadLetterQueue: sqs.IQueue;
     /** The attachments bucket, which the function reads objects of. */
     readonly attachmentsBucketName: string;
-    /** The teams' topics and senders. @default none */
+    /** The teams' topics, queues and senders. @default none */
     readonly teams?: TeamRoutes;
+    /** Each team's queue (queues.ts), its own event source: by team name. @default none */
+    readonly teamQueues?: Readonly<Record<string, sqs.IQueue>>;
   },
 ): SendFunction {
   const { settings } = props;
@@ -108,5 +111,16 @@ export function buildSendFunction(
       reportBatchItemFailures: true,
     }),
   );
+  // A team's queue: its own mapping, as the work queue's, given the team's part of maxConcurrency.
+  for (const [team, queue] of Object.entries(props.teamQueues ?? {})) {
+    sendFunction.addEventSource(
+      new SqsEventSource(queue, {
+        batchSize: settings.batchSize,
+        maxBatchingWindow: Duration.seconds(settings.maxBatchingWindowSeconds),
+        maxConcurrency: teamConcurrency(settings.teams ?? {}, team, settings.maxConcurrency),
+        reportBatchItemFailures: true,
+      }),
+    );
+  }
   return { role, sendFunction };
 }

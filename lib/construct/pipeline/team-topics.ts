@@ -1,5 +1,5 @@
 /**
- * The teams' topics: for each team of the `teams` setting, a topic feeding the work queue and,
+ * The teams' topics: for each team of the `teams` setting, a topic feeding the team's own queue and,
  * for a team with `highPriority`, a high-priority topic feeding the high-priority queue; each
  * with the SNS envelope, the subscription DLQ and the topic key, as the pipeline's own topics.
  *
@@ -22,7 +22,7 @@ import { restrictPublishers } from './resource-policies';
 
 /** One team's topics. */
 export interface TeamTopics {
-  /** Feeds the work queue. */
+  /** Feeds the team's queue. */
   readonly topic: sns.Topic;
   /** Feeds the high-priority queue; only for a team with `highPriority`. */
   readonly highPriorityTopic?: sns.Topic;
@@ -34,7 +34,8 @@ export function buildTeamTopics(
   props: {
     readonly teams: Readonly<Record<string, ResolvedTeam>>;
     readonly topicKey: kms.IKey;
-    readonly queue: sqs.IQueue;
+    /** Each team's own queue (queues.ts), fed by its topic. */
+    readonly teamQueues: Readonly<Record<string, sqs.IQueue>>;
     readonly highPriorityQueue: sqs.IQueue;
     readonly subscriptionDeadLetterQueue: sqs.IQueue;
   },
@@ -52,7 +53,7 @@ export function buildTeamTopics(
       return topic;
     };
     out[name] = {
-      topic: subscribed('Topic', props.queue, `Team ${name} publishes email requests here`),
+      topic: subscribed('Topic', teamQueue(props.teamQueues, name), `Team ${name} publishes email requests here`),
       ...(team.highPriority
         ? {
             highPriorityTopic: subscribed(
@@ -65,6 +66,13 @@ export function buildTeamTopics(
     };
   }
   return out;
+}
+
+/** `team`'s queue; a team always has one (queues.ts makes one per team of the same setting). */
+export function teamQueue<Q>(queues: Readonly<Record<string, Q>>, team: string): Q {
+  const queue = queues[team];
+  if (queue === undefined) throw new Error(`team ${team} has no queue`);
+  return queue;
 }
 
 /**
@@ -93,13 +101,14 @@ export function restrictTeamPublishers(
 }
 
 /**
- * What the send function and the endpoints know of the teams: each team's topic ARNs and senders,
+ * What the send function and the endpoints know of the teams: each team's topic ARNs, queue and senders,
  * and its SES tenant's name for a team with one (`tenants`, by team: team-tenants.ts).
  */
 export function teamRoutes(
   topics: Readonly<Record<string, TeamTopics>>,
   teams: Readonly<Record<string, ResolvedTeam>>,
   tenants: Readonly<Record<string, string>> = {},
+  queues: Readonly<Record<string, sqs.IQueue>> = {},
 ): TeamRoutes {
   return Object.fromEntries(
     Object.entries(topics).map(([name, own]) => {
@@ -108,6 +117,7 @@ export function teamRoutes(
         name,
         {
           topicArn: own.topic.topicArn,
+          ...(queues[name] ? { queueUrl: queues[name].queueUrl } : {}),
           ...(own.highPriorityTopic ? { highPriorityTopicArn: own.highPriorityTopic.topicArn } : {}),
           senders: teams[name]?.senders ?? [],
           ...(tenantName !== undefined ? { tenantName } : {}),

@@ -8,6 +8,7 @@ import type { SNSClient } from '@aws-sdk/client-sns';
 import { GetQueueAttributesCommand, type SQSClient } from '@aws-sdk/client-sqs';
 import { CALLBACK_FUNCTION } from '../../../lambdas/kernel/callbacks/names';
 import { DECISIONS, type Decision, type Lane } from '../../../lambdas/kernel/names';
+import { lastPart } from '../../../lambdas/kernel/teams';
 import { ENV, LEDGER_ENV } from '../../../lambdas/kernel/environment';
 import type { ResolvedSettings } from '../../../lib/settings';
 import {
@@ -98,6 +99,8 @@ export interface ConsumerOptions {
    * window), as on AWS. @default normal (the work queue)
    */
   readonly lane?: Lane;
+  /** The team whose own queue it polls (a team's event source mapping): normal lane. @default none */
+  readonly team?: string;
 }
 
 export interface Consumer {
@@ -184,9 +187,11 @@ export class LocalPipeline {
     name: string,
     extra: Readonly<Record<string, string>> = {},
     lane: Lane = 'normal',
+    team?: string,
   ): Record<string, string> {
     const { settings, endpoints } = this.options;
     const high = lane === 'high';
+    const polled = this.polledQueue(lane, team);
     const inherited = inheritedEnvironment();
     return {
       ...inherited,
@@ -207,8 +212,8 @@ export class LocalPipeline {
       ),
       HANDLER_BUNDLE: this.bundles.handler,
       // The queue it polls (the handler's SOURCE_QUEUE_URL stays the work queue, its normal lane's retries).
-      POLL_QUEUE_URL: high ? this.resources.highPriorityQueueUrl : this.resources.queueUrl,
-      SOURCE_QUEUE_ARN: high ? this.resources.highPriorityQueueArn : this.resources.queueArn,
+      POLL_QUEUE_URL: polled.url,
+      SOURCE_QUEUE_ARN: polled.arn,
       BATCH_SIZE: String(high ? Math.min(settings.batchSize, 10) : settings.batchSize),
       BATCHING_WINDOW_SECONDS: String(high ? 0 : settings.maxBatchingWindowSeconds),
       FUNCTION_TIMEOUT_SECONDS: String(settings.functionTimeoutSeconds),
@@ -219,6 +224,17 @@ export class LocalPipeline {
       ...(this.options.pauseFile ? { SEND_PAUSE_FILE: this.options.pauseFile } : {}),
       ...extra,
     };
+  }
+
+  /** The queue a send consumer polls: the high-priority queue, a team's queue, or the work queue. */
+  private polledQueue(lane: Lane, team: string | undefined): { readonly url: string; readonly arn: string } {
+    const { resources } = this;
+    if (lane === 'high') return { url: resources.highPriorityQueueUrl, arn: resources.highPriorityQueueArn };
+    if (team === undefined) return { url: resources.queueUrl, arn: resources.queueArn };
+    const url = resources.teams?.[team]?.queueUrl;
+    if (url === undefined) throw new Error(`team ${team} has no queue here`);
+    // The emulator's ARNs differ from the work queue's in the queue name only.
+    return { url, arn: resources.queueArn.replace(/[^:]+$/, lastPart(url)) };
   }
 
   /** The environment of the ledger consumer (the ledger function on the SES events buffer queue). */
@@ -270,6 +286,7 @@ export class LocalPipeline {
         scheduleQueueUrl: this.resources.scheduleQueueUrl,
         workQueueUrl: this.resources.queueUrl,
         highPriorityQueueUrl: this.resources.highPriorityQueueUrl,
+        ...(this.resources.teams ? { teams: this.resources.teams } : {}),
       }),
       AWS_ENDPOINT_URL_SQS: endpoints.sqs,
       HANDLER_BUNDLE: bundle,
@@ -334,8 +351,9 @@ export class LocalPipeline {
   /** Starts one consumer process ("pod") and resolves when it polls. */
   startConsumer(options: ConsumerOptions = {}): Promise<Consumer> {
     this.consumerCount += 1;
-    const name = options.name ?? (options.lane === 'high' ? `high-${this.consumerCount}` : `pod-${this.consumerCount}`);
-    return this.launchConsumer(name, this.consumerEnvironment(name, options.env, options.lane));
+    const kind = options.lane === 'high' ? 'high' : options.team !== undefined ? `team-${options.team}` : 'pod';
+    const name = options.name ?? `${kind}-${this.consumerCount}`;
+    return this.launchConsumer(name, this.consumerEnvironment(name, options.env, options.lane, options.team));
   }
 
   private async launchConsumer(name: string, env: Record<string, string>): Promise<Consumer> {

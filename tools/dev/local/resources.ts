@@ -421,7 +421,13 @@ export async function createResources(
   // Each queue has one topic, as deployed: the high-priority queue only the high-priority topic's.
   const highPriorityQueueArn = await subscribeQueue(clients, highPriorityTopicArn, highPriorityQueueUrl);
   const topics = settings.teams
-    ? await createTeamTopics(sns, settings.teams, name, { queueArn: arn, highPriorityQueueArn })
+    ? await createTeamTopics(sns, settings.teams, name, {
+        teamQueue: async (queueName) => {
+          const url = await workQueue(queueName);
+          return { url, arn: await queueArn(sqs, url) };
+        },
+        highPriorityQueueArn,
+      })
     : undefined;
   const ledgerResources = await ledger;
   const callbacks = await createCallbackResources(clients, settings, name, ledgerResources.deliveryStatusTopicArn);

@@ -28,6 +28,7 @@ import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { lookupDelivery } from '../../../lambdas/status/lookup';
 import { sesAccountRateFromEnv } from './ses-rate-limit';
 import { loadLocalSettings } from './settings';
+import { teamConcurrency } from '../../../lib/settings';
 import { LEDGER_REDRIVE_FILE, OUTPUTS_FILE, PAUSE_FILE, PID_FILE, STATE_DIR, localOutputs } from './state';
 
 export const LOCAL_NAME = 'email-pipeline';
@@ -114,6 +115,8 @@ export async function main(argv: readonly string[] = process.argv.slice(2)): Pro
   let pipeline: LocalPipeline | undefined;
   let status: StatusEndpoint | undefined;
   let stopping = false;
+  /** What the banner says of the teams' consumers. */
+  const teamConsumers: string[] = [];
 
   const shutdown = async (signal: string, exitCode = 0) => {
     if (stopping) return;
@@ -153,6 +156,12 @@ export async function main(argv: readonly string[] = process.argv.slice(2)): Pro
       },
     });
     for (let i = 0; i < consumers; i += 1) await pipeline.startConsumer();
+    // Each team's queue has a mapping of its own: its share of the consumers, at least one.
+    for (const team of Object.keys(settings.teams ?? {})) {
+      const count = teamConcurrency(settings.teams ?? {}, team, consumers, 1);
+      for (let i = 0; i < count; i += 1) await pipeline.startConsumer({ team });
+      teamConsumers.push(`${count} on team ${team}'s queue`);
+    }
     // The high-priority queue's own mapping: one consumer of its own.
     await pipeline.startConsumer({ lane: 'high', name: 'high-1' });
     await pipeline.startLedgerConsumer();
@@ -211,7 +220,7 @@ export async function main(argv: readonly string[] = process.argv.slice(2)): Pro
   console.log(
     [
       '',
-      `Local email pipeline ready in ${seconds} s (${consumers} consumer${consumers > 1 ? 's' : ''}, 1 on the high-priority queue and 1 on the schedule queue, batch size ${settings.batchSize}).`,
+      `Local email pipeline ready in ${seconds} s (${consumers} consumer${consumers > 1 ? 's' : ''}, ${[...teamConsumers, '1 on the high-priority queue'].join(', ')} and 1 on the schedule queue, batch size ${settings.batchSize}).`,
       '',
       `  SNS and SQS   ${endpoints.sns}`,
       `  DynamoDB      ${endpoints.dynamodb}   table ${resources.tableName}`,

@@ -1,6 +1,6 @@
 /**
  * The teams' topics on the emulator, as lib/construct/pipeline/team-topics.ts makes them in a
- * stack: a topic per team subscribed to the work queue and, for a team with `highPriority`, a
+ * stack: a topic per team subscribed to the team's own queue and, for a team with `highPriority`, a
  * high-priority topic subscribed to the high-priority queue (SNS envelope, raw delivery off, no
  * filter). What comes back is what the send consumers are told (TEAMS) and outputs.json's `Teams`.
  * The emulator enforces no topic policy: locally anyone may publish to any team's topic. For a
@@ -19,12 +19,19 @@ export type LocalTeamOutputs = Record<
   { readonly TopicArn: string; readonly HighPriorityTopicArn?: string; readonly CallbackSigningSecret?: string }
 >;
 
-/** Creates (or finds) each team's topics and subscribes them to the lanes' queues (by ARN). Safe to call twice. */
+/**
+ * Creates (or finds) each team's queue (by `teamQueue`, named `<name>-t-<team>`) and topics, and
+ * subscribes the topic to the team's queue and the high-priority topic to the high-priority queue
+ * (by ARN). Safe to call twice.
+ */
 export async function createTeamTopics(
   sns: SNSClient,
   teams: Readonly<Record<string, ResolvedTeam>>,
   name: string,
-  queues: { readonly queueArn: string; readonly highPriorityQueueArn: string },
+  queues: {
+    readonly teamQueue: (queueName: string) => Promise<{ readonly url: string; readonly arn: string }>;
+    readonly highPriorityQueueArn: string;
+  },
 ): Promise<TeamRoutes> {
   const topic = async (topicName: string, queueArn: string): Promise<string> => {
     const { TopicArn } = await sns.send(new CreateTopicCommand({ Name: topicName }));
@@ -41,11 +48,17 @@ export async function createTeamTopics(
   };
   const routes: Record<string, TeamRoutes[string]> = {};
   for (const [team, settings] of Object.entries(teams)) {
-    const topicArn = await topic(`${name}-team-${team}`, queues.queueArn);
+    const queue = await queues.teamQueue(`${name}-t-${team}`);
+    const topicArn = await topic(`${name}-team-${team}`, queue.arn);
     const highPriorityTopicArn = settings.highPriority
       ? await topic(`${name}-team-${team}-high`, queues.highPriorityQueueArn)
       : undefined;
-    routes[team] = { topicArn, ...(highPriorityTopicArn ? { highPriorityTopicArn } : {}), senders: settings.senders };
+    routes[team] = {
+      topicArn,
+      queueUrl: queue.url,
+      ...(highPriorityTopicArn ? { highPriorityTopicArn } : {}),
+      senders: settings.senders,
+    };
   }
   return routes;
 }

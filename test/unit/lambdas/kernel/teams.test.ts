@@ -6,6 +6,7 @@ import {
   teamOfKey,
   teamOfTopic,
   teamOfInvocation,
+  teamOfQueue,
   tenantOfKey,
 } from '../../../../lambdas/kernel/teams';
 
@@ -30,6 +31,7 @@ test.each([
   [JSON.stringify({ billing: { senders: ['b@example.com'] } }), 'team billing needs a topicArn'],
   [JSON.stringify({ billing: { topicArn: 'arn:b', senders: [] } }), 'team billing needs a non-empty list of senders'],
   [JSON.stringify({ billing: { topicArn: 'arn:b', highPriorityTopicArn: '', senders: ['b@example.com'] } }), 'empty'],
+  [JSON.stringify({ billing: { topicArn: 'arn:b', queueUrl: '', senders: ['b@example.com'] } }), 'empty queueUrl'],
 ])('%s is refused, naming the variable: %s', (raw, reason) => {
   expect(() => parseTeamRoutes(raw, 'TEAMS')).toThrow(/^Environment variable TEAMS/);
   expect(() => parseTeamRoutes(raw, 'TEAMS')).toThrow(reason);
@@ -78,4 +80,21 @@ test('the team a function was invoked as: a team-<name> alias in its ARN; any ot
   expect(teamOfInvocation(`${fn}:live`)).toBeUndefined();
   expect(teamOfInvocation(`${fn}:team-Bad`)).toBeUndefined();
   expect(teamOfInvocation(undefined)).toBeUndefined();
+});
+
+test("the team of a queue: the team whose own queue it is, by the queue's name in a URL or an ARN", () => {
+  const routes = parseTeamRoutes(
+    JSON.stringify({
+      ...ROUTES,
+      billing: { ...ROUTES.billing, queueUrl: 'https://sqs.eu-west-1.amazonaws.com/1/p-t-billing' },
+    }),
+    'TEAMS',
+  );
+  expect(routes?.billing?.queueUrl).toBe('https://sqs.eu-west-1.amazonaws.com/1/p-t-billing');
+  expect(teamOfQueue(routes, 'arn:aws:sqs:eu-west-1:1:p-t-billing')).toBe('billing');
+  expect(teamOfQueue(routes, 'https://sqs.eu-west-1.amazonaws.com/1/p-t-billing')).toBe('billing');
+  // security has no queue of its own; the work queue is no team's.
+  expect(teamOfQueue(routes, 'arn:aws:sqs:eu-west-1:1:p-work')).toBeUndefined();
+  expect(teamOfQueue(routes, undefined)).toBeUndefined();
+  expect(teamOfQueue(undefined, 'arn:aws:sqs:eu-west-1:1:p-t-billing')).toBeUndefined();
 });

@@ -68,6 +68,36 @@ describe('decideHop: a copy waits in the schedule queue until due, then goes to 
     expect(decideHop(waiting(NOW, 'high'), oneLane, NOW)).toMatchObject({ queueUrl: SETTINGS.workQueueUrl });
   });
 
+  test("a due copy from a team's queue goes back to that team's queue; a team without one, to the work queue", () => {
+    const teams = {
+      billing: { topicArn: 'arn:aws:sns:eu-west-1:1:billing', queueUrl: 'https://sqs/1/t-billing', senders: ['b@x'] },
+      legacy: { topicArn: 'arn:aws:sns:eu-west-1:1:legacy', senders: ['l@x'] },
+    };
+    const withTeams = { ...SETTINGS, teams };
+    const fromTeam = (team: string, lane = 'normal') =>
+      record({
+        [RETRY_ATTRIBUTE.scheduleSendAt]: String(NOW),
+        [RETRY_ATTRIBUTE.scheduleLane]: lane,
+        [RETRY_ATTRIBUTE.scheduleTeam]: team,
+      });
+    expect(decideHop(fromTeam('billing'), withTeams, NOW)).toMatchObject({
+      kind: 'due',
+      queueUrl: 'https://sqs/1/t-billing',
+    });
+    expect(decideHop(fromTeam('legacy'), withTeams, NOW)).toMatchObject({ queueUrl: SETTINGS.workQueueUrl });
+    expect(decideHop(fromTeam('nobody'), withTeams, NOW)).toMatchObject({ queueUrl: SETTINGS.workQueueUrl });
+    // The high lane stays the high lane: a team's high-priority topic feeds the high-priority queue.
+    expect(decideHop(fromTeam('billing', 'high'), withTeams, NOW)).toMatchObject({
+      queueUrl: SETTINGS.highPriorityQueueUrl,
+    });
+    // Still waiting: another hop in the schedule queue, whatever its team.
+    const early = record({
+      [RETRY_ATTRIBUTE.scheduleSendAt]: String(NOW + 5000),
+      [RETRY_ATTRIBUTE.scheduleTeam]: 'billing',
+    });
+    expect(decideHop(early, withTeams, NOW)).toMatchObject({ kind: 'wait', queueUrl: SETTINGS.scheduleQueueUrl });
+  });
+
   test.each([['none'], ['soon'], ['1.5e12'], ['-1']])(
     'a sendAt that does not read (%s) is forwarded to the work queue at once: the send function decides',
     (sendAt) => {

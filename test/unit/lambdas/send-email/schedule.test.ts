@@ -5,6 +5,7 @@ import type { SendMessageCommand } from '@aws-sdk/client-sqs';
 import { InvalidMessageError } from '../../../../lambdas/kernel/contract';
 import { RetryableError } from '../../../../lambdas/kernel/errors';
 import { RETRY_ATTRIBUTE } from '../../../../lambdas/kernel/names';
+import type { TeamRoutes } from '../../../../lambdas/kernel/teams';
 import { parseRecord } from '../../../../lambdas/send-email/parse';
 import { createSchedule, hopDelaySeconds } from '../../../../lambdas/send-email/schedule';
 import { planRetry, retryState, scheduledState } from '../../../../lambdas/send-email/outcome/retry-budget';
@@ -32,7 +33,9 @@ function record(
   });
 }
 
-function harness(options: { now?: number; failSend?: boolean; maxAhead?: number } = {}) {
+function harness(
+  options: { now?: number; failSend?: boolean; maxAhead?: number; sourceQueueUrl?: string; teams?: TeamRoutes } = {},
+) {
   const sent: SendMessageCommand[] = [];
   const scheduled: [string, string, string][] = [];
   const metrics: string[] = [];
@@ -41,6 +44,8 @@ function harness(options: { now?: number; failSend?: boolean; maxAhead?: number 
       scheduleQueueUrl: 'https://sqs/q-schedule',
       highPriorityQueueUrl: 'https://sqs/123456789012/q-high',
       maxScheduleAheadSeconds: options.maxAhead ?? DAY,
+      sourceQueueUrl: options.sourceQueueUrl ?? 'https://sqs/123456789012/q-work',
+      ...(options.teams ? { teams: options.teams } : {}),
     },
     sqs: {
       send: async (command) => {
@@ -100,6 +105,20 @@ describe('schedule stage: a message is never sent before its sendAt', () => {
     expect(h.sent[0]?.input.MessageAttributes?.[RETRY_ATTRIBUTE.scheduleSendAt]?.StringValue).toBe(
       String(Date.parse('2026-12-24T10:00:00Z')),
     );
+  });
+
+  test("a copy from a team's queue names the team, whose queue it goes back to; one from the work queue names none", async () => {
+    const teams: TeamRoutes = {
+      billing: { topicArn: TOPIC_ARN, queueUrl: 'https://sqs/123456789012/q-t-billing', senders: ['b@x'] },
+    };
+    const team = harness({ teams, sourceQueueUrl: 'https://sqs/123456789012/q-t-billing' });
+    await team.run(record('2026-12-24T10:00:00Z'));
+    const work = harness({ teams });
+    await work.run(record('2026-12-24T10:00:00Z'));
+    const named = (h: { sent: SendMessageCommand[] }) =>
+      h.sent.map((c) => c.input.MessageAttributes?.[RETRY_ATTRIBUTE.scheduleTeam]?.StringValue);
+    expect(named(team)).toEqual(['billing']);
+    expect(named(work)).toEqual([undefined]);
   });
 
   test('a copy back early from the schedule queue goes back there for the seconds left, not recorded again', async () => {

@@ -2,8 +2,10 @@
 import {
   CONTEXT_PREFIX,
   resolveSettings,
+  effectiveSharePercent,
   SettingsError,
   settingsFromContext,
+  teamConcurrency,
   type PipelineSettings,
 } from '../../../../lib/settings';
 
@@ -136,4 +138,33 @@ describe('from context', () => {
       /emailPipeline:teams=.*must be a JSON object/,
     );
   });
+});
+
+test("a team's part of the concurrency: its share of maxConcurrency, an equal part of what shares leave without one, at least the least", () => {
+  const teams = resolveSettings({
+    ...base,
+    teams: {
+      billing: { senders: ['billing@example.com'], rateSharePercent: 60 },
+      security: { senders: ['security@example.com'] },
+      growth: { senders: ['growth@example.com'] },
+    },
+  }).teams!;
+  expect(effectiveSharePercent(teams, 'billing')).toBe(60);
+  expect(effectiveSharePercent(teams, 'security')).toBe(20);
+  expect(teamConcurrency(teams, 'billing', 10)).toBe(6);
+  // 20 % of 10 is 2; of 5, 1: Lambda's least for a mapping is 2, npm start's (least 1) one consumer.
+  expect(teamConcurrency(teams, 'growth', 10)).toBe(2);
+  expect(teamConcurrency(teams, 'growth', 5)).toBe(2);
+  expect(teamConcurrency(teams, 'growth', 5, 1)).toBe(1);
+  expect(teamConcurrency(teams, 'billing', 100)).toBe(60);
+  const full = resolveSettings({
+    ...base,
+    teams: {
+      billing: { senders: ['billing@example.com'], rateSharePercent: 100 },
+      other: { senders: ['other@example.com'] },
+    },
+  }).teams!;
+  // Shares that leave nothing: a team without one still runs the least.
+  expect(effectiveSharePercent(full, 'other')).toBe(0);
+  expect(teamConcurrency(full, 'other', 10)).toBe(2);
 });

@@ -1,6 +1,7 @@
 /**
- * The teams' topics in the template: a topic per team and a high-priority topic for a team with
- * high priority, each subscribed to its lane's queue and admitted by that queue's policy only,
+ * The teams' topics and queues in the template: a topic per team feeding the team's own queue (its
+ * own event source mapping, its share of the concurrency), and a high-priority topic for a team with
+ * high priority feeding the high-priority queue, each admitted by that queue's policy only,
  * publish open to the team's publishers only, the send and ledger functions told the teams, the endpoints
  * and outputs naming them; and nothing of it without teams.
  */
@@ -32,6 +33,8 @@ const logicalId = (topic: { node: { defaultChild?: unknown } }) => stack.getLogi
 const billingTopic = logicalId(pipeline.teamTopics.billing!.topic);
 const securityTopic = logicalId(pipeline.teamTopics.security!.topic);
 const securityHigh = logicalId(pipeline.teamTopics.security!.highPriorityTopic!);
+const billingQueue = logicalId(pipeline.teamQueues.billing!);
+const securityQueue = logicalId(pipeline.teamQueues.security!);
 
 test('without teams (or with none listed) the template is exactly as before', () => {
   const none = synthDefault().template.toJSON();
@@ -49,7 +52,7 @@ test('a topic per team, and a high-priority topic for the team with high priorit
   template.resourceCountIs('AWS::SNS::Topic', before + 3);
 });
 
-test("each team topic feeds its lane's queue with the SNS envelope", () => {
+test("each team's topic feeds the team's own queue, its high-priority topic the high-priority queue, with the SNS envelope", () => {
   const subscriptions = template.findResources('AWS::SNS::Subscription');
   const feeds = (topic: string) =>
     Object.values(subscriptions)
@@ -57,8 +60,8 @@ test("each team topic feeds its lane's queue with the SNS envelope", () => {
       .map((s) => ({ endpoint: JSON.stringify(s.Properties.Endpoint), raw: s.Properties.RawMessageDelivery }));
   const queueArn = (id: string) => JSON.stringify({ 'Fn::GetAtt': [id, 'Arn'] });
 
-  expect(feeds(billingTopic)).toEqual([{ endpoint: queueArn(withTeams.ids.queue), raw: false }]);
-  expect(feeds(securityTopic)).toEqual([{ endpoint: queueArn(withTeams.ids.queue), raw: false }]);
+  expect(feeds(billingTopic)).toEqual([{ endpoint: queueArn(billingQueue), raw: false }]);
+  expect(feeds(securityTopic)).toEqual([{ endpoint: queueArn(securityQueue), raw: false }]);
   expect(feeds(securityHigh)).toEqual([{ endpoint: queueArn(withTeams.ids.highPriorityQueue), raw: false }]);
 });
 
@@ -72,13 +75,79 @@ test("each queue's policy admits its own lane's team topics, and no other lane's
     return JSON.stringify(deny);
   };
   const work = sources(withTeams.ids.queue);
-  expect(work).toContain(billingTopic);
-  expect(work).toContain(securityTopic);
+  expect(work).not.toContain(billingTopic);
+  expect(work).not.toContain(securityTopic);
   expect(work).not.toContain(securityHigh);
+  const billing = sources(billingQueue);
+  expect(billing).toContain(billingTopic);
+  expect(billing).not.toContain(securityTopic);
+  expect(billing).not.toContain(securityHigh);
+  const security = sources(securityQueue);
+  expect(security).toContain(securityTopic);
+  expect(security).not.toContain(billingTopic);
   const high = sources(withTeams.ids.highPriorityQueue);
   expect(high).toContain(securityHigh);
   expect(high).not.toContain(billingTopic);
   expect(high).not.toContain(securityTopic);
+});
+
+test("each team's queue is the send function's event source, with the team's share of maxConcurrency", () => {
+  const mappings = Object.values(template.findResources('AWS::Lambda::EventSourceMapping'));
+  const of = (queue: string) =>
+    mappings.filter(
+      (m) => JSON.stringify(m.Properties.EventSourceArn) === JSON.stringify({ 'Fn::GetAtt': [queue, 'Arn'] }),
+    );
+  // maxConcurrency 10 (the default), shares 50 and 50.
+  for (const queue of [billingQueue, securityQueue]) {
+    expect(of(queue)).toHaveLength(1);
+    expect(of(queue)[0]?.Properties).toMatchObject({
+      ScalingConfig: { MaximumConcurrency: 5 },
+      FunctionResponseTypes: ['ReportBatchItemFailures'],
+    });
+  }
+  const skewed = synthesize({
+    maxConcurrency: 20,
+    teams: {
+      ...TEAMS,
+      billing: { ...TEAMS.billing, rateSharePercent: 80 },
+      security: { ...TEAMS.security, rateSharePercent: 5 },
+    },
+  });
+  const concurrency = (queue: unknown) =>
+    Object.values(skewed.template.findResources('AWS::Lambda::EventSourceMapping')).find(
+      (m) =>
+        JSON.stringify(m.Properties.EventSourceArn) ===
+        JSON.stringify({
+          'Fn::GetAtt': [
+            skewed.stack.getLogicalId((queue as { node: { defaultChild: never } }).node.defaultChild),
+            'Arn',
+          ],
+        }),
+    )?.Properties.ScalingConfig.MaximumConcurrency;
+  expect(concurrency(skewed.stack.pipeline.teamQueues.billing)).toBe(16);
+  // 5 % of 20 is 1: Lambda's least for a mapping is 2.
+  expect(concurrency(skewed.stack.pipeline.teamQueues.security)).toBe(2);
+});
+
+test("a team's queue is a work queue: the pipeline's DLQ (which admits it), its key; retries and due copies may go back", () => {
+  const queues = template.findResources('AWS::SQS::Queue');
+  for (const queue of [billingQueue, securityQueue]) {
+    expect(JSON.stringify(queues[queue]?.Properties.RedrivePolicy)).toContain(withTeams.ids.deadLetterQueue);
+    expect(queues[queue]?.Properties.KmsMasterKeyId).toBeDefined();
+  }
+  const allow = JSON.stringify(queues[withTeams.ids.deadLetterQueue]?.Properties.RedriveAllowPolicy);
+  expect(allow).toContain('-t-billing');
+  expect(allow).toContain('-t-security');
+  const statements = (role: string) =>
+    JSON.stringify(
+      Object.values(template.findResources('AWS::IAM::Policy')).filter((p) =>
+        JSON.stringify(p.Properties.Roles).includes(role),
+      ),
+    );
+  for (const role of ['SendFunctionRole', 'ScheduleFunctionRole']) {
+    expect(statements(role)).toContain(billingQueue);
+    expect(statements(role)).toContain(securityQueue);
+  }
 });
 
 test("a team's topics admit its own publishers only", () => {
@@ -105,13 +174,17 @@ test('a team with no publishers: nobody may publish (the Deny exempts only the s
   expect(JSON.stringify(statements)).toContain('SendFunctionRole');
 });
 
-test('the send function is told each team: its topics and its senders', () => {
+test('the send and schedule functions are told each team: its topics, queue and senders', () => {
   const fn = Object.values(template.findResources('AWS::Lambda::Function')).find(
     (f) => f.Properties.Environment?.Variables?.[TEAMS_ENV] !== undefined,
   );
   const text = JSON.stringify(fn?.Properties.Environment.Variables[TEAMS_ENV]);
-  for (const id of [billingTopic, securityTopic, securityHigh]) expect(text).toContain(id);
+  for (const id of [billingTopic, securityTopic, securityHigh, billingQueue, securityQueue]) expect(text).toContain(id);
   expect(text).toContain('invoices@example.com');
+  const schedule = Object.values(template.findResources('AWS::Lambda::Function')).find((f) =>
+    JSON.stringify(f.Properties.Role).includes('ScheduleFunctionRole'),
+  );
+  expect(JSON.stringify(schedule?.Properties.Environment.Variables[TEAMS_ENV])).toContain(billingQueue);
 });
 
 test("the ledger function is told the teams' names (a status change names its key's team); without teams, nothing", () => {
