@@ -37,6 +37,7 @@ import { buildScheduleFunction } from './pipeline/schedule-function';
 import * as policies from './pipeline/resource-policies';
 import { buildSendFunction } from './pipeline/send-function';
 import { buildTeamTenants, tenantNames } from './pipeline/team-tenants';
+import { buildTenantStatus, type TenantStatusEvents } from './pipeline/tenant-status';
 import { buildTeamTopics, restrictTeamPublishers, teamRoutes, type TeamTopics } from './pipeline/team-topics';
 import { buildTopics } from './pipeline/topic';
 import { rotatingKey } from './common/keys';
@@ -67,6 +68,8 @@ export class EmailPipeline extends Construct {
   public readonly teamTopics: Readonly<Record<string, TeamTopics>>;
   /** Each team's SES tenant, for the teams with `sesTenant` (none without: team-tenants.ts). */
   public readonly teamTenants: Readonly<Record<string, ses.CfnTenant>>;
+  /** SES's sending status events of the teams' tenants: rules and log group (tenant-status.ts); none without tenants. */
+  public readonly tenantStatus?: TenantStatusEvents;
   /** The high-priority queue: {@link highPriorityTopic}'s messages, its own event source mapping. */
   public readonly highPriorityQueue: sqs.Queue;
   /** Permanent failures (sent by the handler) and messages past maxReceiveCount. */
@@ -252,6 +255,13 @@ export class EmailPipeline extends Construct {
     });
     // No send names a tenant before it exists.
     for (const tenant of Object.values(this.teamTenants)) this.sendFunction.node.addDependency(tenant);
+    this.tenantStatus = buildTenantStatus(this, {
+      tenants: this.teamTenants,
+      logGroupName: this.logGroupNames.tenantStatus ?? '',
+      logRetentionDays: settings.logRetentionDays,
+      removalPolicy,
+      ...(this.logsKey ? { logsKey: this.logsKey } : {}),
+    });
     for (const principal of props.cancelPrincipals ?? []) this.ledger.grantCancel(principal);
 
     // --- permissions and policies ------------------------------------------
