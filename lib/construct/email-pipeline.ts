@@ -255,13 +255,18 @@ export class EmailPipeline extends Construct {
     });
     // No send names a tenant before it exists.
     for (const tenant of Object.values(this.teamTenants)) this.sendFunction.node.addDependency(tenant);
-    this.tenantStatus = buildTenantStatus(this, {
-      tenants: this.teamTenants,
-      logGroupName: this.logGroupNames.tenantStatus ?? '',
-      logRetentionDays: settings.logRetentionDays,
-      removalPolicy,
-      ...(this.logsKey ? { logsKey: this.logsKey } : {}),
-    });
+    // Named (function-logs.ts) exactly when a team has a tenant.
+    const tenantLogs = this.logGroupNames.tenantStatus;
+    this.tenantStatus =
+      tenantLogs === undefined
+        ? undefined
+        : buildTenantStatus(this, {
+            tenants: this.teamTenants,
+            logGroupName: tenantLogs,
+            logRetentionDays: settings.logRetentionDays,
+            removalPolicy,
+            ...(this.logsKey ? { logsKey: this.logsKey } : {}),
+          });
     for (const principal of props.cancelPrincipals ?? []) this.ledger.grantCancel(principal);
 
     // --- permissions and policies ------------------------------------------

@@ -131,7 +131,7 @@ export function buildTenantStatus(
           Effect: 'Allow',
           Principal: { Service: 'events.amazonaws.com' },
           Action: ['logs:CreateLogStream', 'logs:PutLogEvents'],
-          Resource: `${logGroup.logGroupArn}`,
+          Resource: logGroup.logGroupArn,
           Condition: { ArnEquals: { 'aws:SourceArn': [rules.paused.ruleArn, rules.resumed.ruleArn] } },
         },
       ],
