@@ -6,7 +6,8 @@
  * On AWS it needs: cloudformation:DescribeStacks on the stack; lambda:ListEventSourceMappings;
  * lambda:GetEventSourceMapping on the ledger DLQ's mapping;
  * sqs:GetQueueAttributes on the three DLQs; sns:Publish on the topic (a publisher's right); dynamodb:GetItem
- * on both tables (grantStatusLookup); cloudwatch:ListMetrics and cloudwatch:DescribeAlarms.
+ * on both tables (grantStatusLookup); cloudwatch:ListMetrics and cloudwatch:DescribeAlarms; where a
+ * team has an SES tenant, ses:GetTenant on it (locally, `npm start`'s SES layer answers GetTenant).
  *
  * Exit 0 when every check passed (or was skipped where it cannot run: CloudWatch locally), 1 when
  * one failed, 2 on bad usage.
@@ -14,6 +15,7 @@
 import { randomBytes } from 'node:crypto';
 import { CloudWatchClient, DescribeAlarmsCommand, ListMetricsCommand } from '@aws-sdk/client-cloudwatch';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { GetTenantCommand, SESv2Client } from '@aws-sdk/client-sesv2';
 import { SNSClient } from '@aws-sdk/client-sns';
 import { GetQueueAttributesCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
@@ -38,7 +40,15 @@ import {
 } from './target';
 import { lookupTargetFromOutputs } from './status-report';
 import { callbacksOf } from './callbacks';
-import { canaryKey, formatResult, verifyPipeline, type DeadLetterCount, type VerifyProbes } from './verify';
+import { objectOutput } from './team-option';
+import {
+  canaryKey,
+  formatResult,
+  verifyPipeline,
+  type DeadLetterCount,
+  type TenantStatus,
+  type VerifyProbes,
+} from './verify';
 
 /** SES's mailbox simulator address that is delivered (and counts toward no quota or reputation). */
 export const CANARY_RECIPIENT = 'success@simulator.amazonses.com';
@@ -56,6 +66,8 @@ Proves the pipeline works on the account it is deployed to, and says what to fix
     Delivery events are trusted by the ledger (the caller identity and origin checks hold on real events)
   - the reputation metrics exist under the dimension the alarms read
   - no alarm of the pipeline is in ALARM
+  - where a team has an SES tenant, SES lets each tenant send (GetTenant's SendingStatus ENABLED or
+    REINSTATED; DISABLED fails: SES paused that team)
 Some of these are facts AWS only shows once deployed: run it after every cdk deploy.
 --timeout is how long the canary may take (default ${DEFAULT_TIMEOUT_SECONDS}). --json prints one
 JSON object per check. Exit 0 all held (CloudWatch checks are skipped locally), 1 one failed.
@@ -96,6 +108,27 @@ export function deadLetterQueues(
   return queues;
 }
 
+/** The teams with an SES tenant, from the outputs' `Teams` (each one's `TenantName`), in their order. */
+export function tenantsOf(outputs: Readonly<Record<string, unknown>>): { team: string; tenantName: string }[] {
+  return Object.entries(objectOutput(outputs, 'Teams') ?? {}).flatMap(([team, own]) => {
+    const name = (own as { TenantName?: unknown } | null)?.TenantName;
+    return typeof name === 'string' ? [{ team, tenantName: name }] : [];
+  });
+}
+
+/** Each tenant's sending status, one GetTenant each (SES v2). */
+export async function tenantStatuses(
+  ses: Pick<SESv2Client, 'send'>,
+  tenants: readonly { readonly team: string; readonly tenantName: string }[],
+): Promise<TenantStatus[]> {
+  const out: TenantStatus[] = [];
+  for (const { team, tenantName } of tenants) {
+    const { Tenant } = await ses.send(new GetTenantCommand({ TenantName: tenantName }));
+    out.push({ team, tenantName, ...(Tenant?.SendingStatus ? { sendingStatus: Tenant.SendingStatus } : {}) });
+  }
+  return out;
+}
+
 /** The probes of `target`, with the clients they made (destroyed by the caller). */
 function probesOf(target: Target): { probes: VerifyProbes; close: () => void } {
   const sqs = new SQSClient({ ...target.clients.sqs, useQueueUrlAsEndpoint: false });
@@ -103,6 +136,15 @@ function probesOf(target: Target): { probes: VerifyProbes; close: () => void } {
   const cloudWatch = target.local ? undefined : new CloudWatchClient(target.clients.sqs);
   const tables = lookupTargetFromOutputs(target.outputs, target.description);
   const monitored = target.outputs.AlarmNamePrefix;
+  const tenants = tenantsOf(target.outputs);
+  // Locally, the SES layer of npm start (its endpoint in the outputs) answers GetTenant.
+  const ses =
+    tenants.length === 0
+      ? undefined
+      : new SESv2Client({
+          ...target.clients.sqs,
+          ...(target.local && target.outputs.SesEndpoint ? { endpoint: target.outputs.SesEndpoint } : {}),
+        });
   const probes: VerifyProbes = {
     description: target.description,
     async sendSources() {
@@ -188,6 +230,7 @@ function probesOf(target: Target): { probes: VerifyProbes; close: () => void } {
           },
         }
       : {}),
+    ...(ses ? { tenants: () => tenantStatuses(ses, tenants) } : {}),
     skipReason: target.local
       ? 'the local pipeline has no CloudWatch'
       : 'the stack has no EmailPipelineMonitoring for this pipeline',
@@ -198,6 +241,7 @@ function probesOf(target: Target): { probes: VerifyProbes; close: () => void } {
       sqs.destroy();
       db.destroy();
       cloudWatch?.destroy();
+      ses?.destroy();
     },
   };
 }

@@ -35,6 +35,14 @@ export interface ReputationSeries {
   readonly configurationSet: boolean;
 }
 
+/** One team's SES tenant and its sending status as SES's GetTenant reports it (`ENABLED`, `DISABLED`, `REINSTATED`). */
+export interface TenantStatus {
+  readonly team: string;
+  readonly tenantName: string;
+  /** Undefined when SES answered without one. */
+  readonly sendingStatus?: string;
+}
+
 /** How verify reaches the pipeline. A probe left undefined is a check that cannot run there (skipped, with why). */
 export interface VerifyProbes {
   /** Where the checks run, said in the summary (`stack MailStack, pipeline Billing`). */
@@ -57,6 +65,8 @@ export interface VerifyProbes {
   readonly reputation?: () => Promise<ReputationSeries>;
   /** Names of the pipeline's alarms in ALARM; undefined where there are no alarms (locally, or no monitoring). */
   readonly alarmsFiring?: () => Promise<readonly string[]>;
+  /** Each team's SES tenant with its sending status; undefined where no team has a tenant (no check then). */
+  readonly tenants?: () => Promise<readonly TenantStatus[]>;
   /** Why the optional probes are missing, said in their skipped lines. */
   readonly skipReason?: string;
 }
@@ -220,6 +230,25 @@ async function checkAlarms(probes: VerifyProbes): Promise<CheckResult> {
   };
 }
 
+/** Statuses under which SES sends for a tenant (REINSTATED: despite active reputation findings). */
+const SENDING = new Set(['ENABLED', 'REINSTATED']);
+
+async function checkTenants(tenants: () => Promise<readonly TenantStatus[]>): Promise<CheckResult> {
+  const name = 'every team’s SES tenant may send (GetTenant’s SendingStatus)';
+  const statuses = await tenants();
+  const detail = statuses.map((t) => `${t.team} (${t.tenantName}): ${t.sendingStatus ?? 'no status'}`).join(', ');
+  const stopped = statuses.filter((t) => !SENDING.has(t.sendingStatus ?? ''));
+  if (stopped.length === 0) return { name, status: 'pass', detail };
+  return {
+    name,
+    status: 'fail',
+    detail,
+    fix:
+      `SES refuses the sends of ${stopped.map((t) => t.team).join(', ')}: see the runbook of sesTenantPaused ` +
+      '(docs/operators.md) for why (get-reputation-entity) and how sending comes back',
+  };
+}
+
 /**
  * Runs every check in order (a check that throws fails with the error, and the rest still run);
  * resolves to the results.
@@ -233,6 +262,9 @@ export async function verifyPipeline(probes: VerifyProbes, options: VerifyOption
     ['reputation metrics', () => checkReputation(probes)],
     ['alarms', () => checkAlarms(probes)],
   ];
+  // Only where a team has an SES tenant: other pipelines keep their checks as they were.
+  const { tenants } = probes;
+  if (tenants) checks.push(['SES tenants', () => checkTenants(tenants)]);
   const results: CheckResult[] = [];
   for (const [name, check] of checks) {
     const result = await check().catch((error: unknown): CheckResult => ({

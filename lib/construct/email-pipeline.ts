@@ -37,10 +37,11 @@ import { buildScheduleFunction } from './pipeline/schedule-function';
 import * as policies from './pipeline/resource-policies';
 import { buildSendFunction } from './pipeline/send-function';
 import { buildTeamTenants, tenantNames } from './pipeline/team-tenants';
+import { buildTenantStatus, type TenantStatusEvents } from './pipeline/tenant-status';
 import {
   buildTeamTopics,
   restrictTeamPublishers,
-  teamQueue,
+  teamQueueSenders,
   teamRoutes,
   type TeamTopics,
 } from './pipeline/team-topics';
@@ -75,6 +76,8 @@ export class EmailPipeline extends Construct {
   public readonly teamTopics: Readonly<Record<string, TeamTopics>>;
   /** Each team's SES tenant, for the teams with `sesTenant` (none without: team-tenants.ts). */
   public readonly teamTenants: Readonly<Record<string, ses.CfnTenant>>;
+  /** SES's sending status events of the teams' tenants: rules and log group (tenant-status.ts); none without tenants. */
+  public readonly tenantStatus?: TenantStatusEvents;
   /** The high-priority queue: {@link highPriorityTopic}'s messages, its own event source mapping. */
   public readonly highPriorityQueue: sqs.Queue;
   /** Permanent failures (sent by the handler) and messages past maxReceiveCount. */
@@ -266,6 +269,18 @@ export class EmailPipeline extends Construct {
     });
     // No send names a tenant before it exists.
     for (const tenant of Object.values(this.teamTenants)) this.sendFunction.node.addDependency(tenant);
+    // Named (function-logs.ts) exactly when a team has a tenant.
+    const tenantLogs = this.logGroupNames.tenantStatus;
+    this.tenantStatus =
+      tenantLogs === undefined
+        ? undefined
+        : buildTenantStatus(this, {
+            tenants: this.teamTenants,
+            logGroupName: tenantLogs,
+            logRetentionDays: settings.logRetentionDays,
+            removalPolicy,
+            ...(this.logsKey ? { logsKey: this.logsKey } : {}),
+          });
     for (const principal of props.cancelPrincipals ?? []) this.ledger.grantCancel(principal);
 
     // --- permissions and policies ------------------------------------------
@@ -320,20 +335,14 @@ export class EmailPipeline extends Construct {
       senderRole: this.role,
       scheduleRole: schedule.role,
       redrivePrincipals: [this.redriveRole, ...(props.redrivePrincipals ?? [])],
-      teamHighPriorityTopics: Object.values(this.teamTopics).flatMap((t) => t.highPriorityTopic ?? []),
-      teamQueues: Object.entries(this.teamTopics).map(([name, t]) => ({
-        queue: teamQueue(this.teamQueues, name),
-        topic: t.topic,
-      })),
+      ...teamQueueSenders(this.teamTopics, this.teamQueues),
     });
     acknowledgeServerlessRules({
       deadLetterQueues: [this.deadLetterQueue, this.subscriptionDeadLetterQueue],
       functions: [this.sendFunction, this.scheduleFunction],
     });
 
-    this.node.addValidation(new DeliveryContractValidation(this, this.queue));
-    this.node.addValidation(new DeliveryContractValidation(this, this.highPriorityQueue));
-    for (const queue of Object.values(this.teamQueues))
+    for (const queue of [this.queue, this.highPriorityQueue, ...Object.values(this.teamQueues)])
       this.node.addValidation(new DeliveryContractValidation(this, queue));
     // The ledger's buffer: EventBridge's events in (no subscription), partial batch responses out.
     this.node.addValidation(new DeliveryContractValidation(this, this.ledger.bufferQueue, { fedBy: 'rule' }));

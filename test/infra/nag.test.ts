@@ -41,6 +41,13 @@ describe('cdk-nag AwsSolutions and Serverless checks', () => {
     expect(findings(app)).toEqual([]);
   });
 
+  test('with a team’s SES tenant (its status rules, log group and logs policy), no unacknowledged finding either', () => {
+    const teams = { security: { senders: ['security@example.com'], sesTenant: true } };
+    const { app } = build({ ...OPERATORS, teams }, undefined, { nag: true });
+    expect(() => app.synth()).not.toThrow();
+    expect(findings(app)).toEqual([]);
+  });
+
   test.each([
     ['customer-managed keys', {}],
     ['AWS-managed table key and logs unencrypted', { customerManagedTableKey: false, encryptLogs: false }],

@@ -5,8 +5,10 @@
  * pipeline's nor a team's, subscribed to the queue behind the pipeline's back, is refused
  * (ForeignTopic) and never sent. Each team's keys are its own: the same key from two teams is two
  * emails, the status lookup answers for each team's key, a team with an SES tenant sends as it,
- * and one team's cancel of a key leaves another team's email of the same key to be sent.
+ * its tenant answers GetTenant (what `verify` reads), and one team's cancel of a key leaves another
+ * team's email of the same key to be sent.
  */
+import { GetTenantCommand } from '@aws-sdk/client-sesv2';
 import { CreateTopicCommand, PublishCommand, SubscribeCommand } from '@aws-sdk/client-sns';
 import { CreateQueueCommand, GetQueueAttributesCommand, ReceiveMessageCommand } from '@aws-sdk/client-sqs';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
@@ -15,6 +17,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { ledgerKey, type DeliveryReport } from '../../lambdas/kernel/ledger/schema';
 import { cancelDelivery } from '../../lambdas/status/cancel';
+import { tenantStatuses } from '../../lib/cli/verify-command';
 import { lookupDelivery } from '../../lambdas/status/lookup';
 import { loadLocalSettings } from '../../tools/dev/local/settings';
 import { drainQueue } from '../../tools/dev/local/queues';
@@ -63,6 +66,19 @@ async function publish(topicArn: string, key: string, to: string, extra: object 
     }),
   );
 }
+
+test("the team's SES tenant answers GetTenant as SES does (through the SDK), ENABLED; what verify reads", async () => {
+  const tenantName = p.pipeline.resources.teams?.security?.tenantName;
+  expect(tenantName).toBe(`${p.name}-security`);
+  const statuses = await tenantStatuses(p.pipeline.ses, [{ team: 'security', tenantName: tenantName! }]);
+  expect(statuses).toEqual([{ team: 'security', tenantName, sendingStatus: 'ENABLED' }]);
+  const { Tenant } = await p.pipeline.ses.send(new GetTenantCommand({ TenantName: tenantName }));
+  expect(Tenant?.TenantArn).toMatch(new RegExp(`:tenant/${tenantName}/${Tenant?.TenantId}$`));
+  expect(Tenant?.CreatedTimestamp).toBeInstanceOf(Date);
+  await expect(p.pipeline.ses.send(new GetTenantCommand({ TenantName: `${p.name}-billing` }))).rejects.toMatchObject({
+    name: 'NotFoundException',
+  });
+});
 
 const decisionsOf = (key: string) => p.decisions().filter((d) => d.dedupeKey === key);
 

@@ -45,9 +45,10 @@ export interface AlarmEvaluation {
   readonly enabled: boolean;
   /**
    * A part of the pipeline it watches that not every pipeline has: `callbacks` (created only when a
-   * callback is configured). @default none: every pipeline has what it watches
+   * callback is configured), `tenants` (only when a team has an SES tenant). @default none: every
+   * pipeline has what it watches
    */
-  readonly requires?: 'callbacks';
+  readonly requires?: 'callbacks' | 'tenants';
 }
 
 /**

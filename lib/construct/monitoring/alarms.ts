@@ -84,9 +84,11 @@ export function createAlarms(
   return alarms;
 }
 
-/** Whether the pipeline has what the alarm watches (the callbacks' alarms: only with callbacks). */
-function watchesSomething(declaration: { readonly requires?: 'callbacks' }, p: EmailPipeline): boolean {
-  return declaration.requires !== 'callbacks' || p.callbacks !== undefined;
+/** Whether the pipeline has what the alarm watches (the callbacks' alarms: only with callbacks; the tenants': with tenants). */
+function watchesSomething(declaration: { readonly requires?: 'callbacks' | 'tenants' }, p: EmailPipeline): boolean {
+  if (declaration.requires === 'callbacks') return p.callbacks !== undefined;
+  if (declaration.requires === 'tenants') return p.tenantStatus !== undefined;
+  return true;
 }
 
 function alarmId(name: string): string {

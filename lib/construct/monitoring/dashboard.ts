@@ -10,6 +10,7 @@ import * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
 import { Construct } from 'constructs';
 import type { EmailPipeline } from '../email-pipeline';
 import type { AlarmName, PipelineAlarm } from './alarms';
+import { ruleMatches, type TenantStatusEvents } from '../pipeline/tenant-status';
 import { callbackWidgets } from './callback-widgets';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import { DEAD_LETTERS_BY_TEAM_QUERY, OUTCOMES_BY_TEAM_QUERY } from './queries';
@@ -261,6 +262,8 @@ export function createDashboard(
   if (callbacks.length > 0) dashboard.addWidgets(...callbacks);
   // Only with teams: each team's SES outcomes and dead letters, from the lines already logged.
   if (p.settings.teams !== undefined) dashboard.addWidgets(...teamWidgets(p));
+  // Only with a team's SES tenant: its status changes, counted and listed.
+  if (p.tenantStatus !== undefined) dashboard.addWidgets(...tenantWidgets(p.tenantStatus, line));
   return dashboard;
 }
 
@@ -278,6 +281,40 @@ function teamWidgets(p: EmailPipeline): cw.IWidget[] {
   return [
     table('Teams: SES outcomes (ledger events by team)', p.logGroupNames.ledger, OUTCOMES_BY_TEAM_QUERY),
     table('Teams: dead letters by reason', p.logGroupNames.send, DEAD_LETTERS_BY_TEAM_QUERY),
+  ];
+}
+
+/**
+ * The SES tenants' sending status changes: how many of each (the rules' matches), and the latest
+ * events from the tenants' status log group, which tenant (`resources`) and which change.
+ */
+function tenantWidgets(
+  tenants: TenantStatusEvents,
+  line: (name: AlarmName, label?: string) => cw.HorizontalAnnotation[],
+): cw.IWidget[] {
+  return [
+    graph(
+      "Teams: SES tenants' sending status",
+      'Count',
+      12,
+      [
+        ruleMatches(tenants.rules.paused, { label: 'Disabled by SES', period: FIVE_MINUTES }),
+        ruleMatches(tenants.rules.resumed, { label: 'Enabled again', period: FIVE_MINUTES }),
+      ],
+      line('sesTenantPaused'),
+    ),
+    new cw.LogQueryWidget({
+      title: "Teams: SES tenants' latest status changes",
+      logGroupNames: [tenants.logGroup.logGroupName],
+      queryString: new logs.QueryString({
+        fields: ['@timestamp', '`detail-type`', 'resources.0'],
+        sort: '@timestamp desc',
+        limit: 20,
+      }).toString(),
+      view: cw.LogQueryVisualizationType.TABLE,
+      width: 12,
+      height: 6,
+    }),
   ];
 }
 

@@ -8,6 +8,7 @@ import * as cw from 'aws-cdk-lib/aws-cloudwatch';
 import { CALLBACK_METRIC } from '../../../lambdas/kernel/callbacks/names';
 import { SQS_MAX_DELAY_SECONDS } from '../../../lambdas/kernel/sqs-limits';
 import { DLQ_RETENTION_SECONDS } from '../../settings';
+import { ruleMatches } from '../pipeline/tenant-status';
 import { onAny, type AlarmDeclaration } from './alarm-declaration';
 import {
   HANDLER_METRICS,
@@ -236,5 +237,14 @@ export const WARNING_ALARMS = {
     metric: (p, period) => handlerMetric(p, CALLBACK_METRIC.disabled, { period }),
     description: () =>
       'A receiver answered 410 Gone, which disabled its team\'s callback: its status changes now go to the callbacks DLQ. Once the receiver is fixed, "email-pipeline callbacks enable --team <team>", then redrive the DLQ.',
+  },
+  sesTenantPaused: {
+    ...onAny('warn'),
+    requires: 'tenants',
+    watches: "the tenants' `Sending Status Disabled` rule `TriggeredRules`",
+    summary: "SES disabled sending for a team's SES tenant: that team's mail waits, the other teams' goes on",
+    metric: (p, period) => ruleMatches(p.tenantStatus!.rules.paused, { period }),
+    description: (p) =>
+      `SES disabled sending for a team's SES tenant (its reputation policy tripped, or someone disabled it): SES refuses that team's sends, the other teams send on. "email-pipeline verify" shows each tenant's status; the event itself is in the log group ${p.logGroupNames.tenantStatus ?? "of the tenants' status"}.`,
   },
 } satisfies Record<string, AlarmDeclaration>;

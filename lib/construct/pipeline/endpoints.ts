@@ -38,6 +38,8 @@ export interface EndpointSource {
       { readonly topic: { readonly topicArn: string }; readonly highPriorityTopic?: { readonly topicArn: string } }
     >
   >;
+  /** Each team's SES tenant, for the teams with one (then its `Teams` entry names it). */
+  readonly teamTenants?: Readonly<Record<string, { readonly tenantName: string }>>;
   readonly settings: ResolvedSettings;
   readonly logGroupNames: {
     readonly send: string;
@@ -225,7 +227,8 @@ export function endpointsJson(
 /**
  * The `Teams` endpoint: each team's `TopicArn` and, for a team with high priority,
  * `HighPriorityTopicArn`; for a team with its own readers or cancellers, its `StatusUrl` and
- * `CancelUrl` (team-urls.ts), each ending in `deliveries/` as the pipeline's do.
+ * `CancelUrl` (team-urls.ts), each ending in `deliveries/` as the pipeline's do; for a team with an
+ * SES tenant, its `TenantName`.
  */
 export type TeamEndpoints = Record<
   string,
@@ -236,6 +239,8 @@ export type TeamEndpoints = Record<
     readonly CancelUrl?: string;
     /** The team's callback signing secret (Secrets Manager), when it has a callback. */
     readonly CallbackSigningSecretArn?: string;
+    /** The team's SES tenant, when it has one (`sesTenant`): what `GetTenant` takes. */
+    readonly TenantName?: string;
   }
 >;
 
@@ -298,6 +303,7 @@ export function pipelineEndpointValues(
           ...(own.highPriorityTopic ? { HighPriorityTopicArn: own.highPriorityTopic.topicArn } : {}),
           ...urlsOf(pipeline.ledger.teamUrls?.[name]),
           ...secretOf(pipeline.callbacks?.signingSecrets[name]),
+          ...(pipeline.teamTenants?.[name] ? { TenantName: pipeline.teamTenants[name].tenantName } : {}),
         },
       ]),
     );

@@ -2,7 +2,8 @@
  * Where the pipeline's three functions log: their log groups' names, fixed at
  * synth (`/email-pipeline/<unique id of the pipeline>/<function>`), the key
  * that encrypts them (usable by CloudWatch Logs for these names only), and the
- * send function's log group. The ledger creates its functions' groups itself.
+ * send function's log group. The ledger creates its functions' groups itself; the name of the SES
+ * tenants' status log group (tenant-status.ts) is fixed here too, when a team has a tenant.
  */
 import { ArnFormat, Names, RemovalPolicy, Stack } from 'aws-cdk-lib';
 import * as iam from 'aws-cdk-lib/aws-iam';
@@ -20,6 +21,8 @@ export interface LogGroupNames {
   readonly status: string;
   /** The callback function's, only when a callback is configured. */
   readonly callbacks?: string;
+  /** The SES tenants' status events (tenant-status.ts), only when a team has a tenant. */
+  readonly tenantStatus?: string;
 }
 
 /** What {@link buildFunctionLogs} made. */
@@ -51,6 +54,10 @@ export function buildFunctionLogs(
     // Named only with callbacks: a pipeline without them keeps its logs key's policy as it was.
     ...(Object.keys(configuredCallbacks(props.settings)).length > 0
       ? { callbacks: `${logGroupPrefix}/callbacks` }
+      : {}),
+    // Likewise only when a team has an SES tenant.
+    ...(Object.values(props.settings.teams ?? {}).some((team) => team.sesTenant)
+      ? { tenantStatus: `${logGroupPrefix}/tenant-status` }
       : {}),
   };
   const logsKey = props.encryptLogs ? buildLogsKey(scope, logGroupNames, props.removalPolicy) : undefined;

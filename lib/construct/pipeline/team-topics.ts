@@ -75,6 +75,20 @@ export function teamQueue<Q>(queues: Readonly<Record<string, Q>>, team: string):
   return queue;
 }
 
+/** Who feeds which queue of the teams' (resource-policies.ts restrictQueueSenders): each team's topic its own queue. */
+export function teamQueueSenders(
+  topics: Readonly<Record<string, TeamTopics>>,
+  queues: Readonly<Record<string, sqs.IQueue>>,
+): {
+  readonly teamHighPriorityTopics: sns.ITopic[];
+  readonly teamQueues: { readonly queue: sqs.IQueue; readonly topic: sns.ITopic }[];
+} {
+  return {
+    teamHighPriorityTopics: Object.values(topics).flatMap((t) => t.highPriorityTopic ?? []),
+    teamQueues: Object.entries(topics).map(([name, t]) => ({ queue: teamQueue(queues, name), topic: t.topic })),
+  };
+}
+
 /**
  * Each team's topics admit the team's `publishers` only (the high-priority topic too); while a team
  * lists none, the Deny exempts only `sendRole`, which no statement lets publish: nobody publishes.

@@ -456,7 +456,7 @@ export async function startSesFront(options: SesFrontOptions): Promise<SesFront>
       }
       const tenantAnswer = tenants.handle(method, url.pathname, json<Record<string, unknown>>(body));
       if (tenantAnswer) {
-        if ('ok' in tenantAnswer) answer(res, 200, {});
+        if ('ok' in tenantAnswer) answer(res, 200, tenantAnswer.body ?? {});
         else sesError(res, tenantAnswer.status, tenantAnswer.type, tenantAnswer.message);
         return;
       }

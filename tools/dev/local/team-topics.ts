@@ -16,7 +16,12 @@ import type { ResolvedTeam } from '../../../lib/settings';
 /** outputs.json's `Teams`: each team's topic and, with high priority, its high-priority topic. */
 export type LocalTeamOutputs = Record<
   string,
-  { readonly TopicArn: string; readonly HighPriorityTopicArn?: string; readonly CallbackSigningSecret?: string }
+  {
+    readonly TopicArn: string;
+    readonly HighPriorityTopicArn?: string;
+    readonly CallbackSigningSecret?: string;
+    readonly TenantName?: string;
+  }
 >;
 
 /**
@@ -95,7 +100,10 @@ export async function createTeamTenants(
   return out;
 }
 
-/** outputs.json's `Teams` from the routes: the topics only (publishers name topics, not senders). */
+/**
+ * outputs.json's `Teams` from the routes: the topics (publishers name topics, not senders) and, for
+ * a team with an SES tenant, its name (what `email-pipeline verify` asks GetTenant about).
+ */
 export function teamOutputs(routes: TeamRoutes): LocalTeamOutputs {
   return Object.fromEntries(
     Object.entries(routes).map(([team, route]) => [
@@ -103,6 +111,7 @@ export function teamOutputs(routes: TeamRoutes): LocalTeamOutputs {
       {
         TopicArn: route.topicArn,
         ...(route.highPriorityTopicArn ? { HighPriorityTopicArn: route.highPriorityTopicArn } : {}),
+        ...(route.tenantName ? { TenantName: route.tenantName } : {}),
       },
     ]),
   );

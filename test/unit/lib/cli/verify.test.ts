@@ -157,3 +157,60 @@ test('canary keys are dated and distinct', () => {
   expect(canaryKey(at, 'ab12')).toBe('verify-20261203T151649-ab12');
   expect(canaryKey(at, 'ab12')).not.toBe(canaryKey(at, 'cd34'));
 });
+
+describe('SES tenants', () => {
+  const tenant = (team: string, sendingStatus?: string) => ({
+    team,
+    tenantName: `mail-${team}`,
+    ...(sendingStatus ? { sendingStatus } : {}),
+  });
+
+  test('without a tenant there is no tenant check at all: the checks are as they were', async () => {
+    const results = await verifyPipeline(probes(), options());
+    expect(results).toHaveLength(6);
+    expect(results.some((r) => r.name.includes('tenant'))).toBe(false);
+  });
+
+  test('tenants that may send (ENABLED, or REINSTATED despite findings) pass, each named with its status', async () => {
+    const results = await verifyPipeline(
+      probes({ tenants: async () => [tenant('billing', 'ENABLED'), tenant('security', 'REINSTATED')] }),
+      options(),
+    );
+    expect(results).toHaveLength(7);
+    expect(results[6]).toMatchObject({
+      status: 'pass',
+      detail: 'billing (mail-billing): ENABLED, security (mail-security): REINSTATED',
+    });
+  });
+
+  test('a DISABLED tenant fails, naming its team, with the runbook as the fix', async () => {
+    const results = await verifyPipeline(
+      probes({ tenants: async () => [tenant('billing', 'ENABLED'), tenant('security', 'DISABLED')] }),
+      options(),
+    );
+    expect(results[6]).toMatchObject({
+      status: 'fail',
+      detail: 'billing (mail-billing): ENABLED, security (mail-security): DISABLED',
+    });
+    expect(results[6]?.fix).toContain('SES refuses the sends of security:');
+    expect(results[6]?.fix).toContain('sesTenantPaused');
+  });
+
+  test('a tenant SES answers without a status fails: nothing says it may send', async () => {
+    const results = await verifyPipeline(probes({ tenants: async () => [tenant('billing')] }), options());
+    expect(results[6]).toMatchObject({ status: 'fail', detail: 'billing (mail-billing): no status' });
+  });
+
+  test('a GetTenant that fails (no permission) fails the check with the error, after the others', async () => {
+    const results = await verifyPipeline(
+      probes({
+        tenants: async () => {
+          throw new Error('AccessDeniedException: not authorized to perform ses:GetTenant');
+        },
+      }),
+      options(),
+    );
+    expect(results.slice(0, 6).every((r) => r.status === 'pass')).toBe(true);
+    expect(results[6]).toMatchObject({ status: 'fail', detail: expect.stringContaining('ses:GetTenant') });
+  });
+});

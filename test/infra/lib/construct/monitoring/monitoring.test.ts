@@ -14,19 +14,25 @@ import {
 import { ALARM_CATALOG } from '../../../../../lib/construct/monitoring/alarm-catalog';
 import { CALLBACK_PROPS, flattenJoin, synthDefault, synthesize, Synthesized } from '../../../helpers';
 
-/** The alarms every pipeline has (the callbacks' only come with callbacks). */
+/** The alarms every pipeline has (the callbacks' only come with callbacks, the tenants' with tenants). */
 const EVERY_PIPELINE = ALARM_NAMES.filter((name) => ALARM_CATALOG[name].requires === undefined);
 
+/** Callbacks, and a team with an SES tenant. */
+const EVERY_PART = {
+  ...CALLBACK_PROPS,
+  teams: { ...CALLBACK_PROPS.teams, support: { senders: ['support@example.com'], sesTenant: true } },
+};
+
 let callbacks: Synthesized | undefined;
-/** A pipeline with callbacks, synthesized once per file: it has every alarm. */
+/** A pipeline with callbacks and a tenant, synthesized once per file: it has every alarm. */
 function synthWithCallbacks(): Synthesized {
-  callbacks ??= synthesize(CALLBACK_PROPS);
+  callbacks ??= synthesize(EVERY_PART);
   return callbacks;
 }
 
 /** A pipeline that has the alarm `name`. */
 const synthFor = (name: AlarmName): Synthesized =>
-  ALARM_CATALOG[name].requires === 'callbacks' ? synthWithCallbacks() : synthDefault();
+  ALARM_CATALOG[name].requires === undefined ? synthDefault() : synthWithCallbacks();
 
 type Alarm = { Properties: Record<string, any> };
 
@@ -197,6 +203,7 @@ const EXPECTED: Record<
     period: 300,
   },
   callbacksDisabled: { severity: 'warn', metric: 'CallbacksDisabled', threshold: 0, datapoints: [1, 1], period: 300 },
+  sesTenantPaused: { severity: 'warn', metric: 'TriggeredRules', threshold: 0, datapoints: [1, 1], period: 300 },
 };
 
 describe('alarms', () => {
@@ -215,9 +222,10 @@ describe('alarms', () => {
     }
   });
 
-  test('there is one alarm per documented alarm and no other; the callbacks’ only with callbacks', () => {
+  test('there is one alarm per documented alarm and no other; the callbacks’ and tenants’ only with them', () => {
     expect(alarms(synthDefault())).toHaveLength(EVERY_PIPELINE.length);
-    expect(EVERY_PIPELINE.length).toBe(ALARM_NAMES.length - 3);
+    expect(EVERY_PIPELINE.length).toBe(ALARM_NAMES.length - 4);
+    expect(alarms(synthesize(CALLBACK_PROPS))).toHaveLength(ALARM_NAMES.length - 1);
     expect(alarms(synthWithCallbacks())).toHaveLength(ALARM_NAMES.length);
   });
 
@@ -557,6 +565,19 @@ describe('dashboard', () => {
   };
   const labels = (w: Widget) =>
     (w.properties.metrics as unknown[][]).map((m) => (m[m.length - 1] as { label?: string }).label).filter(Boolean);
+
+  test("with a team's SES tenant, its status changes: both rules' matches, the alarm's line, the latest events", () => {
+    const s = synthWithCallbacks();
+    const counts = titled(s, "Teams: SES tenants' sending status");
+    expect(labels(counts)).toEqual(['Disabled by SES', 'Enabled again']);
+    expect(JSON.stringify(counts.properties.metrics)).toContain('"AWS/Events","TriggeredRules","RuleName"');
+    expect(counts.properties.annotations.horizontal[0].label).toBe('sesTenantPaused (warn)');
+    const latest = titled(s, "Teams: SES tenants' latest status changes");
+    expect(latest.properties.query).toContain('`detail-type`');
+    expect(latest.properties.query).toContain('resources.0');
+    const none = widgets(synthesize(CALLBACK_PROPS)).map((w) => String(w.properties.title));
+    expect(none.some((t) => t.includes('SES tenants'))).toBe(false);
+  });
 
   test('its first row is single values, in order', () => {
     const [first, ...rest] = widgets(synthDefault());

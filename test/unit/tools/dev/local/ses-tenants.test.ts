@@ -53,3 +53,27 @@ test("the mailbox shows each email's tenant; others and other text are left as t
   });
   expect(tenants.withTenants('not json')).toBe('not json');
 });
+
+test("GetTenant answers in SES's format, sending ENABLED (nothing pauses a tenant locally); an unknown one is 404", () => {
+  const tenants = withTenant();
+  const answer = tenants.handle('POST', '/v2/email/tenants/get', { TenantName: 'mail-security' });
+  expect(answer).toEqual({
+    ok: true,
+    body: {
+      Tenant: {
+        TenantName: 'mail-security',
+        TenantId: expect.stringMatching(/^tn-[0-9a-f]{16}$/),
+        TenantArn: expect.stringMatching(/^arn:aws:ses:us-east-1:000000000000:tenant\/mail-security\/tn-[0-9a-f]{16}$/),
+        CreatedTimestamp: expect.any(Number),
+        Tags: [],
+        SendingStatus: 'ENABLED',
+      },
+    },
+  });
+  const tenant = (answer as unknown as { body: { Tenant: { TenantId: string; TenantArn: string } } }).body.Tenant;
+  expect(tenant.TenantArn.endsWith(`/${tenant.TenantId}`)).toBe(true);
+  expect(tenants.handle('POST', '/v2/email/tenants/get', { TenantName: 'nobody' })).toMatchObject({
+    status: 404,
+    type: 'NotFoundException',
+  });
+});

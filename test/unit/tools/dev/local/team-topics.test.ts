@@ -1,4 +1,4 @@
-/** outputs.json's `Teams`: each team's topic, and the high-priority topic of a team that has one; no senders. */
+/** outputs.json's `Teams`: each team's topic, the high-priority topic and the SES tenant of a team that has one; no senders. */
 import { teamOutputs } from '../../../../../tools/dev/local/team-topics';
 
 test('Teams names each topic, a high-priority topic only where there is one, and no senders', () => {
@@ -10,5 +10,17 @@ test('Teams names each topic, a high-priority topic only where there is one, and
   ).toEqual({
     billing: { TopicArn: 'arn:billing' },
     security: { TopicArn: 'arn:security', HighPriorityTopicArn: 'arn:security-high' },
+  });
+});
+
+test('a team with an SES tenant has its TenantName (what verify asks GetTenant about); the others none', () => {
+  expect(
+    teamOutputs({
+      billing: { topicArn: 'arn:billing', senders: ['billing@example.com'] },
+      security: { topicArn: 'arn:security', senders: ['s@example.com'], tenantName: 'mail-security' },
+    }),
+  ).toEqual({
+    billing: { TopicArn: 'arn:billing' },
+    security: { TopicArn: 'arn:security', TenantName: 'mail-security' },
   });
 });
