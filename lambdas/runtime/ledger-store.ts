@@ -8,7 +8,8 @@
  *
  * Every write also sets `statusShard`, the partition key of the table's index by outcome
  * (LEDGER_STATUS_INDEX in the kernel's ledger/schema.ts), for the outcomes the index files, and
- * removes it for the others (sent, delivered): the index is sparse.
+ * removes it for the others (sent, delivered): the index is sparse. A team's event also sets the
+ * item's `team` and `teamKey` (from its tags) where the item has none yet, in that same write.
  */
 import {
   ConditionalCheckFailedException,
@@ -70,6 +71,11 @@ function bindsAttempt(parsed: ParsedSesEvent): parsed is ParsedSesEvent & { read
   return parsed.event.type === 'Send' && parsed.attemptId !== undefined;
 }
 
+/** The item attributes naming the team of the event's key (`team`, `teamKey`: LedgerItem), from its tags. */
+function teamAttributes(parsed: ParsedSesEvent): Readonly<Record<'team' | 'teamKey', string | undefined>> {
+  return { team: parsed.team, teamKey: parsed.team === undefined ? undefined : parsed.teamKey };
+}
+
 /**
  * Appends the event when it comes after everything recorded and ranks at least as high. With
  * `boundOnly`, only onto an item that already holds the `Send` of the event's attempt, of the
@@ -86,6 +92,8 @@ async function append(
   const expiration = Math.floor(Date.parse(event.at) / 1000) + retentionSeconds;
   const after = 'NOT contains(#ids, :id) AND #lastAt < :at AND #rank <= :rank';
   const add = ['#ids :idSet', '#version :one', ...(bindsAttempt(parsed) ? ['#bound :attempt'] : [])];
+  // The first event naming the team writes it; later ones leave it (no read, no extra request).
+  const team = Object.entries(teamAttributes(parsed)).filter((entry): entry is [string, string] => !!entry[1]);
   return client.send(
     new UpdateItemCommand({
       TableName: tableName,
@@ -96,6 +104,7 @@ async function append(
       UpdateExpression:
         'SET #events = list_append(if_not_exists(#events, :empty), :event), #status = :status, #rank = :rank, ' +
         '#lastAt = :at, #updatedAt = :at, #exp = :exp, #mid = if_not_exists(#mid, :mid)' +
+        team.map(([name]) => `, #${name} = if_not_exists(#${name}, :${name})`).join('') +
         (isIndexed(parsed.status) ? ', #shard = :shard' : ' REMOVE #shard') +
         ` ADD ${add.join(', ')}`,
       ExpressionAttributeNames: {
@@ -110,9 +119,11 @@ async function append(
         '#exp': LEDGER_TABLE.ttlAttribute,
         '#mid': 'sesMessageId',
         '#shard': LEDGER_STATUS_INDEX.partitionKey,
+        ...Object.fromEntries(team.map(([name]) => [`#${name}`, name])),
       },
       ExpressionAttributeValues: marshall({
         ...(isIndexed(parsed.status) ? { ':shard': statusShard(parsed.key, parsed.status) } : {}),
+        ...Object.fromEntries(team.map(([name, value]) => [`:${name}`, value])),
         ':id': parsed.id,
         ':at': event.at,
         ':rank': STATUS_RANK[parsed.status],
@@ -152,9 +163,12 @@ async function replace(
 ): Promise<StoredLedgerItem | 'already recorded' | undefined> {
   const merged = merge(eventsOf(old), parsed.event, retentionSeconds);
   if (!merged) return 'already recorded';
+  const tagged = teamAttributes(parsed);
   const item: StoredLedgerItem = {
     ...old,
     key: parsed.key,
+    team: old.team ?? tagged.team,
+    teamKey: old.team === undefined ? tagged.teamKey : old.teamKey,
     status: merged.status,
     sesMessageId: merged.sesMessageId,
     events: merged.events,

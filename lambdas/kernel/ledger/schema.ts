@@ -134,6 +134,13 @@ export interface LedgerItem {
   readonly events: readonly LedgerEvent[];
   /** Set by the send-email function when it dead-letters a record with this key. */
   readonly deadLettered?: { readonly at: string; readonly code: string; readonly reason: string };
+  /**
+   * The team of a team's key (`<team>#<key>`, whose item key is a hash), from the `dedupe-team` tag
+   * of the first event that carries it: `email-pipeline deliveries --team` lists by it.
+   */
+  readonly team?: string;
+  /** The key as the team's publisher wrote it (the `dedupe-team-key` tag), when SES took it as a tag. */
+  readonly teamKey?: string;
   readonly updatedAt: string;
   /** Epoch seconds; DynamoDB TTL cleans up after it (expiry is also checked on read). */
   readonly expiration: number;
