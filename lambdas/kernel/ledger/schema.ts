@@ -147,6 +147,21 @@ export interface LedgerItem {
 }
 
 /**
+ * What writes a key's team on its item (`team`, `teamKey`: LedgerItem) where the item names none
+ * yet, as parts of an UpdateItem (lambdas/runtime/ledger-store.ts): nothing without a team. The
+ * first write that knows the team sets it; later ones leave it (no read, no extra request).
+ */
+export function teamUpdate(tagged: { readonly team?: string; readonly teamKey?: string } | undefined) {
+  const attributes = tagged?.team === undefined ? {} : { team: tagged.team, teamKey: tagged.teamKey };
+  const set = Object.entries(attributes).filter((entry): entry is [string, string] => entry[1] !== undefined);
+  return {
+    set: set.map(([name]) => `, #${name} = if_not_exists(#${name}, :${name})`).join(''),
+    names: Object.fromEntries(set.map(([name]) => [`#${name}`, name])),
+    values: Object.fromEntries(set.map(([name, value]) => [`:${name}`, value])),
+  };
+}
+
+/**
  * Bookkeeping attributes beside those of {@link LedgerItem}: never shown to readers. The ledger's
  * store writes them (lambdas/runtime/ledger-store.ts), and so do `email-pipeline resend` and the
  * cancel function, whose grant names the ones it writes (lib/construct/ledger/functions.ts).

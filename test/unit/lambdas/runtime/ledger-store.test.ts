@@ -1,7 +1,7 @@
 /**
  * The ledger store's writes of a team's key: the team (`team`, `teamKey`) rides on the write the
- * event makes anyway, set only where the item has none, on the append and on the merge alike; a
- * key without a team gets neither. (Every arrival order against DynamoDB Local: the integration suite.)
+ * event makes anyway, set only where the item has none, on the append and on the merge alike, and
+ * on the dead-letter mark and the pipeline's own events; a key without a team gets neither. (Every arrival order against DynamoDB Local: the integration suite.)
  */
 import {
   ConditionalCheckFailedException,
@@ -11,7 +11,7 @@ import {
 } from '@aws-sdk/client-dynamodb';
 import { marshall, unmarshall } from '@aws-sdk/util-dynamodb';
 import type { ParsedSesEvent } from '../../../../lambdas/kernel/ledger/events';
-import { recordEvent } from '../../../../lambdas/runtime/ledger-store';
+import { markDeadLettered, recordEvent, recordPipelineEvent } from '../../../../lambdas/runtime/ledger-store';
 
 const KEY = 'sha256-0f0e';
 
@@ -115,4 +115,27 @@ test('an event merged out of order writes the team with the merged item, and kee
   const none = unmarshall((bare.sent[1] as PutItemCommand).input.Item ?? {});
   expect(none).not.toHaveProperty('team');
   expect(none).not.toHaveProperty('teamKey');
+});
+
+test("the dead-letter mark and the pipeline's own events name a team's key's team in their one UpdateItem", async () => {
+  const team = { team: 'billing', teamKey: 'order-42' };
+  const mark = { at: '2026-12-03T10:00:00.000Z', code: 'SenderNotAllowed', reason: 'from' };
+  const dead = client(() => ({ Attributes: marshall({ version: 1 }) }));
+  await markDeadLettered(dead.db, 'ledger', KEY, mark, 3600, team);
+  const cancelled = client(() => ({}));
+  const event = { type: 'Cancelled', at: mark.at };
+  await recordPipelineEvent(cancelled.db, 'ledger', KEY, event, { status: 'cancelled', over: [] }, 3600, team);
+  for (const sent of [dead.sent, cancelled.sent]) {
+    expect(sent).toHaveLength(1);
+    const update = sent[0] as UpdateItemCommand;
+    expect(setClause(update)).toMatchObject({
+      team: 'if_not_exists(#team, :team)',
+      teamKey: 'if_not_exists(#teamKey, :teamKey)',
+    });
+    expect(valuesOf(update)).toMatchObject({ ':team': 'billing', ':teamKey': 'order-42' });
+  }
+
+  const bare = client(() => ({ Attributes: marshall({ version: 1 }) }));
+  await markDeadLettered(bare.db, 'ledger', KEY, mark, 3600);
+  expect((bare.sent[0] as UpdateItemCommand).input.UpdateExpression).not.toContain('team');
 });

@@ -86,7 +86,8 @@ const at = (n: number) => new Date(Date.UTC(2026, 11, 3, 9, 0, n)).toISOString()
 
 test("--team lists only that team's keys, newest first, as the team wrote them, reading the index page by page", async () => {
   // 1,200 keys (several index pages a shard): every third billing's, the others security's or of no team.
-  const items = Array.from({ length: 1200 }, (_, i) => ({
+  type Item = { key: string; updatedAt: string; team?: string; teamKey?: string };
+  const items = Array.from({ length: 1200 }, (_, i): Item => ({
     key: `sha256-${i}`,
     updatedAt: at(i),
     ...(i % 3 === 0 ? { team: 'billing', teamKey: `order-${i}` } : i % 3 === 1 ? { team: 'security' } : {}),
