@@ -17,6 +17,7 @@ import {
   LEDGER_STATUSES,
   INDEXED_OUTCOMES,
   LEDGER_TABLE,
+  LEDGER_TEAM,
   type IndexedOutcome,
 } from '../../lambdas/kernel/ledger/schema';
 
@@ -87,13 +88,14 @@ async function withTeams(db: Db, tableName: string, found: readonly Delivery[]):
   const keys = [...new Set(found.map((d) => d.key))].map((key) => ({ [partitionKey]: key }));
   const items = await batchGetAll(db, tableName, keys, {
     label: 'ledger table',
-    attributes: [partitionKey, 'team', 'teamKey'],
+    attributes: [partitionKey, LEDGER_TEAM.team, LEDGER_TEAM.teamKey],
   });
   const teams = new Map(items.map((item) => [String(item[partitionKey]), item]));
   return found.map((delivery) => {
     const item = teams.get(delivery.key);
-    const team = typeof item?.team === 'string' ? item.team : undefined;
-    const teamKey = team !== undefined && typeof item?.teamKey === 'string' ? item.teamKey : undefined;
+    const [named, own] = [item?.[LEDGER_TEAM.team], item?.[LEDGER_TEAM.teamKey]];
+    const team = typeof named === 'string' ? named : undefined;
+    const teamKey = team !== undefined && typeof own === 'string' ? own : undefined;
     return { ...delivery, ...(team !== undefined ? { team } : {}), ...(teamKey !== undefined ? { teamKey } : {}) };
   });
 }

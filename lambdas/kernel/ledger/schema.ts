@@ -146,13 +146,17 @@ export interface LedgerItem {
   readonly expiration: number;
 }
 
+/** The attributes naming a team's key's team on its item (LedgerItem's `team` and `teamKey`). */
+export const LEDGER_TEAM = { team: 'team', teamKey: 'teamKey' } as const satisfies Record<string, keyof LedgerItem>;
+
 /**
  * What writes a key's team on its item (`team`, `teamKey`: LedgerItem) where the item names none
  * yet, as parts of an UpdateItem (lambdas/runtime/ledger-store.ts): nothing without a team. The
  * first write that knows the team sets it; later ones leave it (no read, no extra request).
  */
 export function teamUpdate(tagged: { readonly team?: string; readonly teamKey?: string } | undefined) {
-  const attributes = tagged?.team === undefined ? {} : { team: tagged.team, teamKey: tagged.teamKey };
+  const attributes =
+    tagged?.team === undefined ? {} : { [LEDGER_TEAM.team]: tagged.team, [LEDGER_TEAM.teamKey]: tagged.teamKey };
   const set = Object.entries(attributes).filter((entry): entry is [string, string] => entry[1] !== undefined);
   return {
     set: set.map(([name]) => `, #${name} = if_not_exists(#${name}, :${name})`).join(''),
