@@ -320,6 +320,11 @@ test("billing's cancel of a key (cancel --team billing) leaves security's email 
       outcome: 'cancelled',
       report: { key: `billing#${key}`, status: 'cancelled' },
     });
+    // The Cancelled write names the team: deliveries --team lists the key as billing wrote it.
+    const cancelledOf = (team: string) =>
+      runCli(stateDir, ['deliveries', '--outcome', 'cancelled', '--team', team]).stdout.includes(`  ${key}\n`);
+    await until('billing lists its cancelled key', () => cancelledOf('billing'));
+    expect(cancelledOf('security')).toBe(false);
     const [toBilling, toSecurity] = [p.address('cancel-billing'), p.address('cancel-security')];
     await publish(teams.billing!.topicArn, key, toBilling);
     await publish(teams.security!.topicArn, key, toSecurity);
@@ -399,6 +404,10 @@ test("deliveries --team lists a team's bounced and dead-lettered keys as the tea
     );
     expect(rows('--outcome', 'dead-lettered', '--team', 'security').some((r) => r.teamKey === dead)).toBe(false);
     expect(runCli(stateDir, ['deliveries', '--outcome', 'bounced', '--team', 'Billing'])).toMatchObject({ status: 2 });
+    // A team the pipeline does not have lists nothing, and says which teams it has.
+    const unknown = runCli(stateDir, ['deliveries', '--outcome', 'bounced', '--team', 'sales']);
+    expect(unknown).toMatchObject({ status: 0, stdout: '' });
+    expect(unknown.stderr).toContain('has no team sales now (its teams: billing, security)');
   } finally {
     rmSync(stateDir, { recursive: true, force: true });
   }
