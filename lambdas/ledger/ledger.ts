@@ -87,15 +87,14 @@ export function createLedgerHandler(
   }
 
   /**
-   * Publishes the item's report; `tagged`: the team its send was tagged with (one of the pipeline's
-   * teams counts), and the key as that team's publisher wrote it (`teamKey`), when it was tagged too.
+   * Publishes the item's report; `team`: the team its send was tagged with (one of the pipeline's
+   * teams: see ownTeam), and the key as that team's publisher wrote it (`teamKey`), when it was tagged too.
    */
-  async function publish(item: StoredLedgerItem, tagged: string | undefined, teamKey?: string): Promise<void> {
+  async function publish(item: StoredLedgerItem, team: string | undefined, teamKey?: string): Promise<void> {
     if (!settings.deliveryStatusTopicArn) return;
     if (!(await anyoneListening(settings.deliveryStatusTopicArn))) return;
     const report = reportOf(item);
     // A team's key names its team, in the body and as an attribute a subscription can filter on.
-    const team = tagged !== undefined && settings.teamNames?.includes(tagged) ? tagged : undefined;
     await sns.send(
       new PublishCommand({
         TopicArn: settings.deliveryStatusTopicArn,
@@ -125,7 +124,7 @@ export function createLedgerHandler(
       status,
       sqsMessageId,
       // A team's key names its team: Logs Insights counts outcomes by team (the `Outcomes by team` query).
-      ...(parsed.team !== undefined && settings.teamNames?.includes(parsed.team) ? { team: parsed.team } : {}),
+      ...(parsed.team !== undefined ? { team: parsed.team } : {}),
     };
     if (!result.recorded) {
       metrics.addMetric(LEDGER_METRIC.duplicateEvents, MetricUnit.Count, 1);
@@ -188,6 +187,18 @@ export function createLedgerHandler(
     }
   }
 
+  /**
+   * The event with its team tags only when they name one of the pipeline's teams: only such a team
+   * is logged, published and written on the item (`team`, `teamKey`: deliveries --team lists by it).
+   */
+  function ownTeam(parsed: ParsedSesEvent): ParsedSesEvent {
+    if (parsed.team === undefined || settings.teamNames?.includes(parsed.team)) return parsed;
+    const { team, teamKey, ...rest } = parsed;
+    void team;
+    void teamKey;
+    return rest;
+  }
+
   async function processRecord(
     sqsRecord: SQSRecord,
     got: Read,
@@ -208,8 +219,9 @@ export function createLedgerHandler(
       });
       throw error;
     }
-    const { parsed, envelope } = got;
-    if (!parsed) return; // an event type the ledger does not record (Open, Click)
+    const { envelope } = got;
+    if (!got.parsed) return; // an event type the ledger does not record (Open, Click)
+    const parsed = ownTeam(got.parsed);
     // The usual case after a Send: the event's attempt is already bound on the item, so one
     // conditional write records it (no claim read). Its origin is checked first all the same.
     if (!originProblem({ ...parsed.origin, ...envelope }, settings.trust.origin)) {

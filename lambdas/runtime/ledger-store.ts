@@ -8,7 +8,8 @@
  *
  * Every write also sets `statusShard`, the partition key of the table's index by outcome
  * (LEDGER_STATUS_INDEX in the kernel's ledger/schema.ts), for the outcomes the index files, and
- * removes it for the others (sent, delivered): the index is sparse.
+ * removes it for the others (sent, delivered): the index is sparse. A write about a team's key
+ * also sets the item's `team` and `teamKey` where the item names none yet, in that same request.
  */
 import {
   ConditionalCheckFailedException,
@@ -18,6 +19,7 @@ import {
   type DynamoDBClient,
 } from '@aws-sdk/client-dynamodb';
 import { marshall, unmarshall } from '@aws-sdk/util-dynamodb';
+import type { KeyTeam } from '../kernel/ledger/binding';
 import { eventId, eventsOf, merge, statusOf, STATUS_RANK, type ParsedSesEvent } from '../kernel/ledger/events';
 import {
   isIndexed,
@@ -25,6 +27,7 @@ import {
   LEDGER_STATUS_INDEX,
   LEDGER_TABLE,
   statusShard,
+  teamUpdate,
   type LedgerItem,
 } from '../kernel/ledger/schema';
 
@@ -86,6 +89,7 @@ async function append(
   const expiration = Math.floor(Date.parse(event.at) / 1000) + retentionSeconds;
   const after = 'NOT contains(#ids, :id) AND #lastAt < :at AND #rank <= :rank';
   const add = ['#ids :idSet', '#version :one', ...(bindsAttempt(parsed) ? ['#bound :attempt'] : [])];
+  const team = teamUpdate(parsed);
   return client.send(
     new UpdateItemCommand({
       TableName: tableName,
@@ -96,6 +100,7 @@ async function append(
       UpdateExpression:
         'SET #events = list_append(if_not_exists(#events, :empty), :event), #status = :status, #rank = :rank, ' +
         '#lastAt = :at, #updatedAt = :at, #exp = :exp, #mid = if_not_exists(#mid, :mid)' +
+        team.set +
         (isIndexed(parsed.status) ? ', #shard = :shard' : ' REMOVE #shard') +
         ` ADD ${add.join(', ')}`,
       ExpressionAttributeNames: {
@@ -110,9 +115,11 @@ async function append(
         '#exp': LEDGER_TABLE.ttlAttribute,
         '#mid': 'sesMessageId',
         '#shard': LEDGER_STATUS_INDEX.partitionKey,
+        ...team.names,
       },
       ExpressionAttributeValues: marshall({
         ...(isIndexed(parsed.status) ? { ':shard': statusShard(parsed.key, parsed.status) } : {}),
+        ...team.values,
         ':id': parsed.id,
         ':at': event.at,
         ':rank': STATUS_RANK[parsed.status],
@@ -155,6 +162,8 @@ async function replace(
   const item: StoredLedgerItem = {
     ...old,
     key: parsed.key,
+    team: old.team ?? parsed.team,
+    teamKey: old.team === undefined && parsed.team !== undefined ? parsed.teamKey : old.teamKey,
     status: merged.status,
     sesMessageId: merged.sesMessageId,
     events: merged.events,
@@ -272,7 +281,8 @@ export async function readLedgerItem(
 /**
  * Marks a key's item dead-lettered (the send-email function gave up on it). One UpdateItem;
  * keeps what the events recorded and only sets the expiry (and the index's outcome, see
- * LEDGER_STATUS_INDEX) when there is none yet. Resolves to the item's version after it.
+ * LEDGER_STATUS_INDEX) when there is none yet, and `team`'s key's team when none is named yet.
+ * Resolves to the item's version after it.
  */
 export async function markDeadLettered(
   client: Client,
@@ -280,22 +290,26 @@ export async function markDeadLettered(
   key: string,
   mark: NonNullable<LedgerItem['deadLettered']>,
   retentionSeconds: number,
+  team?: KeyTeam,
 ): Promise<number | undefined> {
+  const teamed = teamUpdate(team);
   const { Attributes } = await client.send(
     new UpdateItemCommand({
       TableName: tableName,
       Key: marshall({ [LEDGER_TABLE.partitionKey]: key }),
       UpdateExpression:
         'SET #dl = :dl, #updatedAt = if_not_exists(#updatedAt, :at), #exp = if_not_exists(#exp, :exp), ' +
-        '#shard = if_not_exists(#shard, :shard) ADD #version :one',
+        `#shard = if_not_exists(#shard, :shard)${teamed.set} ADD #version :one`,
       ExpressionAttributeNames: {
         '#dl': 'deadLettered',
         '#shard': LEDGER_STATUS_INDEX.partitionKey,
         '#updatedAt': 'updatedAt',
         '#exp': LEDGER_TABLE.ttlAttribute,
         '#version': LEDGER_INTERNAL.version,
+        ...teamed.names,
       },
       ExpressionAttributeValues: marshall({
+        ...teamed.values,
         ':dl': mark,
         ':shard': statusShard(key, 'dead-lettered'),
         ':at': mark.at,
@@ -316,7 +330,8 @@ export async function markDeadLettered(
  * `over` (none at all when `over` is empty): a `Scheduled` is written when nothing else is known
  * of the key, so a copy of the first deferral writes nothing more; a `Cancelled` over nothing or a
  * `Scheduled`, and never over an SES status. The key is filed in the index by outcome under its new
- * status (`deliveries --status scheduled|cancelled`). Resolves false when the condition did not hold.
+ * status (`deliveries --outcome scheduled|cancelled`), with `team`'s key's team where none is named
+ * yet. Resolves false when the condition did not hold.
  */
 export async function recordPipelineEvent(
   client: Client,
@@ -325,8 +340,10 @@ export async function recordPipelineEvent(
   event: { readonly type: string; readonly at: string; readonly detail?: string },
   change: { readonly status: NonNullable<LedgerItem['status']>; readonly over: readonly string[] },
   retentionSeconds: number,
+  team?: KeyTeam,
 ): Promise<boolean> {
   const over = change.over.map((_, i) => `#status = :over${i}`);
+  const teamed = teamUpdate(team);
   try {
     await client.send(
       new UpdateItemCommand({
@@ -336,6 +353,7 @@ export async function recordPipelineEvent(
         UpdateExpression:
           'SET #events = list_append(if_not_exists(#events, :empty), :event), #status = :status, #rank = :rank, ' +
           '#lastAt = :at, #updatedAt = :at, #exp = :exp' +
+          teamed.set +
           (isIndexed(change.status) ? ', #shard = :shard' : ' REMOVE #shard') +
           ' ADD #ids :idSet, #version :one',
         ExpressionAttributeNames: {
@@ -348,9 +366,11 @@ export async function recordPipelineEvent(
           '#updatedAt': 'updatedAt',
           '#exp': LEDGER_TABLE.ttlAttribute,
           '#shard': LEDGER_STATUS_INDEX.partitionKey,
+          ...teamed.names,
         },
         ExpressionAttributeValues: marshall({
           ...(isIndexed(change.status) ? { ':shard': statusShard(key, change.status) } : {}),
+          ...teamed.values,
           ':empty': [],
           ':event': [event],
           ':status': change.status,

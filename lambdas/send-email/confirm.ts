@@ -17,6 +17,8 @@ import type { Logger } from '@aws-lambda-powertools/logger';
 import { MetricUnit, type Metrics } from '@aws-lambda-powertools/metrics';
 import { eventsOf, statusOfType } from '../kernel/ledger/events';
 import { ledgerKey } from '../kernel/ledger/schema';
+import { keyTeam } from '../kernel/ledger/binding';
+import { teamOfKey } from '../kernel/teams';
 import type { ConfirmSettings } from '../kernel/environment';
 import { markDeadLettered, readLedgerItem } from '../runtime/ledger-store';
 import { CONFIRM_METRIC } from '../kernel/names';
@@ -85,6 +87,8 @@ export interface ConfirmDeps {
   readonly now?: () => number;
   /** Tells a dead-lettered key's callback (dead-letter-notice.ts). @default none: no callbacks */
   readonly notice?: DeadLetterNotice;
+  /** The pipeline's teams: a team's key's dead-letter mark names its team (deliveries --team). @default none */
+  readonly teamNames?: readonly string[];
 }
 
 export function createSendConfirmation(deps: ConfirmDeps): SendConfirmation {
@@ -152,6 +156,7 @@ export function createSendConfirmation(deps: ConfirmDeps): SendConfirmation {
             ledgerKey(key),
             { at, code: failure.code, reason: failure.message.slice(0, 512) },
             settings.retentionSeconds,
+            keyTeam(teamOfKey(deps.teamNames, key), key),
           );
         }
       } catch (error) {

@@ -214,6 +214,8 @@ export function createContainerHandler(clients: ContainerClients = {}, env: Node
   const bucket = env[ENV.attachmentsBucketName];
   const sqs = clients.sqs ?? builtOnFirstSend(createSqsClient);
   const noticeSettings = readNoticeSettings(env);
+  // A team's key's ledger marks (scheduled, dead-lettered) and callbacks name its team.
+  const teamNames = settings.teams ? Object.keys(settings.teams) : undefined;
   return createHandler({
     settings,
     rateStore: dynamoDbSlotStore({
@@ -234,7 +236,12 @@ export function createContainerHandler(clients: ContainerClients = {}, env: Node
     metrics,
     recordScheduled:
       confirmSettings.ledgerTableName !== undefined
-        ? ledgerRecordScheduled(ledgerClient, confirmSettings.ledgerTableName, confirmSettings.retentionSeconds)
+        ? ledgerRecordScheduled(
+            ledgerClient,
+            confirmSettings.ledgerTableName,
+            confirmSettings.retentionSeconds,
+            teamNames,
+          )
         : undefined,
     confirm: createSendConfirmation({
       settings: confirmSettings,
@@ -242,12 +249,13 @@ export function createContainerHandler(clients: ContainerClients = {}, env: Node
       dynamodb: ledgerClient,
       logger,
       metrics,
+      ...(teamNames ? { teamNames } : {}),
       ...(noticeSettings
         ? {
             notice: createDeadLetterNotice({
               settings: noticeSettings,
               sqs,
-              ...(settings.teams ? { teamNames: Object.keys(settings.teams) } : {}),
+              ...(teamNames ? { teamNames } : {}),
               logger,
             }),
           }

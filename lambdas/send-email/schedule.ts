@@ -31,6 +31,8 @@ import { RETRY_ATTRIBUTE, SCHEDULE_METRIC } from '../kernel/names';
 import { hopDelaySeconds } from '../kernel/sqs-limits';
 import { maskAddress } from '../kernel/contract';
 import { ledgerKey, PIPELINE_EVENT } from '../kernel/ledger/schema';
+import { keyTeam } from '../kernel/ledger/binding';
+import { teamOfKey } from '../kernel/teams';
 import { recordPipelineEvent } from '../runtime/ledger-store';
 import type { ParsedRecord } from './parse';
 import { attr, originalAttributes, type QueueClient } from './outcome/queue-record';
@@ -141,11 +143,15 @@ export function createSchedule(deps: ScheduleDeps): Schedule {
   };
 }
 
-/** {@link RecordScheduled} on the send ledger's table: `Scheduled` only where nothing is recorded for the key yet. */
+/**
+ * {@link RecordScheduled} on the send ledger's table: `Scheduled` only where nothing is recorded for
+ * the key yet; a team's key (one of `teamNames`) names its team there.
+ */
 export function ledgerRecordScheduled(
   dynamodb: Pick<DynamoDBClient, 'send'>,
   ledgerTableName: string,
   retentionSeconds: number,
+  teamNames?: readonly string[],
 ): RecordScheduled {
   return async (key, sendAt, at) => {
     await recordPipelineEvent(
@@ -155,6 +161,7 @@ export function ledgerRecordScheduled(
       { type: PIPELINE_EVENT.scheduled.type, at, detail: `sendAt ${sendAt}` },
       { status: PIPELINE_EVENT.scheduled.status, over: [] },
       retentionSeconds,
+      keyTeam(teamOfKey(teamNames, key), key),
     );
   };
 }

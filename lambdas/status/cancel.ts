@@ -11,7 +11,7 @@
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { cancelDetail, cancelMarkOf, type CancelMark } from '../kernel/ledger/cancel-mark';
-import { CLAIM_ATTRIBUTES } from '../kernel/ledger/binding';
+import { CLAIM_ATTRIBUTES, keyTeam } from '../kernel/ledger/binding';
 import { ledgerKey, PIPELINE_EVENT, type DeliveryReport } from '../kernel/ledger/schema';
 import { recordPipelineEvent } from '../runtime/ledger-store';
 import { TEAM_NAME, teamKey } from '../kernel/teams';
@@ -99,6 +99,7 @@ export async function cancelDelivery(
       { type: PIPELINE_EVENT.cancelled.type, at: mark.cancelledAt, detail: cancelDetail(mark) },
       { status: PIPELINE_EVENT.cancelled.status, over: [PIPELINE_EVENT.scheduled.status] },
       deps.dedupeWindowSeconds,
+      keyTeam(team, key),
     ).catch(() => false);
   }
   return { outcome, report: await lookupDelivery(deps, bare, team) };

@@ -6,8 +6,6 @@
  */
 import { SendMessageBatchCommand, type SQSClient } from '@aws-sdk/client-sqs';
 import {
-  BatchGetCommand,
-  type BatchGetCommandOutput,
   DeleteCommand,
   QueryCommand,
   type DynamoDBDocumentClient,
@@ -15,6 +13,7 @@ import {
 } from '@aws-sdk/lib-dynamodb';
 import { CALLBACK_ATTRIBUTE, CALLBACKS_TABLE } from '../../lambdas/kernel/callbacks/names';
 import { moveMatching, scan } from '../dlq/select';
+import { batchGetAll } from './batch-get';
 import {
   callbackRow,
   daysSince,
@@ -96,21 +95,8 @@ async function fullRows(
   rows: readonly CallbackRow[],
 ): Promise<CallbackRow[]> {
   const { partitionKey, sortKey } = CALLBACKS_TABLE;
-  const out: CallbackRow[] = [];
-  for (let i = 0; i < rows.length; i += 100) {
-    let keys: Record<string, unknown>[] | undefined = rows
-      .slice(i, i + 100)
-      .map((row) => ({ [partitionKey]: row.key, [sortKey]: row.id }));
-    for (let round = 0; keys && keys.length > 0; round += 1) {
-      if (round === 5) throw new OperationError('DynamoDB kept leaving keys of the callbacks table unread: try again.');
-      const answer: BatchGetCommandOutput = await db.send(
-        new BatchGetCommand({ RequestItems: { [tableName]: { Keys: keys } } }),
-      );
-      out.push(...(answer.Responses?.[tableName] ?? []).map(callbackRow));
-      keys = answer.UnprocessedKeys?.[tableName]?.Keys;
-    }
-  }
-  return out;
+  const keys = rows.map((row) => ({ [partitionKey]: row.key, [sortKey]: row.id }));
+  return (await batchGetAll(db, tableName, keys, { label: 'callbacks table' })).map(callbackRow);
 }
 
 /**

@@ -1,25 +1,31 @@
 /**
- * `email-pipeline deliveries --outcome S [--since T] [--max N] [--json]`: the keys whose outcome is S,
- * newest first, from the ledger table's index by outcome (needs dynamodb:Query on the table's
- * `by-status` index on AWS). `--status` is the old spelling of `--outcome` ("status" is a key's
- * delivery status, what `email-pipeline status <key>` prints): it still works, with a warning.
+ * `email-pipeline deliveries --outcome S [--team NAME] [--since T] [--max N] [--json]`: the keys whose
+ * outcome is S, newest first, from the ledger table's index by outcome (needs dynamodb:Query on the
+ * table's `by-status` index on AWS). On a pipeline with teams it also reads the listed keys' items for
+ * their team (dynamodb:BatchGetItem on the table): `--team` lists one team's keys only, each shown as
+ * the team wrote it; without it, each key names its team. `--status` is the old spelling of
+ * `--outcome` ("status" is a key's delivery status, what `email-pipeline status <key>` prints): it
+ * still works, with a warning.
  */
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { deprecated, parseCommand, wholeNumber } from './args';
 import type { Command, Io } from './command';
-import { isOutcome, OUTCOMES, queryDeliveries, sinceTime, UNINDEXED_OUTCOMES } from './deliveries';
+import { isOutcome, OUTCOMES, queryDeliveries, sinceTime, UNINDEXED_OUTCOMES, type Delivery } from './deliveries';
 import { awsFailure, suggestion, UsageError } from './errors';
 import { printable } from './printable';
+import { objectOutput, TEAM_OPTION, teamOption } from './team-option';
 import { output, resolveTarget, TARGET_HELP, TARGET_OPTIONS, TARGET_SYNOPSIS, targetOptions } from './target';
 
-const USAGE = `Usage: email-pipeline deliveries --outcome S [--since T] [--max N] [--json] ${TARGET_SYNOPSIS}
+const USAGE = `Usage: email-pipeline deliveries --outcome S [--team NAME] [--since T] [--max N] [--json] ${TARGET_SYNOPSIS}
 
 Lists the dedupe keys whose outcome is S, newest first: ${OUTCOMES.join(', ')} (not sent or delivered:
 nearly every email has those; email-pipeline status KEY gives one key's).
 --since takes an ISO date or time (2026-12-03, 2026-12-03T08:00:00Z) or an age (30m, 2h, 7d);
 --max defaults to 100. Keys SES cannot carry as a tag show as sha256-<hex> (the ledger's key).
-The index lags the table by about a second. email-pipeline status <key> follows one key.
+--team NAME lists only the keys a team published (through its topic), as the team wrote them; on a
+pipeline with teams, each key is shown with its team. The index lags the table by about a second.
+email-pipeline status [--team NAME] <key> follows one key.
 
 ${TARGET_HELP}`;
 
@@ -30,9 +36,20 @@ const OPTIONS = {
   since: { type: 'string' },
   max: { type: 'string' },
   json: { type: 'boolean' },
+  ...TEAM_OPTION,
   ...TARGET_OPTIONS,
   help: { type: 'boolean', short: 'h' },
 } as const;
+
+/**
+ * One key as text: its time and key, a team's key as the team wrote it (the ledger's key when the
+ * team's key did not fit a tag), and its team unless --team named it.
+ */
+export function line(delivery: Delivery, team: string | undefined): string {
+  const key = printable(delivery.teamKey ?? delivery.key);
+  const named = delivery.team !== undefined && team === undefined ? `  team ${printable(delivery.team)}` : '';
+  return `${printable(delivery.updatedAt)}  ${key}${named}`;
+}
 
 export const deliveriesCommand: Command = {
   name: 'deliveries',
@@ -63,10 +80,15 @@ export const deliveriesCommand: Command = {
       throw new UsageError(`--since takes an ISO date or time or an age like 2h, got "${values.since}"`, USAGE);
     }
     const max = wholeNumber('max', values.max, 1, USAGE) ?? 100;
+    const team = teamOption(values.team, USAGE);
     const named = targetOptions(values, USAGE);
 
     const target = await resolveTarget(named);
     const ledgerTableName = output(target, 'LedgerTableName');
+    const teams = objectOutput(target.outputs, 'Teams');
+    if (team !== undefined && teams !== undefined && !Object.hasOwn(teams, team)) {
+      io.err(`Note: ${target.description} has no team ${team} now (its teams: ${Object.keys(teams).join(', ')}).`);
+    }
     const db = DynamoDBDocumentClient.from(new DynamoDBClient(target.clients.dynamodb));
     try {
       const found = await queryDeliveries(db, {
@@ -74,14 +96,18 @@ export const deliveriesCommand: Command = {
         status,
         max,
         ...(since !== undefined ? { since } : {}),
+        ...(team !== undefined ? { team } : {}),
+        // Keys name their teams where the pipeline has teams (one read of the listed keys).
+        teams: teams !== undefined,
       }).catch((error: unknown) => {
         throw awsFailure(`Could not list the ${status} keys of ${target.description}`, error, !target.local);
       });
-      for (const delivery of found) {
-        io.out(values.json ? JSON.stringify(delivery) : `${printable(delivery.updatedAt)}  ${printable(delivery.key)}`);
-      }
+      for (const delivery of found) io.out(values.json ? JSON.stringify(delivery) : line(delivery, team));
       const more = found.length === max ? ` (the newest ${max}: --max for more)` : '';
-      io.err(`${found.length} key(s) ${status}${since ? ` since ${since}` : ''} in ${target.description}${more}.`);
+      const whose = team !== undefined ? ` of team ${team}` : '';
+      io.err(
+        `${found.length} key(s)${whose} ${status}${since ? ` since ${since}` : ''} in ${target.description}${more}.`,
+      );
     } finally {
       db.destroy();
     }

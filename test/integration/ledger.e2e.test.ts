@@ -1,6 +1,7 @@
 /**
  * The send ledger on the emulators. First its table writes against DynamoDB Local (every
- * arrival order and copies of a lifecycle's events end in the same item); then end to end: the
+ * arrival order and copies of a lifecycle's events end in the same item, a team's key's item
+ * naming its team); then end to end: the
  * real send-email bundle sends through the local SES (configuration set, tags), which publishes
  * SES's events to the ses-events topic, the buffer queue feeds the real ledger bundle, and
  * every mailbox simulator address reaches its status, each change published on the
@@ -31,12 +32,12 @@ describe('ledger table writes (DynamoDB Local)', () => {
   // Recent, so that no item has expired (DynamoDB Local's TTL does delete them); the same for every key.
   const acceptedAt = Date.now();
 
-  /** A lifecycle as the local SES publishes it: Send, Delivery, Complaint. */
-  function lifecycle(key: string): ParsedSesEvent[] {
+  /** A lifecycle as the local SES publishes it: Send, Delivery, Complaint (with `tags` beside the dedupe key). */
+  function lifecycle(key: string, tags: { Name: string; Value: string }[] = []): ParsedSesEvent[] {
     const send = {
       FromEmailAddress: 'noreply@example.com',
       Destination: { ToAddresses: ['complaint@simulator.amazonses.com'] },
-      EmailTags: [{ Name: 'dedupe-key', Value: key }],
+      EmailTags: [{ Name: 'dedupe-key', Value: key }, ...tags],
     };
     return sesEventsFor(send, `ses-${key}`, 'set', acceptedAt, 'sender').map((event) => {
       const parsed = parseSesEvent(event);
@@ -92,6 +93,33 @@ describe('ledger table writes (DynamoDB Local)', () => {
         );
       }),
     );
+  });
+
+  test("a team's key names its team on its item whatever the arrival order, at no extra request", async () => {
+    const table = resources.ledger.tableName;
+    const tags = [
+      { Name: 'dedupe-team', Value: 'billing' },
+      { Name: 'dedupe-team-key', Value: 'order-42' },
+    ];
+    const orders = permutations([0, 1, 2]);
+    await Promise.all(
+      orders.map(async (order, n) => {
+        const key = `team-${n}-${uniqueName()}`;
+        const events = lifecycle(key, tags);
+        const results = [];
+        for (const i of order)
+          results.push(await recordEvent(clients.dynamodb, table, events[i] as ParsedSesEvent, 3600));
+        // In order, one write per event, as for a key without a team.
+        if (n === 0) expect(results.map((r) => r.requests)).toEqual([1, 1, 1]);
+        const item = await readLedgerItem(clients.dynamodb, table, key, 0);
+        expect(item).toMatchObject({ team: 'billing', teamKey: 'order-42', status: 'complained' });
+      }),
+    );
+    const bare = `bare-${uniqueName()}`;
+    for (const event of lifecycle(bare)) await recordEvent(clients.dynamodb, table, event, 3600);
+    const item = await readLedgerItem(clients.dynamodb, table, bare, 0);
+    expect(item).not.toHaveProperty('team');
+    expect(item).not.toHaveProperty('teamKey');
   });
 });
 

@@ -71,9 +71,10 @@ test("a team's mail published during another team's burst is mailed beside it, a
     .slice(before, lastSecurity + 1)
     .filter((d) => String(d.dedupeKey).startsWith('billing#'));
   // Equal shares: about as many as security's ten (one consumer each, one lane of slots taken in
-  // turn); far fewer than what was left of the burst (at least BURST - billingBefore - 10 more).
-  expect(billingMeanwhile.length).toBeLessThanOrEqual(2 * LATE + 5);
-  expect(BURST - billingBefore).toBeGreaterThan(2 * LATE + 5 + LATE);
+  // turn; allowing for a batch already leased ahead); far fewer than what was left of the burst.
+  const measured = { billingMeanwhile: billingMeanwhile.length, billingLeftAtPublish: BURST - billingBefore };
+  expect(measured.billingMeanwhile <= 3 * LATE + 5 ? 'beside the burst' : measured).toBe('beside the burst');
+  expect(measured.billingLeftAtPublish).toBeGreaterThan(2 * (3 * LATE + 5));
   // Every security email by a consumer of security's own queue.
   expect(new Set(sentOf('security').map((d) => d.consumer))).toEqual(new Set(['security-1']));
 

@@ -5,8 +5,9 @@
  * pipeline's nor a team's, subscribed to the queue behind the pipeline's back, is refused
  * (ForeignTopic) and never sent. Each team's keys are its own: the same key from two teams is two
  * emails, the status lookup answers for each team's key, a team with an SES tenant sends as it,
- * its tenant answers GetTenant (what `verify` reads), and one team's cancel of a key leaves another
- * team's email of the same key to be sent.
+ * its tenant answers GetTenant (what `verify` reads), one team's cancel of a key leaves another
+ * team's email of the same key to be sent, and `deliveries --team` lists a team's keys by outcome
+ * (bounced, dead-lettered) and no one else's.
  */
 import { GetTenantCommand } from '@aws-sdk/client-sesv2';
 import { CreateTopicCommand, PublishCommand, SubscribeCommand } from '@aws-sdk/client-sns';
@@ -340,6 +341,11 @@ test("billing's cancel of a key (cancel --team billing) leaves security's email 
       outcome: 'cancelled',
       report: { key: `billing#${key}`, status: 'cancelled' },
     });
+    // The Cancelled write names the team: deliveries --team lists the key as billing wrote it.
+    const cancelledOf = (team: string) =>
+      runCli(stateDir, ['deliveries', '--outcome', 'cancelled', '--team', team]).stdout.includes(`  ${key}\n`);
+    await until('billing lists its cancelled key', () => cancelledOf('billing'));
+    expect(cancelledOf('security')).toBe(false);
     const [toBilling, toSecurity] = [p.address('cancel-billing'), p.address('cancel-security')];
     await publish(teams.billing!.topicArn, key, toBilling);
     await publish(teams.security!.topicArn, key, toSecurity);
@@ -356,6 +362,74 @@ test("billing's cancel of a key (cancel --team billing) leaves security's email 
     expect(runCli(stateDir, ['cancel', '--team', 'Billing', key])).toMatchObject({ status: 2 });
   } finally {
     await status.close();
+    rmSync(stateDir, { recursive: true, force: true });
+  }
+});
+
+test("deliveries --team lists a team's bounced and dead-lettered keys as the team wrote them, and no one else's", async () => {
+  const teams = p.pipeline.resources.teams!;
+  const key = `bounced-${p.name}`;
+  const bare = `bare-${key}`;
+  await publish(teams.billing!.topicArn, key, `bounce+billing-${key}@simulator.amazonses.com`);
+  await publish(teams.security!.topicArn, key, `bounce+security-${key}@simulator.amazonses.com`);
+  await publish(p.pipeline.resources.topicArn, bare, `bounce+${bare}@simulator.amazonses.com`);
+  // Dead-lettered before any send (another team's sender): only the dead-letter mark names its team.
+  const dead = `dead-${p.name}`;
+  await publish(teams.billing!.topicArn, dead, p.address('dead'), { from: 'security@example.com' });
+  const [letter] = await drainQueue(p.pipeline.sqs, p.pipeline.resources.deadLetterQueueUrl, 1);
+  expect(letter?.MessageAttributes?.['dedupe-key']?.StringValue).toBe(`billing#${dead}`);
+
+  const stateDir = mkdtempSync(path.join(os.tmpdir(), 'teams-deliveries-'));
+  try {
+    writeCliOutputs(stateDir, p);
+    type Row = { key: string; status: string; team?: string; teamKey?: string };
+    const rows = (...args: string[]): Row[] => {
+      const run = runCli(stateDir, ['deliveries', '--json', ...args]);
+      expect({ status: run.status, stderr: run.stderr }).toMatchObject({ status: 0 });
+      return run.stdout
+        .split('\n')
+        .filter((l) => l !== '')
+        .map((l) => JSON.parse(l) as Row);
+    };
+    const billingKey = ledgerKey(`billing#${key}`);
+    const securityKey = ledgerKey(`security#${key}`);
+    await until(
+      'the three bounces indexed',
+      () => {
+        const keys = rows('--outcome', 'bounced').map((r) => r.key);
+        return [billingKey, securityKey, bare].every((k) => keys.includes(k));
+      },
+      30_000,
+    );
+
+    // Only billing's, as billing wrote them; the bare key and security's never.
+    const billing = rows('--outcome', 'bounced', '--team', 'billing');
+    expect(billing.every((r) => r.team === 'billing')).toBe(true);
+    expect(billing.find((r) => r.key === billingKey)).toEqual(
+      expect.objectContaining({ status: 'bounced', team: 'billing', teamKey: key }),
+    );
+    expect(billing.some((r) => r.key === securityKey || r.key === bare)).toBe(false);
+    const text = runCli(stateDir, ['deliveries', '--outcome', 'bounced', '--team', 'billing']);
+    expect(text.stdout).toMatch(new RegExp(`^\\S+ {2}${key}$`, 'm'));
+    expect(text.stderr).toMatch(/key\(s\) of team billing bounced/);
+
+    // Without --team every key is listed, a team's named with its team.
+    const all = runCli(stateDir, ['deliveries', '--outcome', 'bounced']);
+    expect(all.stdout).toMatch(new RegExp(`^\\S+ {2}${key} {2}team billing$`, 'm'));
+    expect(all.stdout).toMatch(new RegExp(`^\\S+ {2}${key} {2}team security$`, 'm'));
+    expect(all.stdout).toMatch(new RegExp(`^\\S+ {2}${bare}$`, 'm'));
+
+    // The dead letter, which SES never saw, is billing's too.
+    await until('the dead letter indexed', () =>
+      rows('--outcome', 'dead-lettered', '--team', 'billing').some((r) => r.teamKey === dead),
+    );
+    expect(rows('--outcome', 'dead-lettered', '--team', 'security').some((r) => r.teamKey === dead)).toBe(false);
+    expect(runCli(stateDir, ['deliveries', '--outcome', 'bounced', '--team', 'Billing'])).toMatchObject({ status: 2 });
+    // A team the pipeline does not have lists nothing, and says which teams it has.
+    const unknown = runCli(stateDir, ['deliveries', '--outcome', 'bounced', '--team', 'sales']);
+    expect(unknown).toMatchObject({ status: 0, stdout: '' });
+    expect(unknown.stderr).toContain('has no team sales now (its teams: billing, security)');
+  } finally {
     rmSync(stateDir, { recursive: true, force: true });
   }
 });

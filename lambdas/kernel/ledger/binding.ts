@@ -37,6 +37,19 @@ export function fitsTag(value: string): boolean {
   return TAG_VALUE.test(value);
 }
 
+/** A team's key's team, and the key as its publisher wrote it when it fits a tag (what the two tags carry). */
+export interface KeyTeam {
+  readonly team: string;
+  readonly teamKey?: string;
+}
+
+/** What the team tags of `key` (a dedupe key, `<team>#<key>` for `team`) say; undefined without a team. */
+export function keyTeam(team: string | undefined, key: string): KeyTeam | undefined {
+  if (team === undefined) return undefined;
+  const own = key.slice(team.length + 1);
+  return fitsTag(own) ? { team, teamKey: own } : { team };
+}
+
 /** Attributes the send function adds to its claim (the Powertools idempotency record). */
 export const CLAIM_ATTRIBUTES = {
   /** String set: every attempt id a send of this record was made with and whose fate is not settled otherwise. */

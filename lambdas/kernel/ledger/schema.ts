@@ -134,9 +134,35 @@ export interface LedgerItem {
   readonly events: readonly LedgerEvent[];
   /** Set by the send-email function when it dead-letters a record with this key. */
   readonly deadLettered?: { readonly at: string; readonly code: string; readonly reason: string };
+  /**
+   * The team of a team's key (`<team>#<key>`, whose item key is a hash), from the `dedupe-team` tag
+   * of the first event that carries it: `email-pipeline deliveries --team` lists by it.
+   */
+  readonly team?: string;
+  /** The key as the team's publisher wrote it (the `dedupe-team-key` tag), when SES took it as a tag. */
+  readonly teamKey?: string;
   readonly updatedAt: string;
   /** Epoch seconds; DynamoDB TTL cleans up after it (expiry is also checked on read). */
   readonly expiration: number;
+}
+
+/** The attributes naming a team's key's team on its item (LedgerItem's `team` and `teamKey`). */
+export const LEDGER_TEAM = { team: 'team', teamKey: 'teamKey' } as const satisfies Record<string, keyof LedgerItem>;
+
+/**
+ * What writes a key's team on its item (`team`, `teamKey`: LedgerItem) where the item names none
+ * yet, as parts of an UpdateItem (lambdas/runtime/ledger-store.ts): nothing without a team. The
+ * first write that knows the team sets it; later ones leave it (no read, no extra request).
+ */
+export function teamUpdate(tagged: { readonly team?: string; readonly teamKey?: string } | undefined) {
+  const attributes =
+    tagged?.team === undefined ? {} : { [LEDGER_TEAM.team]: tagged.team, [LEDGER_TEAM.teamKey]: tagged.teamKey };
+  const set = Object.entries(attributes).filter((entry): entry is [string, string] => entry[1] !== undefined);
+  return {
+    set: set.map(([name]) => `, #${name} = if_not_exists(#${name}, :${name})`).join(''),
+    names: Object.fromEntries(set.map(([name]) => [`#${name}`, name])),
+    values: Object.fromEntries(set.map(([name, value]) => [`:${name}`, value])),
+  };
 }
 
 /**

@@ -8,7 +8,7 @@ import {
   DEDUPE_CLAIM_TAG,
   DEDUPE_TEAM_KEY_TAG,
   DEDUPE_TEAM_TAG,
-  fitsTag,
+  keyTeam,
 } from '../../kernel/ledger/binding';
 import { ledgerKey } from '../../kernel/ledger/schema';
 import { SESv2Client, type Attachment, type SendEmailCommandInput } from '@aws-sdk/client-sesv2';
@@ -58,7 +58,7 @@ export function buildSendEmailInput(
   attachments?: Attachment[],
 ): SendEmailCommandInput {
   const tenant = tenantOfKey(sender.teams, key);
-  const team = teamOfKey(sender.teams === undefined ? undefined : Object.keys(sender.teams), key);
+  const tagged = keyTeam(teamOfKey(sender.teams === undefined ? undefined : Object.keys(sender.teams), key), key);
   // Contract v1.2: custom headers and attachments, on whichever content the email has.
   const extras = {
     ...(email.headers ? { Headers: Object.entries(email.headers).map(([Name, Value]) => ({ Name, Value })) } : {}),
@@ -106,11 +106,9 @@ export function buildSendEmailInput(
           ]
         : []),
       // A team's key is tagged with a hash: its team travels beside it, for the ledger to name.
-      ...(team !== undefined ? [{ Name: DEDUPE_TEAM_TAG, Value: team }] : []),
+      ...(tagged !== undefined ? [{ Name: DEDUPE_TEAM_TAG, Value: tagged.team }] : []),
       // ...and its own key, when SES takes it as a tag value: status changes and callbacks name it.
-      ...(team !== undefined && fitsTag(key.slice(team.length + 1))
-        ? [{ Name: DEDUPE_TEAM_KEY_TAG, Value: key.slice(team.length + 1) }]
-        : []),
+      ...(tagged?.teamKey !== undefined ? [{ Name: DEDUPE_TEAM_KEY_TAG, Value: tagged.teamKey }] : []),
       ...Object.entries(email.tags).map(([Name, Value]) => ({ Name, Value })),
     ],
     ...(sender.configurationSetName ? { ConfigurationSetName: sender.configurationSetName } : {}),

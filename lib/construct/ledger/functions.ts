@@ -18,7 +18,7 @@ import type * as sqs from 'aws-cdk-lib/aws-sqs';
 import type { Construct } from 'constructs';
 import { ENV, LEDGER_ENV } from '../../../lambdas/kernel/environment';
 import { CLAIM_ATTRIBUTES } from '../../../lambdas/kernel/ledger/binding';
-import { LEDGER_INTERNAL, LEDGER_STATUS_INDEX, LEDGER_TABLE } from '../../../lambdas/kernel/ledger/schema';
+import { LEDGER_INTERNAL, LEDGER_STATUS_INDEX, LEDGER_TABLE, LEDGER_TEAM } from '../../../lambdas/kernel/ledger/schema';
 import type { ResolvedSettings } from '../../settings';
 import { handlerCode, type LambdaName } from '../assets';
 import { LEDGER_FUNCTION_MEMORY_MB, functionNodeOptions, ledgerEnvironment } from '../handler-env';
@@ -283,6 +283,9 @@ export const CANCEL_WRITES = {
     LEDGER_INTERNAL.lastAt,
     LEDGER_INTERNAL.rank,
     LEDGER_INTERNAL.version,
+    // A team's cancel names the key's team, for deliveries --team.
+    LEDGER_TEAM.team,
+    LEDGER_TEAM.teamKey,
   ],
 } as const;
 

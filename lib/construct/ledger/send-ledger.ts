@@ -143,7 +143,9 @@ export class SendLedger extends Construct {
     // --- ledger table -------------------------------------------------------
     this.table = new dynamodb.Table(this, 'Table', protectedTableProps(LEDGER_TABLE, removalPolicy, props.tableKey));
     // Keys by outcome for `email-pipeline deliveries`: keys only (the smallest index write), one
-    // more write per ledger write (two when an item moves between partitions or sort keys).
+    // more write per ledger write (two when an item moves between partitions or sort keys). Keep
+    // the projection: CloudFormation replaces an index whose projection changes, and `deliveries
+    // --team` reads the listed items' `team` instead (lib/cli/deliveries.ts).
     this.table.addGlobalSecondaryIndex({
       indexName: LEDGER_STATUS_INDEX.indexName,
       partitionKey: { name: LEDGER_STATUS_INDEX.partitionKey, type: dynamodb.AttributeType.STRING },

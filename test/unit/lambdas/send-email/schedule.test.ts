@@ -2,12 +2,15 @@ import type { SQSRecord } from 'aws-lambda';
 import type { Logger } from '@aws-lambda-powertools/logger';
 import type { Metrics } from '@aws-lambda-powertools/metrics';
 import type { SendMessageCommand } from '@aws-sdk/client-sqs';
+import type { UpdateItemCommand } from '@aws-sdk/client-dynamodb';
+import { unmarshall } from '@aws-sdk/util-dynamodb';
+import { ledgerKey } from '../../../../lambdas/kernel/ledger/schema';
 import { InvalidMessageError } from '../../../../lambdas/kernel/contract';
 import { RetryableError } from '../../../../lambdas/kernel/errors';
 import { RETRY_ATTRIBUTE } from '../../../../lambdas/kernel/names';
 import type { TeamRoutes } from '../../../../lambdas/kernel/teams';
 import { parseRecord } from '../../../../lambdas/send-email/parse';
-import { createSchedule, hopDelaySeconds } from '../../../../lambdas/send-email/schedule';
+import { createSchedule, hopDelaySeconds, ledgerRecordScheduled } from '../../../../lambdas/send-email/schedule';
 import { planRetry, retryState, scheduledState } from '../../../../lambdas/send-email/outcome/retry-budget';
 import { envelopeBody, sqsRecord, TOPIC_ARN, validMessage } from '../../helpers';
 
@@ -220,4 +223,19 @@ describe('retry budget of a scheduled message', () => {
     expect(scheduledState(state, undefined)).toBe(state);
     expect(scheduledState(state, '2026-12-24T07:00:00Z')).toBe(state);
   });
+});
+
+test("the Scheduled write of a team's key names its team and key as written; a bare key's names none", async () => {
+  const writes: UpdateItemCommand[] = [];
+  const dynamodb = { send: async (command: UpdateItemCommand) => (writes.push(command), {}) } as never;
+  const record = ledgerRecordScheduled(dynamodb, 'Ledger', 3600, ['billing']);
+  await record('billing#order-42', '2026-12-24T08:00:00.000Z', '2026-12-23T08:00:00.000Z');
+  await record('order-42', '2026-12-24T08:00:00.000Z', '2026-12-23T08:00:00.000Z');
+  expect(writes[0]?.input.Key).toEqual({ key: { S: ledgerKey('billing#order-42') } });
+  expect(unmarshall(writes[0]?.input.ExpressionAttributeValues ?? {})).toMatchObject({
+    ':status': 'scheduled',
+    ':team': 'billing',
+    ':teamKey': 'order-42',
+  });
+  expect(writes[1]?.input.UpdateExpression).not.toContain('team');
 });

@@ -89,6 +89,22 @@ describe('cancel: the state machine', () => {
     expect(values).toMatchObject({ ':status': 'cancelled', ':over0': 'scheduled', ':event': [{ type: 'Cancelled' }] });
   });
 
+  test("a team's cancel names the team, and the key as the team wrote it, on the ledger item; a bare key names none", async () => {
+    const teamed = tables();
+    await cancelDelivery(teamed.deps, 'order-42', BY, 'billing');
+    const input = teamed.ledgerWrites[0]?.input;
+    expect(input?.Key).toEqual({ key: { S: ledgerKey('billing#order-42') } });
+    expect(input?.UpdateExpression).toContain('#team = if_not_exists(#team, :team)');
+    expect(unmarshall(input?.ExpressionAttributeValues ?? {})).toMatchObject({
+      ':team': 'billing',
+      ':teamKey': 'order-42',
+    });
+
+    const bare = tables();
+    await cancelDelivery(bare.deps, 'order-42', BY);
+    expect(bare.ledgerWrites[0]?.input.UpdateExpression).not.toContain('team');
+  });
+
   test('cancelling twice is harmless: the second finds the mark, changes nothing and answers already-cancelled', async () => {
     const { deps, idempotency, ledgerWrites } = tables();
     await cancelDelivery(deps, 'order-42', BY);

@@ -4,7 +4,12 @@ import { CfnResource } from 'aws-cdk-lib';
 import { Match } from 'aws-cdk-lib/assertions';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import type { IConstruct } from 'constructs';
-import { LEDGER_INTERNAL, LEDGER_STATUS_INDEX, LEDGER_TABLE } from '../../../../../lambdas/kernel/ledger/schema';
+import {
+  LEDGER_INTERNAL,
+  LEDGER_STATUS_INDEX,
+  LEDGER_TABLE,
+  LEDGER_TEAM,
+} from '../../../../../lambdas/kernel/ledger/schema';
 import { ENV, LEDGER_ENV } from '../../../../../lambdas/kernel/environment';
 import type { EmailPipelineStack } from '../../../../../lib/construct/email-pipeline-stack';
 import { LEDGER_FUNCTIONS } from '../../../../../lib/construct/ledger/send-ledger';
@@ -517,6 +522,8 @@ describe('status function and endpoint', () => {
       { type: 'Cancelled', at: '2026-12-03T10:00:00.000Z', detail: 'by ops' },
       { status: 'cancelled', over: ['scheduled'] },
       3600,
+      // A team's cancel: it names the key's team too.
+      { team: 'billing', teamKey: 'order-1' },
     );
     const written = [
       ...Object.keys(sent[0]!.input.Key ?? {}),
@@ -534,6 +541,9 @@ describe('status function and endpoint', () => {
         // Every bookkeeping attribute but the bound attempts, which only SES's Send events write: a name
         // added to the kernel's LEDGER_INTERNAL is granted to the cancel function, or left out here on purpose.
         ...Object.values(LEDGER_INTERNAL).filter((name) => name !== LEDGER_INTERNAL.boundAttempts),
+        // A team's key's team (deliveries --team), where the item names none yet.
+        LEDGER_TEAM.team,
+        LEDGER_TEAM.teamKey,
       ].sort(),
     );
     for (const denied of ['dynamodb:DeleteItem', 'dynamodb:Scan', 'dynamodb:Query', 'dynamodb:BatchWriteItem']) {

@@ -7,6 +7,7 @@ import {
   claimEvidence,
   claimRecordId,
   claimRef,
+  keyTeam,
   originProblem,
   type ClaimEvidence,
   type TrustedOrigin,
@@ -130,4 +131,11 @@ describe('claim evidence from a stored record', () => {
   test('a record from before attempts were recorded binds nothing', () => {
     expect(claimEvidence({ id: 'p#h', status: 'COMPLETED' })?.attempts.size).toBe(0);
   });
+});
+
+test("a team's key names its team, and its own key when that fits a tag (as the send's tags carry them)", () => {
+  expect(keyTeam('billing', 'billing#order-42')).toEqual({ team: 'billing', teamKey: 'order-42' });
+  expect(keyTeam('billing', 'billing#order 42')).toEqual({ team: 'billing' });
+  expect(keyTeam('billing', `billing#${'x'.repeat(257)}`)).toEqual({ team: 'billing' });
+  expect(keyTeam(undefined, 'order-42')).toBeUndefined();
 });
