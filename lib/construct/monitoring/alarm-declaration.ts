@@ -45,10 +45,15 @@ export interface AlarmEvaluation {
   readonly enabled: boolean;
   /**
    * A part of the pipeline it watches that not every pipeline has: `callbacks` (created only when a
-   * callback is configured), `tenants` (only when a team has an SES tenant). @default none: every
-   * pipeline has what it watches
+   * callback is configured), `tenants` (only when a team has an SES tenant), `teams` (only with
+   * teams). @default none: every pipeline has what it watches
    */
-  readonly requires?: 'callbacks' | 'tenants';
+  readonly requires?: 'callbacks' | 'tenants' | 'teams';
+  /**
+   * One alarm per team (its name and id end with the team's name), each watching that team's part
+   * (`metric` and `description` get the team). @default false: one alarm
+   */
+  readonly perTeam?: boolean;
 }
 
 /**
@@ -62,10 +67,10 @@ export interface AlarmDeclaration extends AlarmEvaluation {
   readonly thresholdText?: string;
   /** One line: what firing means (the alarm table's last column). */
   readonly summary: string;
-  /** The metric or metric math it watches, at the resolved period. */
-  readonly metric: (pipeline: EmailPipeline, period: Duration) => cw.IMetric;
+  /** The metric or metric math it watches, at the resolved period (of `team`, for a per-team alarm). */
+  readonly metric: (pipeline: EmailPipeline, period: Duration, team?: string) => cw.IMetric;
   /** Its description, before the runbook link: what happened and where to look first. */
-  readonly description: (pipeline: EmailPipeline, tuning: AlarmDefaults) => string;
+  readonly description: (pipeline: EmailPipeline, tuning: AlarmDefaults, team?: string) => string;
 }
 
 /** Any occurrence in one 5-minute period, not breaching without data. */

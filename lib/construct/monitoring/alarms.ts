@@ -40,7 +40,10 @@ export interface CreateAlarmsOptions {
 
 /** One alarm that was created, with how it was resolved. */
 export interface PipelineAlarm {
+  /** The alarm (of a per-team alarm, the first team's). */
   readonly alarm: cw.Alarm;
+  /** A per-team alarm's alarms, by team. @default none: one alarm */
+  readonly byTeam?: Readonly<Record<string, cw.Alarm>>;
   readonly severity: AlarmSeverity;
   readonly threshold: number;
 }
@@ -66,28 +69,42 @@ export function createAlarms(
     const tuning = resolveTuning(name, defaults[name], config[name], declaration.enabled);
     if (tuning === undefined) continue;
     const link = `${runbookUrl}#${runbookAnchor(name)}`;
-    const alarm = new cw.Alarm(scope, alarmId(name), {
-      alarmName: `${namePrefix}-${tuning.severity}-${name.charAt(0).toUpperCase()}${name.slice(1)}`,
-      metric: declaration.metric(p, Duration.seconds(tuning.periodSeconds)),
-      threshold: tuning.threshold,
-      evaluationPeriods: tuning.evaluationPeriods,
-      datapointsToAlarm: tuning.datapointsToAlarm,
-      comparisonOperator: ALARM_COMPARISON,
-      treatMissingData: tuning.treatMissingData,
-      alarmDescription: `[${tuning.severity === 'page' ? 'PAGE' : 'WARN'}] ${declaration.description(p, tuning)} Runbook: ${link}`,
-    });
-    const action = actions[tuning.severity];
-    alarm.addAlarmAction(action);
-    if (notifyOnOk) alarm.addOkAction(action);
-    alarms[name] = { alarm, severity: tuning.severity, threshold: tuning.threshold };
+    // A per-team alarm: one for each team, its name and id ending with the team's.
+    for (const team of declaration.perTeam ? Object.keys(p.teamQueues) : [undefined]) {
+      const suffix = team === undefined ? '' : `-${team}`;
+      const alarm = new cw.Alarm(scope, alarmId(name) + suffix, {
+        alarmName: `${namePrefix}-${tuning.severity}-${name.charAt(0).toUpperCase()}${name.slice(1)}${suffix}`,
+        metric: declaration.metric(p, Duration.seconds(tuning.periodSeconds), team),
+        threshold: tuning.threshold,
+        evaluationPeriods: tuning.evaluationPeriods,
+        datapointsToAlarm: tuning.datapointsToAlarm,
+        comparisonOperator: ALARM_COMPARISON,
+        treatMissingData: tuning.treatMissingData,
+        alarmDescription: `[${tuning.severity === 'page' ? 'PAGE' : 'WARN'}] ${declaration.description(p, tuning, team)} Runbook: ${link}`,
+      });
+      const action = actions[tuning.severity];
+      alarm.addAlarmAction(action);
+      if (notifyOnOk) alarm.addOkAction(action);
+      const found = alarms[name];
+      alarms[name] = {
+        alarm: found?.alarm ?? alarm,
+        severity: tuning.severity,
+        threshold: tuning.threshold,
+        ...(team === undefined ? {} : { byTeam: { ...found?.byTeam, [team]: alarm } }),
+      };
+    }
   }
   return alarms;
 }
 
-/** Whether the pipeline has what the alarm watches (the callbacks' alarms: only with callbacks; the tenants': with tenants). */
-function watchesSomething(declaration: { readonly requires?: 'callbacks' | 'tenants' }, p: EmailPipeline): boolean {
+/** Whether the pipeline has what the alarm watches (the callbacks' alarms: only with callbacks; the tenants': with tenants; the teams': with teams). */
+function watchesSomething(
+  declaration: { readonly requires?: 'callbacks' | 'tenants' | 'teams' },
+  p: EmailPipeline,
+): boolean {
   if (declaration.requires === 'callbacks') return p.callbacks !== undefined;
   if (declaration.requires === 'tenants') return p.tenantStatus !== undefined;
+  if (declaration.requires === 'teams') return Object.keys(p.teamQueues).length > 0;
   return true;
 }
 

@@ -74,7 +74,7 @@ export function createDashboard(
   const bySeverity = (severity: 'page' | 'warn') =>
     Object.values(alarms)
       .filter((a) => a.severity === severity)
-      .map((a) => a.alarm);
+      .flatMap((a) => (a.byTeam ? Object.values(a.byTeam) : [a.alarm]));
   const paging = bySeverity('page');
   const warning = bySeverity('warn');
   dashboard.addWidgets(

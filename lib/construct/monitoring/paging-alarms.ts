@@ -74,6 +74,17 @@ export const PAGING_ALARMS = {
     description: (p, t) =>
       `More than ${t.threshold} email requests wait in the work and high-priority queues (visible + delayed copies + in flight), over ${Math.round(t.threshold / p.settings.maxSendRate / 60)} minutes of sending at maxSendRate ${p.settings.maxSendRate}/s.`,
   },
+  teamBacklogTooLarge: {
+    ...sustained((settings) => settings.maxSendRate * 1800, 'count'),
+    requires: 'teams',
+    perTeam: true,
+    watches: "each team's queue: visible + delayed + in flight (an alarm per team)",
+    thresholdText: '`maxSendRate` × 1800',
+    summary: "more than half an hour of sending at `maxSendRate` waits in one team's queue",
+    metric: (p, period, team) => backlog(team === undefined ? [] : [p.teamQueues[team]!], { period }),
+    description: (p, t, team) =>
+      `More than ${t.threshold} email requests of team ${team} wait in its queue (visible + delayed copies + in flight), over ${Math.round(t.threshold / p.settings.maxSendRate / 60)} minutes of sending at maxSendRate ${p.settings.maxSendRate}/s: the team sends more than its share lets through, or its event source mapping is disabled.`,
+  },
   systemicFailures: {
     ...onAny('page'),
     watches: '`SystemicFailures`',

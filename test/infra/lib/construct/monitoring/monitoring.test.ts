@@ -44,9 +44,14 @@ function capitalized(name: string): string {
   return name.charAt(0).toUpperCase() + name.slice(1);
 }
 
-/** The alarm of that name (`<prefix>-<severity>-<Name>`). */
+/** A per-team alarm's name ends with its team's: the first team's here (billing). */
+const teamSuffix = (name: AlarmName): string => (ALARM_CATALOG[name].perTeam ? '-billing' : '');
+
+/** The alarm of that name (`<prefix>-<severity>-<Name>`, and `-<team>` for a per-team one: billing's). */
 function alarmNamed(s: Synthesized, name: AlarmName): Alarm {
-  const found = alarms(s).filter((a) => String(a.Properties.AlarmName).endsWith(`-${capitalized(name)}`));
+  const found = alarms(s).filter((a) =>
+    String(a.Properties.AlarmName).endsWith(`-${capitalized(name)}${teamSuffix(name)}`),
+  );
   expect(found).toHaveLength(1);
   return found[0];
 }
@@ -97,6 +102,13 @@ const EXPECTED: Record<
   },
   retriesStalled: { severity: 'page', metric: 'RetryAgeSeconds', threshold: 3600, datapoints: [3, 3], period: 300 },
   backlogTooLarge: {
+    severity: 'page',
+    metric: 'ApproximateNumberOfMessagesDelayed',
+    threshold: 14 * 1800,
+    datapoints: [3, 3],
+    period: 300,
+  },
+  teamBacklogTooLarge: {
     severity: 'page',
     metric: 'ApproximateNumberOfMessagesDelayed',
     threshold: 14 * 1800,
@@ -222,11 +234,28 @@ describe('alarms', () => {
     }
   });
 
-  test('there is one alarm per documented alarm and no other; the callbacks’ and tenants’ only with them', () => {
+  test('there is one alarm per documented alarm and no other; the callbacks’, tenants’ and teams’ only with them', () => {
     expect(alarms(synthDefault())).toHaveLength(EVERY_PIPELINE.length);
-    expect(EVERY_PIPELINE.length).toBe(ALARM_NAMES.length - 4);
-    expect(alarms(synthesize(CALLBACK_PROPS))).toHaveLength(ALARM_NAMES.length - 1);
-    expect(alarms(synthWithCallbacks())).toHaveLength(ALARM_NAMES.length);
+    expect(EVERY_PIPELINE.length).toBe(ALARM_NAMES.length - 5);
+    // Two teams (billing, support): a per-team alarm twice; no tenant.
+    expect(alarms(synthesize(CALLBACK_PROPS))).toHaveLength(ALARM_NAMES.length - 1 + 1);
+    expect(alarms(synthWithCallbacks())).toHaveLength(ALARM_NAMES.length + 1);
+  });
+
+  test("a team's backlog alarm watches that team's queue, and no other queue", () => {
+    const s = synthWithCallbacks();
+    const queueOf = (team: string) =>
+      s.stack.getLogicalId(s.stack.pipeline.teamQueues[team]!.node.defaultChild as never);
+    for (const [team, other] of [
+      ['billing', 'support'],
+      ['support', 'billing'],
+    ] as const) {
+      const alarm = alarms(s).find((a) => String(a.Properties.AlarmName).endsWith(`-TeamBacklogTooLarge-${team}`))!;
+      const watched = JSON.stringify(watchedMetrics(alarm));
+      expect(watched).toContain(queueOf(team));
+      expect(watched).not.toContain(queueOf(other));
+      expect(flattenJoin(alarm.Properties.AlarmDescription)).toContain(`team ${team}`);
+    }
   });
 
   test.each(ALARM_NAMES)('%s: its severity, threshold, datapoints, period, metric and action', (name) => {
@@ -236,7 +265,7 @@ describe('alarms', () => {
     const topic = topicRef(s, e.severity);
     expect(a.Properties).toEqual(
       expect.objectContaining({
-        AlarmName: `EmailPipeline-Monitoring-${e.severity}-${capitalized(name)}`,
+        AlarmName: `EmailPipeline-Monitoring-${e.severity}-${capitalized(name)}${teamSuffix(name)}`,
         Threshold: e.threshold,
         ComparisonOperator: 'GreaterThanThreshold',
         DatapointsToAlarm: e.datapoints[0],
@@ -265,7 +294,7 @@ describe('alarms', () => {
     const paging = alarms(s).filter(
       (a) => JSON.stringify(a.Properties.AlarmActions) === JSON.stringify([topicRef(s, 'page')]),
     );
-    expect(paging.length).toBe(ALARM_NAMES.filter((n) => EXPECTED[n].severity === 'page').length);
+    expect(paging.length).toBe(EVERY_PIPELINE.filter((n) => EXPECTED[n].severity === 'page').length);
     for (const a of paging) expect(JSON.stringify(a.Properties)).not.toContain(HANDLER_METRICS.ambiguousSends);
   });
 
@@ -603,7 +632,13 @@ describe('dashboard', () => {
     const s = synthDefault();
     const status = widgets(s).filter((w) => w.type === 'alarm');
     expect(status.map((w) => w.properties.title)).toEqual(['Paging alarms', 'Warnings']);
-    expect(status[0].properties.alarms).toHaveLength(ALARM_NAMES.filter((n) => EXPECTED[n].severity === 'page').length);
+    expect(status[0].properties.alarms).toHaveLength(
+      EVERY_PIPELINE.filter((n) => EXPECTED[n].severity === 'page').length,
+    );
+    // With teams (and callbacks and a tenant), every team's backlog alarm is on the board: two teams here.
+    const all = widgets(synthWithCallbacks()).filter((w) => w.type === 'alarm');
+    const pagingWithTeams = ALARM_NAMES.filter((n) => EXPECTED[n].severity === 'page').length - 1 + 2;
+    expect(all[0].properties.alarms).toHaveLength(pagingWithTeams);
   });
 
   test('reads top to bottom as the flow', () => {
