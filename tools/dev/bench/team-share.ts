@@ -1,0 +1,209 @@
+/**
+ * A fair share between teams, measured from outside `npm start` as issue 34 measures it: two teams
+ * (`billing`: two senders, share 50; `security`: share 50, high priority, an SES tenant), a burst of
+ * `--burst` billing emails by PublishBatch, and, `--after` seconds into it, `--late` security emails
+ * published one by one on security's own topic (`--lane normal`, the default) or its high-priority
+ * topic (`--lane high`). It reports how long each security email took from its publish to its SENT
+ * line on npm start's output, and how long the burst took. Another tree's code is measured by the
+ * same driver (`--tree`), so two trees compare in one sitting (BENCHMARKS.md, "Teams: a fair share").
+ *
+ *   node --import tsx tools/dev/bench/team-share.ts [--tree DIR] [--burst 300] [--late 10]
+ *     [--after 2] [--lane normal|high] [--base-port N] [--out FILE]
+ *
+ * The teams come in CDK_CONTEXT_JSON (npm start reads it over cdk.json's context, as the CDK CLI
+ * passes context to an app); every other setting is the tree's cdk.json. SES_MAX_SEND_RATE and
+ * LOCAL_CONSUMERS pass through from this process's environment.
+ */
+import { spawn } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import * as path from 'node:path';
+import { performance } from 'node:perf_hooks';
+import { PublishBatchCommand, PublishCommand, SNSClient } from '@aws-sdk/client-sns';
+import { chunk } from './in-process';
+
+/** The issue's two teams. */
+export const ISSUE_TEAMS = {
+  billing: { senders: ['billing@example.com', 'invoices@example.com'], rateSharePercent: 50 },
+  security: { senders: ['security@example.com'], highPriority: true, rateSharePercent: 50, sesTenant: true },
+};
+
+interface Options {
+  readonly tree: string;
+  readonly burst: number;
+  readonly late: number;
+  readonly afterSeconds: number;
+  readonly lane: 'normal' | 'high';
+  readonly basePort: number;
+  readonly out?: string;
+}
+
+function readOptions(argv: readonly string[]): Options {
+  const value = (name: string): string | undefined => {
+    const at = argv.indexOf(name);
+    return at >= 0 ? argv[at + 1] : undefined;
+  };
+  const whole = (name: string, fallback: number): number => {
+    const n = Number(value(name) ?? fallback);
+    if (!Number.isInteger(n) || n < 0) throw new Error(`${name}: a whole number of at least 0`);
+    return n;
+  };
+  const lane = value('--lane') ?? 'normal';
+  if (lane !== 'normal' && lane !== 'high') throw new Error('--lane: normal or high');
+  const out = value('--out');
+  return {
+    tree: path.resolve(value('--tree') ?? path.join(__dirname, '..', '..', '..')),
+    burst: whole('--burst', 300),
+    late: whole('--late', 10),
+    afterSeconds: whole('--after', 2),
+    lane,
+    basePort: whole('--base-port', 18_700),
+    ...(out ? { out: path.resolve(out) } : {}),
+  };
+}
+
+/** The key of a SENT line (`... SENT  key=<key> ...`), or undefined for any other line. */
+export function sentKey(line: string): string | undefined {
+  if (!/\sSENT\s/.test(line)) return undefined;
+  return /key=(\S+)/.exec(line)?.[1];
+}
+
+/** The middle value of `values` (the mean of the two middle ones for an even count). */
+function median(values: readonly number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = Math.floor(sorted.length / 2);
+  return sorted.length % 2 === 1 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
+}
+
+async function main(): Promise<void> {
+  const options = readOptions(process.argv.slice(2));
+  const state = mkdtempSync(path.join(tmpdir(), 'team-share-'));
+  const ports = {
+    DYNAMODB_PORT: String(options.basePort),
+    SQS_PORT: String(options.basePort + 1),
+    SES_PORT: String(options.basePort + 2),
+    STATUS_PORT: String(options.basePort + 3),
+  };
+  const child = spawn('npm', ['start'], {
+    cwd: options.tree,
+    env: {
+      ...process.env,
+      ...ports,
+      LOCAL_STATE_DIR: state,
+      CDK_CONTEXT_JSON: JSON.stringify({ 'emailPipeline:teams': ISSUE_TEAMS }),
+    },
+    stdio: ['ignore', 'pipe', 'pipe'],
+    detached: true,
+  });
+  const sentAt = new Map<string, number>();
+  const lines: string[] = [];
+  let pending = '';
+  child.stdout.on('data', (data: Buffer) => {
+    pending += data.toString('utf8');
+    const parts = pending.split('\n');
+    pending = parts.pop() ?? '';
+    for (const line of parts) {
+      const key = sentKey(line);
+      if (key !== undefined && !sentAt.has(key)) sentAt.set(key, performance.now());
+      else if (key === undefined && lines.length < 200) lines.push(line);
+    }
+  });
+  child.stderr.on('data', (data: Buffer) => process.stderr.write(data));
+  const stop = (): void => {
+    try {
+      process.kill(-child.pid!, 'SIGINT');
+    } catch {
+      // already gone
+    }
+  };
+  process.on('exit', stop);
+
+  const outputsFile = path.join(state, 'outputs.json');
+  const waitedFrom = performance.now();
+  while (!existsSync(outputsFile)) {
+    if (child.exitCode !== null) throw new Error(`npm start exited ${child.exitCode}:\n${lines.join('\n')}`);
+    if (performance.now() - waitedFrom > 300_000) throw new Error('npm start did not write outputs.json in 300 s');
+    await new Promise((resolve) => setTimeout(resolve, 250));
+  }
+  const outputs = JSON.parse(readFileSync(outputsFile, 'utf8')) as {
+    SnsEndpoint?: string;
+    Teams?: Record<string, { TopicArn: string; HighPriorityTopicArn?: string }>;
+  };
+  const billing = outputs.Teams?.billing?.TopicArn;
+  const security =
+    options.lane === 'high' ? outputs.Teams?.security?.HighPriorityTopicArn : outputs.Teams?.security?.TopicArn;
+  if (!billing || !security) throw new Error(`outputs.json names no ${options.lane} topic of the teams`);
+  const sns = new SNSClient({
+    endpoint: outputs.SnsEndpoint ?? `http://127.0.0.1:${ports.SQS_PORT}`,
+    region: 'us-east-1',
+    credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
+  });
+
+  const run = Date.now().toString(36);
+  const message = (i: number, who: string) =>
+    JSON.stringify({ to: `${who}${i}@share.example.com`, subject: `${who} ${i}`, text: `Message ${i}.` });
+  const t0 = performance.now();
+  const burst = (async () => {
+    for (const group of chunk(chunk([...Array(options.burst).keys()], 10), 4)) {
+      await Promise.all(
+        group.map((batch, b) =>
+          sns.send(
+            new PublishBatchCommand({
+              TopicArn: billing,
+              PublishBatchRequestEntries: batch.map((i, n) => ({
+                Id: `${b}-${n}`,
+                Message: message(i, 'billing'),
+                MessageAttributes: { 'idempotency-key': { DataType: 'String', StringValue: `b-${run}-${i}` } },
+              })),
+            }),
+          ),
+        ),
+      );
+    }
+  })();
+  await new Promise((resolve) => setTimeout(resolve, options.afterSeconds * 1000));
+  const publishedAt = new Map<string, number>();
+  for (let i = 0; i < options.late; i += 1) {
+    const key = `s-${run}-${i}`;
+    await sns.send(
+      new PublishCommand({
+        TopicArn: security,
+        Message: message(i, 'security'),
+        MessageAttributes: { 'idempotency-key': { DataType: 'String', StringValue: key } },
+      }),
+    );
+    publishedAt.set(`security#${key}`, performance.now());
+  }
+  await burst;
+  const billingKeys = [...Array(options.burst).keys()].map((i) => `billing#b-${run}-${i}`);
+  const everyKey = [...billingKeys, ...publishedAt.keys()];
+  while (!everyKey.every((key) => sentAt.has(key))) {
+    if (child.exitCode !== null) throw new Error(`npm start exited ${child.exitCode}`);
+    if (performance.now() - t0 > 600_000) throw new Error('not every email was sent in 600 s');
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  const latencies = [...publishedAt].map(([key, at]) => (sentAt.get(key)! - at) / 1000);
+  const burstSeconds = (Math.max(...billingKeys.map((key) => sentAt.get(key)!)) - t0) / 1000;
+  const result = {
+    tree: options.tree,
+    lane: options.lane,
+    burst: options.burst,
+    late: options.late,
+    lateSeconds: { max: Math.max(...latencies), median: median(latencies), min: Math.min(...latencies) },
+    burstSeconds,
+    at: new Date().toISOString(),
+  };
+  console.log(JSON.stringify(result, null, 2));
+  if (options.out) writeFileSync(options.out, `${JSON.stringify(result, null, 2)}\n`);
+  stop();
+  await new Promise((resolve) => setTimeout(resolve, 3000));
+  rmSync(state, { recursive: true, force: true });
+  process.exit(0);
+}
+
+if (require.main === module) {
+  main().catch((error: unknown) => {
+    console.error(error);
+    process.exit(1);
+  });
+}
