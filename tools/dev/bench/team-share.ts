@@ -8,7 +8,11 @@
  * same driver (`--tree`), so two trees compare in one sitting (BENCHMARKS.md, "Teams: a fair share").
  *
  *   node --import tsx tools/dev/bench/team-share.ts [--tree DIR] [--burst 300] [--late 10]
- *     [--after 2] [--lane normal|high] [--base-port N] [--out FILE]
+ *     [--after 2] [--lane normal|high] [--shares B,S] [--both N] [--base-port N] [--out FILE]
+ *
+ * `--shares B,S` gives billing and security those rateSharePercents instead of 50 and 50. `--both N`
+ * measures the split instead: N emails of each team published at once, and each team's part of the
+ * emails sent while both still had mail waiting (until the first team's last send).
  *
  * The teams come in CDK_CONTEXT_JSON (npm start reads it over cdk.json's context, as the CDK CLI
  * passes context to an app); every other setting is the tree's cdk.json. SES_MAX_SEND_RATE and
@@ -36,6 +40,8 @@ interface Options {
   readonly lane: 'normal' | 'high';
   readonly basePort: number;
   readonly out?: string;
+  readonly shares: readonly [number, number];
+  readonly both: number;
 }
 
 function readOptions(argv: readonly string[]): Options {
@@ -51,7 +57,13 @@ function readOptions(argv: readonly string[]): Options {
   const lane = value('--lane') ?? 'normal';
   if (lane !== 'normal' && lane !== 'high') throw new Error('--lane: normal or high');
   const out = value('--out');
+  const shares = (value('--shares') ?? '50,50').split(',').map(Number);
+  if (shares.length !== 2 || !shares.every((n) => Number.isInteger(n) && n >= 1 && n <= 100)) {
+    throw new Error('--shares: two whole percents, billing,security');
+  }
   return {
+    shares: [shares[0]!, shares[1]!],
+    both: whole('--both', 0),
     tree: path.resolve(value('--tree') ?? path.join(__dirname, '..', '..', '..')),
     burst: whole('--burst', 300),
     late: whole('--late', 10),
@@ -90,7 +102,12 @@ async function main(): Promise<void> {
       ...process.env,
       ...ports,
       LOCAL_STATE_DIR: state,
-      CDK_CONTEXT_JSON: JSON.stringify({ 'emailPipeline:teams': ISSUE_TEAMS }),
+      CDK_CONTEXT_JSON: JSON.stringify({
+        'emailPipeline:teams': {
+          billing: { ...ISSUE_TEAMS.billing, rateSharePercent: options.shares[0] },
+          security: { ...ISSUE_TEAMS.security, rateSharePercent: options.shares[1] },
+        },
+      }),
     },
     stdio: ['ignore', 'pipe', 'pipe'],
     detached: true,
@@ -142,25 +159,64 @@ async function main(): Promise<void> {
   const run = Date.now().toString(36);
   const message = (i: number, who: string) =>
     JSON.stringify({ to: `${who}${i}@share.example.com`, subject: `${who} ${i}`, text: `Message ${i}.` });
-  const t0 = performance.now();
-  const burst = (async () => {
-    for (const group of chunk(chunk([...Array(options.burst).keys()], 10), 4)) {
+  const publishBurst = async (topicArn: string, who: string, prefix: string, count: number): Promise<void> => {
+    for (const group of chunk(chunk([...Array(count).keys()], 10), 4)) {
       await Promise.all(
         group.map((batch, b) =>
           sns.send(
             new PublishBatchCommand({
-              TopicArn: billing,
+              TopicArn: topicArn,
               PublishBatchRequestEntries: batch.map((i, n) => ({
                 Id: `${b}-${n}`,
-                Message: message(i, 'billing'),
-                MessageAttributes: { 'idempotency-key': { DataType: 'String', StringValue: `b-${run}-${i}` } },
+                Message: message(i, who),
+                MessageAttributes: { 'idempotency-key': { DataType: 'String', StringValue: `${prefix}-${run}-${i}` } },
               })),
             }),
           ),
         ),
       );
     }
-  })();
+  };
+  const waitForSends = async (keys: readonly string[], from: number): Promise<void> => {
+    while (!keys.every((key) => sentAt.has(key))) {
+      if (child.exitCode !== null) throw new Error(`npm start exited ${child.exitCode}`);
+      if (performance.now() - from > 600_000) throw new Error('not every email was sent in 600 s');
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+  };
+  const t0 = performance.now();
+  if (options.both > 0) {
+    await Promise.all([
+      publishBurst(billing, 'billing', 'b', options.both),
+      publishBurst(outputs.Teams!.security!.TopicArn, 'security', 's', options.both),
+    ]);
+    const keysOf = (team: string, prefix: string) =>
+      [...Array(options.both).keys()].map((i) => `${team}#${prefix}-${run}-${i}`);
+    const teams = { billing: keysOf('billing', 'b'), security: keysOf('security', 's') };
+    await waitForSends([...teams.billing, ...teams.security], t0);
+    const lastOf = (keys: readonly string[]) => Math.max(...keys.map((key) => sentAt.get(key)!));
+    const window = Math.min(lastOf(teams.billing), lastOf(teams.security));
+    const within = (keys: readonly string[]) => keys.filter((key) => sentAt.get(key)! <= window).length;
+    const sent = { billing: within(teams.billing), security: within(teams.security) };
+    const total = sent.billing + sent.security;
+    const split = {
+      tree: options.tree,
+      shares: { billing: options.shares[0], security: options.shares[1] },
+      each: options.both,
+      whileBothWaited: {
+        seconds: (window - t0) / 1000,
+        billing: sent.billing,
+        security: sent.security,
+        billingPart: sent.billing / total,
+        securityPart: sent.security / total,
+      },
+      allSeconds: (Math.max(lastOf(teams.billing), lastOf(teams.security)) - t0) / 1000,
+      at: new Date().toISOString(),
+    };
+    await finish(split);
+    return;
+  }
+  const burst = publishBurst(billing, 'billing', 'b', options.burst);
   await new Promise((resolve) => setTimeout(resolve, options.afterSeconds * 1000));
   const publishedAt = new Map<string, number>();
   for (let i = 0; i < options.late; i += 1) {
@@ -176,12 +232,7 @@ async function main(): Promise<void> {
   }
   await burst;
   const billingKeys = [...Array(options.burst).keys()].map((i) => `billing#b-${run}-${i}`);
-  const everyKey = [...billingKeys, ...publishedAt.keys()];
-  while (!everyKey.every((key) => sentAt.has(key))) {
-    if (child.exitCode !== null) throw new Error(`npm start exited ${child.exitCode}`);
-    if (performance.now() - t0 > 600_000) throw new Error('not every email was sent in 600 s');
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
+  await waitForSends([...billingKeys, ...publishedAt.keys()], t0);
   const latencies = [...publishedAt].map(([key, at]) => (sentAt.get(key)! - at) / 1000);
   const burstSeconds = (Math.max(...billingKeys.map((key) => sentAt.get(key)!)) - t0) / 1000;
   const result = {
@@ -193,12 +244,16 @@ async function main(): Promise<void> {
     burstSeconds,
     at: new Date().toISOString(),
   };
-  console.log(JSON.stringify(result, null, 2));
-  if (options.out) writeFileSync(options.out, `${JSON.stringify(result, null, 2)}\n`);
-  stop();
-  await new Promise((resolve) => setTimeout(resolve, 3000));
-  rmSync(state, { recursive: true, force: true });
-  process.exit(0);
+  await finish(result);
+
+  async function finish(measured: object): Promise<void> {
+    console.log(JSON.stringify(measured, null, 2));
+    if (options.out) writeFileSync(options.out, `${JSON.stringify(measured, null, 2)}\n`);
+    stop();
+    await new Promise((resolve) => setTimeout(resolve, 3000));
+    rmSync(state, { recursive: true, force: true });
+    process.exit(0);
+  }
 }
 
 if (require.main === module) {
