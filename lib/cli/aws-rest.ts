@@ -1,7 +1,8 @@
 /**
- * Two AWS APIs the CLI calls without an SDK client of their own: Lambda's event source mappings
- * (pause, resume) and STS GetCallerIdentity (who a resend is recorded as). The package depends on
- * no Lambda or STS client, so these few requests are signed by the SDK's own signer
+ * Three AWS APIs the CLI calls without an SDK client of their own: Lambda's event source mappings
+ * (pause, resume), STS GetCallerIdentity (who a resend is recorded as) and SES v2 GetTenant (a
+ * tenant's sending status, for verify). The package depends on no Lambda, STS or SES client (the
+ * functions' SES client is bundled into their assets), so these few requests are signed by the SDK's own signer
  * (../aws-signer.ts) with the credentials and region the SQS client resolves (the usual AWS chain:
  * environment, profile, SSO, instance role).
  */
@@ -69,16 +70,20 @@ export async function resolveAws(settings: ClientSettings): Promise<{ region: st
   }
 }
 
-/** Sends a signed request; resolves to the response body, or throws {@link AwsRestError}. */
+/**
+ * Sends a signed request; resolves to the response body, or throws {@link AwsRestError}. `origin`
+ * (`http://127.0.0.1:4579`: npm start's emulators) replaces `https://<host>`. @default AWS's endpoint
+ */
 export async function call(
   request: Unsigned,
   service: string,
   aws: { region: string; credentials: Credentials },
+  origin?: string,
 ): Promise<string> {
   const headers = await sign(request, aws.credentials, aws.region, service);
   delete headers.host;
   const query = canonicalQuery(request.query);
-  const response = await fetch(`https://${request.host}${request.path}${query ? `?${query}` : ''}`, {
+  const response = await fetch(`${origin ?? `https://${request.host}`}${request.path}${query ? `?${query}` : ''}`, {
     method: request.method,
     headers,
     ...(request.body !== undefined ? { body: request.body } : {}),
@@ -120,4 +125,27 @@ export async function callerArn(aws: { region: string; credentials: Credentials 
   const arn = /<Arn>([^<]+)<\/Arn>/.exec(text)?.[1];
   if (!arn) throw new AwsRestError('UnexpectedResponse', 'GetCallerIdentity returned no Arn', 200);
   return arn;
+}
+
+/** SES v2 GetTenant of `tenantName` in `region`, as the SES v2 API takes it (POST, a JSON body). */
+export function getTenantRequest(region: string, tenantName: string): Unsigned {
+  return {
+    method: 'POST',
+    host: `email.${region}.amazonaws.com`,
+    path: '/v2/email/tenants/get',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ TenantName: tenantName }),
+  };
+}
+
+/** A tenant's `SendingStatus` (SES v2 GetTenant), or undefined when SES names none; at `origin` when given (npm start's SES layer). */
+export async function tenantSendingStatus(
+  aws: { region: string; credentials: Credentials },
+  tenantName: string,
+  origin?: string,
+): Promise<string | undefined> {
+  const text = await call(getTenantRequest(aws.region, tenantName), 'ses', aws, origin);
+  const answer = JSON.parse(text) as { Tenant?: { SendingStatus?: unknown } };
+  const status = answer.Tenant?.SendingStatus;
+  return typeof status === 'string' ? status : undefined;
 }

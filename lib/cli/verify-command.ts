@@ -15,7 +15,6 @@
 import { randomBytes } from 'node:crypto';
 import { CloudWatchClient, DescribeAlarmsCommand, ListMetricsCommand } from '@aws-sdk/client-cloudwatch';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { GetTenantCommand, SESv2Client } from '@aws-sdk/client-sesv2';
 import { SNSClient } from '@aws-sdk/client-sns';
 import { GetQueueAttributesCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
@@ -39,6 +38,7 @@ import {
   type Target,
 } from './target';
 import { lookupTargetFromOutputs } from './status-report';
+import { resolveAws, tenantSendingStatus } from './aws-rest';
 import { callbacksOf } from './callbacks';
 import { objectOutput } from './team-option';
 import {
@@ -116,15 +116,15 @@ export function tenantsOf(outputs: Readonly<Record<string, unknown>>): { team: s
   });
 }
 
-/** Each tenant's sending status, one GetTenant each (SES v2). */
+/** Each tenant's sending status, one GetTenant each (SES v2: `getTenant`, aws-rest.ts tenantSendingStatus). */
 export async function tenantStatuses(
-  ses: Pick<SESv2Client, 'send'>,
+  getTenant: (tenantName: string) => Promise<string | undefined>,
   tenants: readonly { readonly team: string; readonly tenantName: string }[],
 ): Promise<TenantStatus[]> {
   const out: TenantStatus[] = [];
   for (const { team, tenantName } of tenants) {
-    const { Tenant } = await ses.send(new GetTenantCommand({ TenantName: tenantName }));
-    out.push({ team, tenantName, ...(Tenant?.SendingStatus ? { sendingStatus: Tenant.SendingStatus } : {}) });
+    const sendingStatus = await getTenant(tenantName);
+    out.push({ team, tenantName, ...(sendingStatus ? { sendingStatus } : {}) });
   }
   return out;
 }
@@ -138,13 +138,10 @@ function probesOf(target: Target): { probes: VerifyProbes; close: () => void } {
   const monitored = target.outputs.AlarmNamePrefix;
   const tenants = tenantsOf(target.outputs);
   // Locally, the SES layer of npm start (its endpoint in the outputs) answers GetTenant.
-  const ses =
-    tenants.length === 0
-      ? undefined
-      : new SESv2Client({
-          ...target.clients.sqs,
-          ...(target.local && target.outputs.SesEndpoint ? { endpoint: target.outputs.SesEndpoint } : {}),
-        });
+  const sesOrigin =
+    target.local && typeof target.outputs.SesEndpoint === 'string' ? target.outputs.SesEndpoint : undefined;
+  const getTenant = async (tenantName: string) =>
+    tenantSendingStatus(await resolveAws(target.clients.sqs), tenantName, sesOrigin);
   const probes: VerifyProbes = {
     description: target.description,
     async sendSources() {
@@ -230,7 +227,7 @@ function probesOf(target: Target): { probes: VerifyProbes; close: () => void } {
           },
         }
       : {}),
-    ...(ses ? { tenants: () => tenantStatuses(ses, tenants) } : {}),
+    ...(tenants.length > 0 ? { tenants: () => tenantStatuses(getTenant, tenants) } : {}),
     skipReason: target.local
       ? 'the local pipeline has no CloudWatch'
       : 'the stack has no EmailPipelineMonitoring for this pipeline',
@@ -241,7 +238,6 @@ function probesOf(target: Target): { probes: VerifyProbes; close: () => void } {
       sqs.destroy();
       db.destroy();
       cloudWatch?.destroy();
-      ses?.destroy();
     },
   };
 }

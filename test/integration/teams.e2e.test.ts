@@ -16,6 +16,7 @@ import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { mkdtempSync, rmSync } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
+import { tenantSendingStatus } from '../../lib/cli/aws-rest';
 import { ledgerKey, type DeliveryReport } from '../../lambdas/kernel/ledger/schema';
 import { cancelDelivery } from '../../lambdas/status/cancel';
 import { tenantStatuses } from '../../lib/cli/verify-command';
@@ -68,10 +69,17 @@ async function publish(topicArn: string, key: string, to: string, extra: object 
   );
 }
 
-test("the team's SES tenant answers GetTenant as SES does (through the SDK), ENABLED; what verify reads", async () => {
+test("the team's SES tenant answers GetTenant as SES does (verify's signed request, and the SDK), ENABLED", async () => {
   const tenantName = p.pipeline.resources.teams?.security?.tenantName;
   expect(tenantName).toBe(`${p.name}-security`);
-  const statuses = await tenantStatuses(p.pipeline.ses, [{ team: 'security', tenantName: tenantName! }]);
+  const aws = {
+    region: await p.pipeline.ses.config.region(),
+    credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
+  };
+  const statuses = await tenantStatuses(
+    (name) => tenantSendingStatus(aws, name, p.pipeline.options.endpoints.ses),
+    [{ team: 'security', tenantName: tenantName! }],
+  );
   expect(statuses).toEqual([{ team: 'security', tenantName, sendingStatus: 'ENABLED' }]);
   const { Tenant } = await p.pipeline.ses.send(new GetTenantCommand({ TenantName: tenantName }));
   expect(Tenant?.TenantArn).toMatch(new RegExp(`:tenant/${tenantName}/${Tenant?.TenantId}$`));

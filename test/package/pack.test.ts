@@ -355,6 +355,10 @@ new EmailPipeline(stack, 'Security', {
   sesIdentity: 'mail.example.org',
   idempotencyKeyPrefix: 'security',
   callbackUrl: 'https://hooks.example.org/email',
+  teams: {
+    alerts: { senders: ['alerts@mail.example.org'], rateSharePercent: 60 },
+    audit: { senders: ['audit@mail.example.org'] },
+  },
 });
 app.synth();
 `;
@@ -433,6 +437,30 @@ describe('in a user stack (on the repository’s Node)', () => {
       (o.Description ?? '').startsWith('Endpoints of the email pipeline'),
     );
     expect(endpoints.filter((o) => JSON.stringify(o.Value).includes('Callbacks'))).toHaveLength(1);
+  });
+
+  test("a pipeline with teams: each team's topic feeds a queue of its own, mapped at the team's share of the concurrency", () => {
+    const template = JSON.parse(fs.readFileSync(path.join(outdir, 'MailStack.template.json'), 'utf8')) as {
+      Resources: Record<string, { Type: string; Properties?: Record<string, any> }>;
+    };
+    const queues = Object.entries(template.Resources).filter(
+      ([, r]) => r.Type === 'AWS::SQS::Queue' && /-t-(alerts|audit)$/.test(String(r.Properties?.QueueName ?? '')),
+    );
+    expect(queues.map(([, r]) => String(r.Properties?.QueueName).replace(/.*-t-/, '')).sort()).toEqual([
+      'alerts',
+      'audit',
+    ]);
+    const concurrency = (team: string) => {
+      const [id] = queues.find(([, r]) => String(r.Properties?.QueueName).endsWith(`-t-${team}`))!;
+      const mapping = Object.values(template.Resources).find(
+        (r) =>
+          r.Type === 'AWS::Lambda::EventSourceMapping' &&
+          JSON.stringify(r.Properties?.EventSourceArn) === JSON.stringify({ 'Fn::GetAtt': [id, 'Arn'] }),
+      );
+      return mapping?.Properties?.ScalingConfig?.MaximumConcurrency;
+    };
+    // maxConcurrency 10: alerts 60 %, audit what is left (40 %).
+    expect([concurrency('alerts'), concurrency('audit')]).toEqual([6, 4]);
   });
 
   /** The installed CLI against the stand-in for CloudFormation and DynamoDB (a child process: the stand-in answers meanwhile). */

@@ -2,7 +2,9 @@
  * Which dead-letter queues `verify` looks into: the pipeline's, and the callbacks DLQ where there are
  * callbacks; which SES tenants it asks about, and the GetTenant calls it makes.
  */
-import { GetTenantCommand, type SESv2Client } from '@aws-sdk/client-sesv2';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { getTenantRequest, tenantSendingStatus } from '../../../../lib/cli/aws-rest';
 import { deadLetterQueues, tenantStatuses, tenantsOf } from '../../../../lib/cli/verify-command';
 
 const outputs = {
@@ -49,31 +51,49 @@ describe('SES tenants', () => {
     expect(tenantsOf({ Teams: JSON.stringify({ support: { TopicArn: 'arn:support' } }) })).toEqual([]);
   });
 
-  test('one SES v2 GetTenant per tenant, by its name, and the SendingStatus it answers', async () => {
-    const sent: unknown[] = [];
+  test('one SES v2 GetTenant per tenant (signed POST /v2/email/tenants/get), by its name, and the SendingStatus it answers', async () => {
+    const requests: { method?: string; url?: string; body: string; signed: boolean }[] = [];
     const answers: Record<string, object> = {
       'Pipe-billing': { Tenant: { TenantName: 'Pipe-billing', SendingStatus: 'DISABLED' } },
       'Pipe-security': { Tenant: { TenantName: 'Pipe-security' } },
     };
-    const ses = {
-      send: async (command: unknown) => {
-        sent.push(command);
-        const name = (command as GetTenantCommand).input.TenantName ?? '';
-        return answers[name] ?? {};
-      },
-    } as unknown as Pick<SESv2Client, 'send'>;
-    const statuses = await tenantStatuses(ses, [
-      { team: 'billing', tenantName: 'Pipe-billing' },
-      { team: 'security', tenantName: 'Pipe-security' },
-    ]);
-    expect(sent.every((c) => c instanceof GetTenantCommand)).toBe(true);
-    expect(sent.map((c) => (c as GetTenantCommand).input)).toEqual([
-      { TenantName: 'Pipe-billing' },
-      { TenantName: 'Pipe-security' },
-    ]);
-    expect(statuses).toEqual([
-      { team: 'billing', tenantName: 'Pipe-billing', sendingStatus: 'DISABLED' },
-      { team: 'security', tenantName: 'Pipe-security' },
-    ]);
+    const server = createServer((req, res) => {
+      let body = '';
+      req.on('data', (chunk: Buffer) => (body += chunk.toString('utf8')));
+      req.on('end', () => {
+        requests.push({
+          method: req.method,
+          url: req.url,
+          body,
+          signed: /^AWS4-HMAC-SHA256 /.test(req.headers.authorization ?? ''),
+        });
+        const name = (JSON.parse(body) as { TenantName: string }).TenantName;
+        res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(answers[name] ?? {}));
+      });
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    try {
+      const origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+      const aws = { region: 'eu-west-1', credentials: { accessKeyId: 'AKID', secretAccessKey: 'secret' } };
+      const statuses = await tenantStatuses(
+        (name) => tenantSendingStatus(aws, name, origin),
+        [
+          { team: 'billing', tenantName: 'Pipe-billing' },
+          { team: 'security', tenantName: 'Pipe-security' },
+        ],
+      );
+      expect(requests).toEqual([
+        { method: 'POST', url: '/v2/email/tenants/get', body: '{"TenantName":"Pipe-billing"}', signed: true },
+        { method: 'POST', url: '/v2/email/tenants/get', body: '{"TenantName":"Pipe-security"}', signed: true },
+      ]);
+      expect(statuses).toEqual([
+        { team: 'billing', tenantName: 'Pipe-billing', sendingStatus: 'DISABLED' },
+        { team: 'security', tenantName: 'Pipe-security' },
+      ]);
+      // On AWS: SES v2's regional endpoint.
+      expect(getTenantRequest('eu-west-1', 'Pipe-billing').host).toBe('email.eu-west-1.amazonaws.com');
+    } finally {
+      server.close();
+    }
   });
 });
