@@ -441,7 +441,17 @@ describe('in a user stack (on the repository’s Node)', () => {
 
   test("a pipeline with teams: each team's topic feeds a queue of its own, mapped at the team's share of the concurrency", () => {
     const template = JSON.parse(fs.readFileSync(path.join(outdir, 'MailStack.template.json'), 'utf8')) as {
-      Resources: Record<string, { Type: string; Properties?: Record<string, any> }>;
+      Resources: Record<
+        string,
+        {
+          Type: string;
+          Properties?: {
+            QueueName?: string;
+            EventSourceArn?: unknown;
+            ScalingConfig?: { MaximumConcurrency?: number };
+          };
+        }
+      >;
     };
     const queues = Object.entries(template.Resources).filter(
       ([, r]) => r.Type === 'AWS::SQS::Queue' && /-t-(alerts|audit)$/.test(String(r.Properties?.QueueName ?? '')),
