@@ -239,7 +239,7 @@ export async function main(argv: readonly string[] = process.argv.slice(2)): Pro
       `  Cancel        DELETE ${status.cancelUrl}/deliveries/{key}`,
       ...Object.entries(status.teams).map(
         ([team, urls]) =>
-          `  Team ${team.padEnd(8)} status ${urls.statusUrl}/deliveries/{key}${urls.cancelUrl ? `   cancel DELETE ${urls.cancelUrl}/deliveries/{key}` : ''}   (its keys only; no IAM locally: anyone local may call them)`,
+          `  Team URLs     ${team}: ${urls.statusUrl}/deliveries/{key}${urls.cancelUrl ? `   DELETE ${urls.cancelUrl}/deliveries/{key}` : ''}   (its keys only; no IAM locally: anyone here may call them)`,
       ),
       ...Object.entries(resources.callbacks?.targets ?? {}).map(
         ([target, callback]) =>
