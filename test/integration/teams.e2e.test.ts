@@ -63,6 +63,50 @@ beforeAll(async () => {
 }, 60_000);
 afterAll(() => p?.stop());
 
+/**
+ * The local status server as npm start runs it: the status and cancel functions' code over the
+ * local tables, with the pipeline's teams (billing's own URLs). Also the tables it reads.
+ */
+async function startLocalStatus() {
+  const { resources } = p.pipeline;
+  const settings = loadLocalSettings({ teams: TEAMS });
+  const target = {
+    db: DynamoDBDocumentClient.from(p.pipeline.dynamodb),
+    ledgerTableName: resources.ledger.tableName,
+    idempotencyTableName: resources.tableName,
+    keyPrefix: settings.idempotencyKeyPrefix,
+  };
+  const status = await startStatusEndpoint({
+    port: 0,
+    lookup: (key, team) => lookupDelivery(target, key, team),
+    cancel: (key, team) =>
+      cancelDelivery(
+        { ...target, dynamodb: p.pipeline.dynamodb, dedupeWindowSeconds: settings.dedupeWindowSeconds },
+        key,
+        LOCAL_CANCELLER,
+        team,
+      ),
+    teams: settings.teams!,
+  });
+  return { status, target };
+}
+
+/**
+ * Runs `cancel --json --team billing <key>` against the outputs in `stateDir` and expects billing's
+ * key cancelled. A process of its own that this one waits for without blocking: the cancel URL is
+ * served from this process.
+ */
+async function expectBillingCancels(stateDir: string, key: string): Promise<void> {
+  const cancelled = await runProcess(process.execPath, cliArgv(['cancel', '--json', '--team', 'billing', key]), {
+    env: cliEnv(stateDir),
+  });
+  expect({ code: cancelled.code, stderr: cancelled.stderr }).toEqual({ code: 0, stderr: '' });
+  expect(JSON.parse(cancelled.stdout)).toMatchObject({
+    outcome: 'cancelled',
+    report: { key: `billing#${key}`, status: 'cancelled' },
+  });
+}
+
 async function publish(topicArn: string, key: string, to: string, extra: object = {}): Promise<void> {
   await p.pipeline.sns.send(
     new PublishCommand({
@@ -313,39 +357,13 @@ test('an attachment under another team’s prefix is dead-lettered at once, nami
 
 test("billing's cancel of a key (cancel --team billing) leaves security's email of the same key to be sent", async () => {
   const teams = p.pipeline.resources.teams!;
-  const { resources } = p.pipeline;
-  const settings = loadLocalSettings();
-  const target = {
-    db: DynamoDBDocumentClient.from(p.pipeline.dynamodb),
-    ledgerTableName: resources.ledger.tableName,
-    idempotencyTableName: resources.tableName,
-    keyPrefix: settings.idempotencyKeyPrefix,
-  };
-  // The cancel URL as npm start serves it: the cancel function's code over the local tables.
-  const status = await startStatusEndpoint({
-    port: 0,
-    lookup: (key, team) => lookupDelivery(target, key, team),
-    cancel: (key, team) =>
-      cancelDelivery(
-        { ...target, dynamodb: p.pipeline.dynamodb, dedupeWindowSeconds: settings.dedupeWindowSeconds },
-        key,
-        LOCAL_CANCELLER,
-        team,
-      ),
-  });
+  // The pipeline's cancel URL (its teams' own URLs are not named in outputs.json here).
+  const { status } = await startLocalStatus();
   const stateDir = mkdtempSync(path.join(os.tmpdir(), 'teams-cancel-'));
   try {
     writeCliOutputs(stateDir, p, { CancelUrl: `${status.cancelUrl}/deliveries/` });
     const key = `cancel-${p.name}`;
-    // A process of its own that this one waits for without blocking: the cancel URL is served from here.
-    const cancelled = await runProcess(process.execPath, cliArgv(['cancel', '--json', '--team', 'billing', key]), {
-      env: cliEnv(stateDir),
-    });
-    expect({ code: cancelled.code, stderr: cancelled.stderr }).toEqual({ code: 0, stderr: '' });
-    expect(JSON.parse(cancelled.stdout)).toMatchObject({
-      outcome: 'cancelled',
-      report: { key: `billing#${key}`, status: 'cancelled' },
-    });
+    await expectBillingCancels(stateDir, key);
     // The Cancelled write names the team: deliveries --team lists the key as billing wrote it.
     const cancelledOf = (team: string) =>
       runCli(stateDir, ['deliveries', '--outcome', 'cancelled', '--team', team]).stdout.includes(`  ${key}\n`);
@@ -372,27 +390,8 @@ test("billing's cancel of a key (cancel --team billing) leaves security's email 
 });
 
 test("billing's own URLs: cancel --team billing goes to billing's CancelUrl, and both refuse security's keys (403)", async () => {
-  const { resources } = p.pipeline;
-  const settings = loadLocalSettings({ teams: TEAMS });
-  const target = {
-    db: DynamoDBDocumentClient.from(p.pipeline.dynamodb),
-    ledgerTableName: resources.ledger.tableName,
-    idempotencyTableName: resources.tableName,
-    keyPrefix: settings.idempotencyKeyPrefix,
-  };
-  // The local status server as npm start runs it, with the pipeline's teams: billing's URLs under /teams/billing.
-  const status = await startStatusEndpoint({
-    port: 0,
-    lookup: (key, team) => lookupDelivery(target, key, team),
-    cancel: (key, team) =>
-      cancelDelivery(
-        { ...target, dynamodb: p.pipeline.dynamodb, dedupeWindowSeconds: settings.dedupeWindowSeconds },
-        key,
-        LOCAL_CANCELLER,
-        team,
-      ),
-    teams: settings.teams!,
-  });
+  // With the pipeline's teams, as npm start runs it: billing's URLs under /teams/billing.
+  const { status, target } = await startLocalStatus();
   const stateDir = mkdtempSync(path.join(os.tmpdir(), 'teams-urls-'));
   try {
     // No pipeline CancelUrl at all: a cancel that succeeds went to the team's own URL.
@@ -407,14 +406,7 @@ test("billing's own URLs: cancel --team billing goes to billing's CancelUrl, and
     expect(outputs.Teams.security).not.toHaveProperty('StatusUrl');
     const { StatusUrl: statusUrl, CancelUrl: cancelUrl } = outputs.Teams.billing!;
     const key = `own-url-${p.name}`;
-    const cancelled = await runProcess(process.execPath, cliArgv(['cancel', '--json', '--team', 'billing', key]), {
-      env: cliEnv(stateDir),
-    });
-    expect({ code: cancelled.code, stderr: cancelled.stderr }).toEqual({ code: 0, stderr: '' });
-    expect(JSON.parse(cancelled.stdout)).toMatchObject({
-      outcome: 'cancelled',
-      report: { key: `billing#${key}`, status: 'cancelled' },
-    });
+    await expectBillingCancels(stateDir, key);
     // status --team reads the tables (as on AWS); billing's status URL answers the same.
     expect(JSON.parse(runCli(stateDir, ['status', '--json', '--team', 'billing', key]).stdout)).toMatchObject({
       key: `billing#${key}`,
