@@ -170,3 +170,18 @@ export function teamConcurrency(
 ): number {
   return Math.max(least, Math.round((maxConcurrency * effectiveSharePercent(teams, name)) / 100));
 }
+
+/**
+ * Which URLs of its own a team has: a status URL when it lists any status reader or canceller, a
+ * cancel URL when it lists any canceller. The stack's aliases (lib/construct/ledger/team-urls.ts)
+ * and the local status server (tools/dev/local/status-endpoint.ts) follow this one rule.
+ */
+export function teamOwnUrls(team: Pick<ResolvedTeam, 'statusReaders' | 'cancelers'>): {
+  readonly status: boolean;
+  readonly cancel: boolean;
+} {
+  return {
+    status: team.statusReaders.length + team.cancelers.length > 0,
+    cancel: team.cancelers.length > 0,
+  };
+}

@@ -277,9 +277,15 @@ export function metricTotals(p: TestPipeline): Record<string, number> {
 
 /**
  * Writes the outputs.json of `p` into `stateDir`, as npm start does, for a CLI process to find it
- * (LOCAL_STATE_DIR): the queues, tables and endpoints, plus `extra` (PauseFile, LedgerRedriveFile).
+ * (LOCAL_STATE_DIR): the queues, tables and endpoints, plus `extra` (PauseFile, LedgerRedriveFile) and
+ * each team's own URLs (`teamUrls`: the local status server's `teams`).
  */
-export function writeCliOutputs(stateDir: string, p: TestPipeline, extra: Record<string, string> = {}): void {
+export function writeCliOutputs(
+  stateDir: string,
+  p: TestPipeline,
+  extra: Record<string, string> = {},
+  teamUrls: Parameters<typeof teamOutputs>[1] = {},
+): void {
   const { resources } = p.pipeline;
   writeFileSync(
     path.join(stateDir, 'outputs.json'),
@@ -296,8 +302,8 @@ export function writeCliOutputs(stateDir: string, p: TestPipeline, extra: Record
       LedgerBufferQueueUrl: resources.ledger.bufferQueueUrl,
       LedgerDeadLetterQueueUrl: resources.ledger.bufferDeadLetterQueueUrl,
       IdempotencyKeyPrefix: loadLocalSettings().idempotencyKeyPrefix,
-      // As npm start writes them (state.ts): each team's topics.
-      ...(resources.teams ? { Teams: teamOutputs(resources.teams) } : {}),
+      // As npm start writes them (state.ts): each team's topics, and its own URLs when it has them.
+      ...(resources.teams ? { Teams: teamOutputs(resources.teams, teamUrls) } : {}),
       ...extra,
     }),
   );

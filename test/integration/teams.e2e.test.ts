@@ -6,14 +6,15 @@
  * (ForeignTopic) and never sent. Each team's keys are its own: the same key from two teams is two
  * emails, the status lookup answers for each team's key, a team with an SES tenant sends as it,
  * its tenant answers GetTenant (what `verify` reads), one team's cancel of a key leaves another
- * team's email of the same key to be sent, and `deliveries --team` lists a team's keys by outcome
- * (bounced, dead-lettered) and no one else's.
+ * team's email of the same key to be sent, `deliveries --team` lists a team's keys by outcome
+ * (bounced, dead-lettered) and no one else's, and a team with cancellers has its own status and
+ * cancel URLs (`cancel --team` goes there) that refuse another team's keys.
  */
 import { GetTenantCommand } from '@aws-sdk/client-sesv2';
 import { CreateTopicCommand, PublishCommand, SubscribeCommand } from '@aws-sdk/client-sns';
 import { CreateQueueCommand, GetQueueAttributesCommand, ReceiveMessageCommand } from '@aws-sdk/client-sqs';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { tenantSendingStatus } from '../../lib/cli/aws-rest';
@@ -37,7 +38,11 @@ import {
 } from './support';
 
 const TEAMS = {
-  billing: { senders: ['billing@example.com', 'invoices@example.com'] },
+  // Cancellers of its own: billing has its own status and cancel URLs (security has none).
+  billing: {
+    senders: ['billing@example.com', 'invoices@example.com'],
+    cancelers: ['arn:aws:iam::123456789012:role/billing-ops'],
+  },
   security: { senders: ['security@example.com'], highPriority: true, sesTenant: true },
 };
 
@@ -58,6 +63,50 @@ beforeAll(async () => {
   statusChanges = await watchStatusTopic();
 }, 60_000);
 afterAll(() => p?.stop());
+
+/**
+ * The local status server as npm start runs it: the status and cancel functions' code over the
+ * local tables, with the pipeline's teams (billing's own URLs). Also the tables it reads.
+ */
+async function startLocalStatus() {
+  const { resources } = p.pipeline;
+  const settings = loadLocalSettings({ teams: TEAMS });
+  const target = {
+    db: DynamoDBDocumentClient.from(p.pipeline.dynamodb),
+    ledgerTableName: resources.ledger.tableName,
+    idempotencyTableName: resources.tableName,
+    keyPrefix: settings.idempotencyKeyPrefix,
+  };
+  const status = await startStatusEndpoint({
+    port: 0,
+    lookup: (key, team) => lookupDelivery(target, key, team),
+    cancel: (key, team) =>
+      cancelDelivery(
+        { ...target, dynamodb: p.pipeline.dynamodb, dedupeWindowSeconds: settings.dedupeWindowSeconds },
+        key,
+        LOCAL_CANCELLER,
+        team,
+      ),
+    teams: settings.teams!,
+  });
+  return { status, target };
+}
+
+/**
+ * Runs `cancel --json --team billing <key>` against the outputs in `stateDir` and expects billing's
+ * key cancelled. A process of its own that this one waits for without blocking: the cancel URL is
+ * served from this process.
+ */
+async function expectBillingCancels(stateDir: string, key: string): Promise<void> {
+  const cancelled = await runProcess(process.execPath, cliArgv(['cancel', '--json', '--team', 'billing', key]), {
+    env: cliEnv(stateDir),
+  });
+  expect({ code: cancelled.code, stderr: cancelled.stderr }).toEqual({ code: 0, stderr: '' });
+  expect(JSON.parse(cancelled.stdout)).toMatchObject({
+    outcome: 'cancelled',
+    report: { key: `billing#${key}`, status: 'cancelled' },
+  });
+}
 
 async function publish(topicArn: string, key: string, to: string, extra: object = {}): Promise<void> {
   await p.pipeline.sns.send(
@@ -316,39 +365,13 @@ test('an attachment under another team’s prefix is dead-lettered at once, nami
 
 test("billing's cancel of a key (cancel --team billing) leaves security's email of the same key to be sent", async () => {
   const teams = p.pipeline.resources.teams!;
-  const { resources } = p.pipeline;
-  const settings = loadLocalSettings();
-  const target = {
-    db: DynamoDBDocumentClient.from(p.pipeline.dynamodb),
-    ledgerTableName: resources.ledger.tableName,
-    idempotencyTableName: resources.tableName,
-    keyPrefix: settings.idempotencyKeyPrefix,
-  };
-  // The cancel URL as npm start serves it: the cancel function's code over the local tables.
-  const status = await startStatusEndpoint({
-    port: 0,
-    lookup: (key, team) => lookupDelivery(target, key, team),
-    cancel: (key, team) =>
-      cancelDelivery(
-        { ...target, dynamodb: p.pipeline.dynamodb, dedupeWindowSeconds: settings.dedupeWindowSeconds },
-        key,
-        LOCAL_CANCELLER,
-        team,
-      ),
-  });
+  // The pipeline's cancel URL (its teams' own URLs are not named in outputs.json here).
+  const { status } = await startLocalStatus();
   const stateDir = mkdtempSync(path.join(os.tmpdir(), 'teams-cancel-'));
   try {
     writeCliOutputs(stateDir, p, { CancelUrl: `${status.cancelUrl}/deliveries/` });
     const key = `cancel-${p.name}`;
-    // A process of its own that this one waits for without blocking: the cancel URL is served from here.
-    const cancelled = await runProcess(process.execPath, cliArgv(['cancel', '--json', '--team', 'billing', key]), {
-      env: cliEnv(stateDir),
-    });
-    expect({ code: cancelled.code, stderr: cancelled.stderr }).toEqual({ code: 0, stderr: '' });
-    expect(JSON.parse(cancelled.stdout)).toMatchObject({
-      outcome: 'cancelled',
-      report: { key: `billing#${key}`, status: 'cancelled' },
-    });
+    await expectBillingCancels(stateDir, key);
     // The Cancelled write names the team: deliveries --team lists the key as billing wrote it.
     const cancelledOf = (team: string) =>
       runCli(stateDir, ['deliveries', '--outcome', 'cancelled', '--team', team]).stdout.includes(`  ${key}\n`);
@@ -368,6 +391,49 @@ test("billing's cancel of a key (cancel --team billing) leaves security's email 
     expect(decisionsOf(`billing#${key}`).filter((d) => d.decision === 'sent')).toHaveLength(0);
     // A name that cannot be a team is refused before anything is asked of the pipeline (nothing to serve).
     expect(runCli(stateDir, ['cancel', '--team', 'Billing', key])).toMatchObject({ status: 2 });
+  } finally {
+    await status.close();
+    rmSync(stateDir, { recursive: true, force: true });
+  }
+});
+
+test("billing's own URLs: cancel --team billing goes to billing's CancelUrl, and both refuse security's keys (403)", async () => {
+  // With the pipeline's teams, as npm start runs it: billing's URLs under /teams/billing.
+  const { status, target } = await startLocalStatus();
+  const stateDir = mkdtempSync(path.join(os.tmpdir(), 'teams-urls-'));
+  try {
+    // No pipeline CancelUrl at all: a cancel that succeeds went to the team's own URL.
+    writeCliOutputs(stateDir, p, {}, status.teams);
+    const outputs = JSON.parse(readFileSync(path.join(stateDir, 'outputs.json'), 'utf8')) as {
+      Teams: Record<string, { StatusUrl?: string; CancelUrl?: string }>;
+    };
+    expect(outputs.Teams.billing).toMatchObject({
+      StatusUrl: `${status.url}/teams/billing/deliveries/`,
+      CancelUrl: `${status.url}/teams/billing/cancel/deliveries/`,
+    });
+    expect(outputs.Teams.security).not.toHaveProperty('StatusUrl');
+    const { StatusUrl: statusUrl, CancelUrl: cancelUrl } = outputs.Teams.billing!;
+    const key = `own-url-${p.name}`;
+    await expectBillingCancels(stateDir, key);
+    // status --team reads the tables (as on AWS); billing's status URL answers the same.
+    expect(JSON.parse(runCli(stateDir, ['status', '--json', '--team', 'billing', key]).stdout)).toMatchObject({
+      key: `billing#${key}`,
+      status: 'cancelled',
+    });
+    const read = await fetch(`${statusUrl}${key}`);
+    expect({ status: read.status, body: await read.json() }).toMatchObject({
+      status: 200,
+      body: { key: `billing#${key}`, status: 'cancelled' },
+    });
+    // Security's key, asked at billing's URLs: refused, and security's key is left as it was.
+    const refusal = { message: `This URL answers for team billing's keys only, not team "security"'s` };
+    const otherRead = await fetch(`${statusUrl}${key}?team=security`);
+    expect({ status: otherRead.status, body: await otherRead.json() }).toEqual({ status: 403, body: refusal });
+    const otherCancel = await fetch(`${cancelUrl}${key}?team=security`, { method: 'DELETE' });
+    expect({ status: otherCancel.status, body: await otherCancel.json() }).toEqual({ status: 403, body: refusal });
+    expect(await lookupDelivery(target, key, 'security')).toMatchObject({ key: `security#${key}`, status: 'unknown' });
+    // Security has no URL of its own: nothing is served under /teams/security.
+    expect((await fetch(`${status.url}/teams/security/deliveries/${key}`)).status).toBe(404);
   } finally {
     await status.close();
     rmSync(stateDir, { recursive: true, force: true });

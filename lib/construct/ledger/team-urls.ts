@@ -10,7 +10,7 @@
 import type * as iam from 'aws-cdk-lib/aws-iam';
 import * as lambda from 'aws-cdk-lib/aws-lambda';
 import { TEAM_ALIAS_PREFIX } from '../../../lambdas/kernel/teams';
-import type { ResolvedTeam } from '../../settings';
+import { teamOwnUrls, type ResolvedTeam } from '../../settings';
 import { principalsFromStrings } from '../pipeline/principals';
 
 /** One team's own URLs (each only when the team lists principals for it). */
@@ -36,12 +36,13 @@ export function buildTeamUrls(props: {
 }): Record<string, TeamUrls> {
   const out: Record<string, TeamUrls> = {};
   for (const [name, team] of Object.entries(props.teams)) {
+    const own = teamOwnUrls(team);
+    if (!own.status) continue;
     const readers = principalsFromStrings(team.statusReaders);
     const cancelers = principalsFromStrings(team.cancelers);
-    if (readers.length + cancelers.length === 0) continue;
     out[name] = {
       statusUrl: teamUrl(props.statusFunction, name, [...readers, ...cancelers]),
-      ...(cancelers.length > 0 ? { cancelUrl: teamUrl(props.cancelFunction, name, cancelers) } : {}),
+      ...(own.cancel ? { cancelUrl: teamUrl(props.cancelFunction, name, cancelers) } : {}),
     };
   }
   return out;

@@ -5,7 +5,7 @@
  *
  * Environment: DYNAMODB_PORT (8000), SQS_PORT (4566, SNS and SQS), SES_PORT (8005),
  * LOCAL_CONSUMERS (2), LOCAL_STATE_DIR (.local: the PID file and outputs.json),
- * STATUS_PORT (8010: GET /deliveries/{key}), SES_MAX_SEND_RATE (14: the local SES answers 429
+ * STATUS_PORT (8010: GET /deliveries/{key}, and each team's own URLs under /teams/<name>), SES_MAX_SEND_RATE (14: the local SES answers 429
  * TooManyRequestsException beyond this many recipients a second),
  * LOCAL_RAW_LOGS (1: print the function's structured JSON log lines as well as one line per decision).
  */
@@ -186,6 +186,8 @@ export async function main(argv: readonly string[] = process.argv.slice(2)): Pro
           LOCAL_CANCELLER,
           team,
         ),
+      // Each team with status readers or cancellers: its own URLs, as the functions' team aliases on AWS.
+      ...(settings.teams ? { teams: settings.teams } : {}),
       onError: (error) =>
         console.error(`status lookup failed: ${error instanceof Error ? error.message : String(error)}`),
     });
@@ -212,6 +214,7 @@ export async function main(argv: readonly string[] = process.argv.slice(2)): Pro
   const outputs = localOutputs(resources, endpoints, settings.idempotencyKeyPrefix, {
     statusUrl: `${status.url}/deliveries/`,
     cancelUrl: `${status.cancelUrl}/deliveries/`,
+    teams: status.teams,
   });
   writeFileSync(OUTPUTS_FILE, `${JSON.stringify(outputs, null, 2)}\n`);
   const seconds = ((Date.now() - started) / 1000).toFixed(1);
@@ -234,6 +237,10 @@ export async function main(argv: readonly string[] = process.argv.slice(2)): Pro
       ),
       `  Status        ${status.url}/deliveries/{key}   or: ${stateEnv}npm run status -- <key>`,
       `  Cancel        DELETE ${status.cancelUrl}/deliveries/{key}`,
+      ...Object.entries(status.teams).map(
+        ([team, urls]) =>
+          `  Team URLs     ${team}: ${urls.statusUrl}/deliveries/{key}${urls.cancelUrl ? `   DELETE ${urls.cancelUrl}/deliveries/{key}` : ''}   (its keys only; no IAM locally: anyone here may call them)`,
+      ),
       ...Object.entries(resources.callbacks?.targets ?? {}).map(
         ([target, callback]) =>
           `  Callbacks     ${target === '*' ? '' : `team ${target}: `}POST ${callback.url}   signing secret in outputs.json (${target === '*' ? 'CallbackSigningSecret' : `Teams.${target}.CallbackSigningSecret`})`,

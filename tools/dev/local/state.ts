@@ -74,12 +74,19 @@ function withCallbackSecrets(teams: LocalTeamOutputs, resources: LocalResources)
   );
 }
 
-/** The outputs of a local pipeline: its resources, the emulators' endpoints, the key prefix, the status and cancel URLs. */
+/**
+ * The outputs of a local pipeline: its resources, the emulators' endpoints, the key prefix, the
+ * status and cancel URLs, and each team's own (`teams`: the local status server's, by team).
+ */
 export function localOutputs(
   resources: LocalResources,
   endpoints: EmulatorEndpoints,
   idempotencyKeyPrefix: string,
-  urls: { readonly statusUrl: string; readonly cancelUrl: string },
+  urls: {
+    readonly statusUrl: string;
+    readonly cancelUrl: string;
+    readonly teams?: Parameters<typeof teamOutputs>[1];
+  },
 ): LocalOutputs {
   const { statusUrl, cancelUrl } = urls;
   return {
@@ -105,7 +112,7 @@ export function localOutputs(
     LedgerRedriveFile: LEDGER_REDRIVE_FILE,
     ...(resources.attachmentsBucketName ? { AttachmentsBucketName: resources.attachmentsBucketName } : {}),
     S3Endpoint: endpoints.sqs,
-    ...(resources.teams ? { Teams: withCallbackSecrets(teamOutputs(resources.teams), resources) } : {}),
+    ...(resources.teams ? { Teams: withCallbackSecrets(teamOutputs(resources.teams, urls.teams), resources) } : {}),
     ...(resources.callbacks
       ? {
           Callbacks: {

@@ -13,12 +13,17 @@ import { LOCAL_ACCOUNT_ID } from '../../../lib/cli/target';
 import type { TeamRoutes } from '../../../lambdas/kernel/teams';
 import type { ResolvedTeam } from '../../../lib/settings';
 
-/** outputs.json's `Teams`: each team's topic and, with high priority, its high-priority topic. */
+/**
+ * outputs.json's `Teams`: each team's topic and, with high priority, its high-priority topic; for a
+ * team with URLs of its own, its status and cancel URLs (each ending in `deliveries/`, as on AWS).
+ */
 export type LocalTeamOutputs = Record<
   string,
   {
     readonly TopicArn: string;
     readonly HighPriorityTopicArn?: string;
+    readonly StatusUrl?: string;
+    readonly CancelUrl?: string;
     readonly CallbackSigningSecret?: string;
     readonly TenantName?: string;
   }
@@ -101,16 +106,23 @@ export async function createTeamTenants(
 }
 
 /**
- * outputs.json's `Teams` from the routes: the topics (publishers name topics, not senders) and, for
- * a team with an SES tenant, its name (what `email-pipeline verify` asks GetTenant about).
+ * outputs.json's `Teams` from the routes: the topics (publishers name topics, not senders), for a
+ * team with an SES tenant its name (what `email-pipeline verify` asks GetTenant about), and for a
+ * team with URLs of its own on the local status server (`urls`, by team: their bases), those URLs
+ * (what `email-pipeline cancel --team` calls).
  */
-export function teamOutputs(routes: TeamRoutes): LocalTeamOutputs {
+export function teamOutputs(
+  routes: TeamRoutes,
+  urls: Readonly<Record<string, { readonly statusUrl: string; readonly cancelUrl?: string }>> = {},
+): LocalTeamOutputs {
   return Object.fromEntries(
     Object.entries(routes).map(([team, route]) => [
       team,
       {
         TopicArn: route.topicArn,
         ...(route.highPriorityTopicArn ? { HighPriorityTopicArn: route.highPriorityTopicArn } : {}),
+        ...(urls[team] ? { StatusUrl: `${urls[team].statusUrl}/deliveries/` } : {}),
+        ...(urls[team]?.cancelUrl ? { CancelUrl: `${urls[team].cancelUrl}/deliveries/` } : {}),
         ...(route.tenantName ? { TenantName: route.tenantName } : {}),
       },
     ]),

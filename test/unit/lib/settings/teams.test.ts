@@ -6,6 +6,7 @@ import {
   SettingsError,
   settingsFromContext,
   teamConcurrency,
+  teamOwnUrls,
   type PipelineSettings,
 } from '../../../../lib/settings';
 
@@ -167,4 +168,11 @@ test("a team's part of the concurrency: its share of maxConcurrency, an equal pa
   // Shares that leave nothing: a team without one still runs the least.
   expect(effectiveSharePercent(full, 'other')).toBe(0);
   expect(teamConcurrency(full, 'other', 10)).toBe(2);
+});
+
+test('a team has a status URL of its own with any status reader or canceller, a cancel URL with any canceller', () => {
+  const role = 'arn:aws:iam::123456789012:role/ops';
+  expect(teamOwnUrls({ statusReaders: [], cancelers: [] })).toEqual({ status: false, cancel: false });
+  expect(teamOwnUrls({ statusReaders: [role], cancelers: [] })).toEqual({ status: true, cancel: false });
+  expect(teamOwnUrls({ statusReaders: [], cancelers: [role] })).toEqual({ status: true, cancel: true });
 });

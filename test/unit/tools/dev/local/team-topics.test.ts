@@ -24,3 +24,30 @@ test('a team with an SES tenant has its TenantName (what verify asks GetTenant a
     security: { TopicArn: 'arn:security', TenantName: 'mail-security' },
   });
 });
+
+test('a team with URLs of its own has its StatusUrl and, with a cancel URL, its CancelUrl, each ending in deliveries/', () => {
+  expect(
+    teamOutputs(
+      {
+        billing: { topicArn: 'arn:billing', senders: ['billing@example.com'] },
+        audit: { topicArn: 'arn:audit', senders: ['audit@example.com'] },
+        security: { topicArn: 'arn:security', senders: ['s@example.com'] },
+      },
+      {
+        billing: {
+          statusUrl: 'http://127.0.0.1:8010/teams/billing',
+          cancelUrl: 'http://127.0.0.1:8010/teams/billing/cancel',
+        },
+        audit: { statusUrl: 'http://127.0.0.1:8010/teams/audit' },
+      },
+    ),
+  ).toEqual({
+    billing: {
+      TopicArn: 'arn:billing',
+      StatusUrl: 'http://127.0.0.1:8010/teams/billing/deliveries/',
+      CancelUrl: 'http://127.0.0.1:8010/teams/billing/cancel/deliveries/',
+    },
+    audit: { TopicArn: 'arn:audit', StatusUrl: 'http://127.0.0.1:8010/teams/audit/deliveries/' },
+    security: { TopicArn: 'arn:security' },
+  });
+});
