@@ -35,6 +35,12 @@ export interface TeamRoute {
   readonly senders: readonly string[];
   /** The team's SES tenant: its sends name it (SendEmail's TenantName). @default none: no tenant */
   readonly tenantName?: string;
+  /**
+   * The team's part (percent) of the rate the high-priority reserve leaves: its lane of the shared
+   * rate lease, which it borrows beyond while other lanes are idle.
+   * @default none: the team's sends pace on the work queue's lane
+   */
+  readonly rateSharePercent?: number;
 }
 
 /** Every team by name. */
@@ -63,7 +69,7 @@ export function parseTeamRoutes(raw: string | undefined, variable: string): Team
   }
   if (!isRecord(parsed)) {
     return bad(
-      'must be a JSON object: team name -> { topicArn, queueUrl?, highPriorityTopicArn?, senders, tenantName? }',
+      'must be a JSON object: team name -> { topicArn, queueUrl?, highPriorityTopicArn?, senders, tenantName?, rateSharePercent? }',
     );
   }
   const out: Record<string, TeamRoute> = {};
@@ -80,12 +86,17 @@ export function parseTeamRoutes(raw: string | undefined, variable: string): Team
     if (tenant !== undefined && !nonEmptyString(tenant)) bad(`: team ${name} has an empty tenantName`);
     const queueUrl = route.queueUrl;
     if (queueUrl !== undefined && !nonEmptyString(queueUrl)) bad(`: team ${name} has an empty queueUrl`);
+    const share = route.rateSharePercent;
+    if (share !== undefined && !(typeof share === 'number' && share >= 0 && share <= 100)) {
+      bad(`: team ${name} has a rateSharePercent that is not a number from 0 to 100`);
+    }
     out[name] = {
       topicArn: route.topicArn as string,
       ...(queueUrl !== undefined ? { queueUrl: queueUrl as string } : {}),
       ...(high !== undefined ? { highPriorityTopicArn: high as string } : {}),
       senders: senders as string[],
       ...(tenant !== undefined ? { tenantName: tenant as string } : {}),
+      ...(share !== undefined ? { rateSharePercent: share as number } : {}),
     };
   }
   return Object.keys(out).length > 0 ? out : undefined;

@@ -13,6 +13,7 @@ import { Logger } from '@aws-lambda-powertools/logger';
 import { MetricUnit, Metrics } from '@aws-lambda-powertools/metrics';
 import { ENV, readConfirmSettings, readSettings, type HandlerSettings } from '../kernel/environment';
 import { LANE_METRIC, METRIC, type Lane } from '../kernel/names';
+import type { TeamRoutes } from '../kernel/teams';
 import { builtOnFirstSend, createDynamoDbClient, createSqsClient, createStoreClient } from '../runtime/clients';
 import { LedgerAwarePersistenceLayer } from './claim/persistence';
 import { createSendConfirmation, type SendConfirmation } from './confirm';
@@ -28,6 +29,7 @@ import { sourceOf, type RecordSource } from './send/lanes';
 import type { Pacer } from './send/pacer';
 import { dynamoDbSlotStore, type SlotStore } from './send/slot-store';
 import { createSender, type SendClient } from './send/sender';
+import type { LaneId } from './send/lane-rates';
 import { SharedPacer } from './send/shared-pacer';
 import { SendPacer } from './send/token-bucket';
 import { createSchedule, ledgerRecordScheduled, type RecordScheduled } from './schedule';
@@ -97,7 +99,7 @@ export function createHandler(deps: HandlerDeps, options: { readonly processInPa
       sender: createSender({
         settings: laneSettings,
         ses: deps.ses,
-        pacer: pacers.lane(source.lane),
+        pacer: pacers.lane(source.id),
         breaker,
         metrics,
         now,
@@ -143,7 +145,7 @@ export function createHandler(deps: HandlerDeps, options: { readonly processInPa
 
 /** What the container's pacers are built from. */
 interface PacerDeps {
-  readonly settings: Pick<HandlerSettings, 'maxSendRate' | 'maxConcurrency' | 'highPriorityRateShare'>;
+  readonly settings: Pick<HandlerSettings, 'maxSendRate' | 'maxConcurrency' | 'highPriorityRateShare' | 'teams'>;
   readonly logger: Logger;
   readonly metrics: Metrics;
   readonly rateStore: SlotStore | undefined;
@@ -153,7 +155,7 @@ interface PacerDeps {
 
 /** The container's pacers: each lane's, and the recipients paced per lane since the last invocation. */
 interface Pacers {
-  lane(lane: Lane): Pacer;
+  lane(lane: LaneId): Pacer;
   takePaced(): Partial<Record<Lane, number>>;
 }
 
@@ -169,6 +171,7 @@ function createPacers(deps: PacerDeps): Pacers {
     store: deps.rateStore,
     maxSendRate: settings.maxSendRate,
     highShare: settings.highPriorityRateShare,
+    teamShares: teamShares(settings.teams),
     fallback: staticPacer,
     now,
     sleep,
@@ -188,6 +191,15 @@ function createPacers(deps: PacerDeps): Pacers {
     },
   });
   return { lane: (lane) => shared.lane(lane), takePaced: () => shared.takePaced() };
+}
+
+/** Each team's share of the rate, for the teams with a lane of their own (a queue and a share). */
+function teamShares(teams: TeamRoutes | undefined): Record<string, number> {
+  const shares: Record<string, number> = {};
+  for (const [team, route] of Object.entries(teams ?? {})) {
+    if (route.queueUrl !== undefined && route.rateSharePercent !== undefined) shares[team] = route.rateSharePercent;
+  }
+  return shares;
 }
 
 /** Clients to use instead of the ones runtime/clients.ts builds. @default none: all from runtime/clients.ts */

@@ -158,9 +158,9 @@ export function effectiveSharePercent(teams: Readonly<Record<string, ResolvedTea
 /**
  * How many invocations a team's queue may run at once (its event source mapping's maximum
  * concurrency): its share ({@link effectiveSharePercent}) of `maxConcurrency`, at least `least`
- * (Lambda's least for a mapping is 2). Every waiting send of every queue leases its slots from the
- * same lane of the shared rate lease, one container's lease after another's, so a team's part of
- * the rate while every team has mail waiting follows its part of the containers.
+ * (Lambda's least for a mapping is 2). The share of the rate itself is kept by the team's own lane of
+ * the shared rate lease (send/pacing-policy.ts `laneRates`), whatever the number of invocations;
+ * this bounds how many of them wait for slots at once (waiting is billed Lambda time).
  */
 export function teamConcurrency(
   teams: Readonly<Record<string, ResolvedTeam>>,

@@ -1,7 +1,9 @@
 /**
- * The rate lease's repair on DynamoDB Local: the real slot store (send/slot-store.ts) finds a lane
+ * The rate lease on DynamoDB Local, the real slot store (send/slot-store.ts): its repair finds a lane
  * item no lease could have written, whatever its type, and replaces it with a write conditioned on
- * the very value it read, so a repair never undoes another container's lease.
+ * the very value it read, so a repair never undoes another container's lease; and a borrow takes a
+ * lane's slots only once the lane's own sends have leased nothing for the grace, as DynamoDB itself
+ * evaluates the owner's write and the borrow's condition.
  */
 import { GetItemCommand, PutItemCommand, type AttributeValue } from '@aws-sdk/client-dynamodb';
 import { maxLeaseAheadMs } from '../../lambdas/send-email/send/pacing-policy';
@@ -82,4 +84,32 @@ test('a repair names the value it read: once the item holds another, the repair 
   const write = await store().repair('normal', { S: 'bad' }, Date.now());
   expect(write).toEqual({ ok: false, next: later, found: { N: String(later) } });
   expect(await storedNext()).toEqual({ N: String(later) });
+});
+
+test("the owner's lease records where it ended; a borrow waits the grace after it, then takes the idle lane", async () => {
+  const lane = 'team:billing';
+  const key = { id: { S: laneItemId(keyPrefix, lane) } };
+  const now = Date.now();
+  const own = await leaseSlots(store(), { ...request(now), lane });
+  expect(own.slots).toEqual([now, now + 100, now + 200]);
+  const { Item } = await clients.dynamodb.send(
+    new GetItemCommand({ TableName: tableName, Key: key, ConsistentRead: true }),
+  );
+  expect(Item?.next).toEqual({ N: String(now + 300) });
+  expect(Item?.owner).toEqual({ N: String(now + 300) });
+  // The owner leases again on top (SET next = next + span, owner likewise, in one write).
+  const again = await leaseSlots(store(), { ...request(now + 1), lane });
+  expect(again).toEqual({ slots: [now + 300, now + 400, now + 500], next: now + 600, writes: 1 });
+  // Just after its last slot, within the grace: a borrow is refused, and told until when.
+  const borrow = (at: number) => leaseSlots(store(), { ...request(at), lane, latestStart: at, ownerGraceMs: 1000 });
+  const early = await borrow(now + 650);
+  expect(early).toMatchObject({ slots: [], busyUntil: now + 1600, writes: 1 });
+  // Past the grace the lane is idle: the borrow restarts it from now and leaves owner as it was.
+  const late = await borrow(now + 1700);
+  expect(late.slots).toEqual([now + 1700, now + 1800, now + 1900]);
+  const after = await clients.dynamodb.send(
+    new GetItemCommand({ TableName: tableName, Key: key, ConsistentRead: true }),
+  );
+  expect(after.Item?.next).toEqual({ N: String(now + 2000) });
+  expect(after.Item?.owner).toEqual({ N: String(now + 600) });
 });

@@ -8,7 +8,7 @@ import { spawn, spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
 import * as path from 'node:path';
-import { PublishCommand } from '@aws-sdk/client-sns';
+import { PublishBatchCommand, PublishCommand } from '@aws-sdk/client-sns';
 import { SendMessageCommand, type Message } from '@aws-sdk/client-sqs';
 import type { PipelineSettings } from '../../lib/settings';
 import { buildBundles, type Bundles } from '../../tools/dev/local/build';
@@ -203,6 +203,24 @@ export async function enqueue(pipeline: LocalPipeline, body: string): Promise<vo
 /** A valid simple email. */
 export function email(to: string, subject = 'Your order', text = 'It shipped.'): Record<string, unknown> {
   return { to, subject, text };
+}
+
+/**
+ * Publishes `count` emails on `topicArn` of `p`'s pipeline, keys `<prefix>-<i>` (each to its own
+ * test address), ten to a PublishBatch.
+ */
+export async function publishMany(p: TestPipeline, topicArn: string, prefix: string, count: number): Promise<void> {
+  for (let first = 0; first < count; first += 10) {
+    const entries = Array.from({ length: Math.min(10, count - first) }, (_, j) => {
+      const i = first + j;
+      return {
+        Id: `m${i}`,
+        Message: JSON.stringify(email(p.address(`${prefix}-${i}`), `${prefix} ${i}`)),
+        MessageAttributes: { 'idempotency-key': { DataType: 'String', StringValue: `${prefix}-${i}` } },
+      };
+    });
+    await p.pipeline.sns.send(new PublishBatchCommand({ TopicArn: topicArn, PublishBatchRequestEntries: entries }));
+  }
 }
 
 /** The first recipient of a queue body (an SNS envelope or a raw message), if any. */

@@ -19,7 +19,7 @@ import * as path from 'node:path';
 import { SQSClient } from '@aws-sdk/client-sqs';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { SQSRecord } from 'aws-lambda';
-import type { Lane } from '../../lambdas/kernel/names';
+import type { LaneId } from '../../lambdas/send-email/send/lane-rates';
 import type { QueueRecordLike } from '../../lambdas/send-email/parse';
 import type { SlotStore, SlotWrite } from '../../lambdas/send-email/send/slot-store';
 import { snsEnvelope } from '../../tools/dev/local/records';
@@ -271,36 +271,55 @@ export class VirtualClock {
  * fail, as DynamoDB's do.
  */
 export class FakeSlotStore implements SlotStore {
-  readonly next = new Map<Lane, unknown>();
+  readonly next = new Map<LaneId, unknown>();
+  /** The end of each lane's own last lease. */
+  readonly owner = new Map<LaneId, number>();
   writes = 0;
   repairs = 0;
   failing = false;
   /** What a failed write answers about a stored value: `next` only when it is a number. */
-  private failed(current: unknown): SlotWrite {
-    if (current === undefined) return { ok: false };
-    return typeof current === 'number' ? { ok: false, next: current, found: current } : { ok: false, found: current };
+  private failed(lane: LaneId, current: unknown): SlotWrite {
+    const owner = this.owner.has(lane) ? { owner: this.owner.get(lane)! } : {};
+    if (current === undefined) return { ok: false, ...owner };
+    return typeof current === 'number'
+      ? { ok: false, next: current, found: current, ...owner }
+      : { ok: false, found: current, ...owner };
   }
-  async advance(lane: Lane, span: number, lower: number, upper: number): Promise<SlotWrite> {
+  /** A borrow (`idleBefore` set) while the owner leased since: refused. */
+  private ownerBusy(lane: LaneId, idleBefore: number | undefined): boolean {
+    const owner = this.owner.get(lane);
+    return idleBefore !== undefined && owner !== undefined && owner >= idleBefore;
+  }
+  async advance(lane: LaneId, span: number, lower: number, upper: number, idleBefore?: number): Promise<SlotWrite> {
     this.writes += 1;
     if (this.failing) throw new Error('DynamoDB unavailable');
     const current = this.next.get(lane);
-    if (typeof current !== 'number' || !(current >= lower && current <= upper)) return this.failed(current);
+    if (typeof current !== 'number' || !(current >= lower && current <= upper) || this.ownerBusy(lane, idleBefore)) {
+      return this.failed(lane, current);
+    }
     this.next.set(lane, current + span);
+    if (idleBefore === undefined) this.owner.set(lane, current + span);
     return { ok: true, next: current + span };
   }
-  async restart(lane: Lane, value: number, before: number): Promise<SlotWrite> {
+  async restart(lane: LaneId, value: number, before: number, idleBefore?: number): Promise<SlotWrite> {
     this.writes += 1;
     if (this.failing) throw new Error('DynamoDB unavailable');
     const current = this.next.get(lane);
-    if (current !== undefined && !(typeof current === 'number' && current < before)) return this.failed(current);
+    if (
+      (current !== undefined && !(typeof current === 'number' && current < before)) ||
+      this.ownerBusy(lane, idleBefore)
+    ) {
+      return this.failed(lane, current);
+    }
     this.next.set(lane, value);
+    if (idleBefore === undefined) this.owner.set(lane, value);
     return { ok: true, next: value };
   }
-  async repair(lane: Lane, found: unknown, value: number): Promise<SlotWrite> {
+  async repair(lane: LaneId, found: unknown, value: number): Promise<SlotWrite> {
     this.writes += 1;
     if (this.failing) throw new Error('DynamoDB unavailable');
     const current = this.next.get(lane);
-    if (JSON.stringify(current) !== JSON.stringify(found)) return this.failed(current);
+    if (JSON.stringify(current) !== JSON.stringify(found)) return this.failed(lane, current);
     this.repairs += 1;
     this.next.set(lane, value);
     return { ok: true, next: value };

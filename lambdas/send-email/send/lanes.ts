@@ -8,6 +8,7 @@
  */
 import type { Lane } from '../../kernel/names';
 import { lastPart, teamOfQueue, type TeamRoutes } from '../../kernel/teams';
+import { teamLane, type LaneId } from './lane-rates';
 
 /** The lane of records from `eventSourceArn`: high when it is the high-priority queue. */
 export function laneOfSource(eventSourceArn: string | undefined, highPriorityQueueUrl: string | undefined): Lane {
@@ -17,8 +18,11 @@ export function laneOfSource(eventSourceArn: string | undefined, highPriorityQue
 
 /** Where an invocation's records come from: their lane, and the queue their retries go back to. */
 export interface RecordSource {
-  /** `high`, `normal` (the work queue) or `team:<name>` (a team's queue): one flow each. */
-  readonly id: string;
+  /**
+   * `high`, `normal` (the work queue) or `team:<name>` (a team's queue): one flow each, and the lane
+   * of the shared rate lease its sends pace on.
+   */
+  readonly id: LaneId;
   readonly lane: Lane;
   readonly queueUrl: string;
 }
@@ -40,6 +44,6 @@ export function sourceOf(
   }
   const team = teamOfQueue(settings.teams, eventSourceArn);
   const queueUrl = team === undefined ? undefined : settings.teams?.[team]?.queueUrl;
-  if (team !== undefined && queueUrl !== undefined) return { id: `team:${team}`, lane: 'normal', queueUrl };
+  if (team !== undefined && queueUrl !== undefined) return { id: teamLane(team), lane: 'normal', queueUrl };
   return { id: 'normal', lane: 'normal', queueUrl: settings.sourceQueueUrl };
 }

@@ -1,5 +1,7 @@
 /**
- * The pacer's policy, pure: no timers, no I/O, no SDK. From the clock's now, the leased slots a
+ * The pacer's policy, pure: no timers, no I/O, no SDK. The rate is split in lanes, each one item of
+ * the shared lease: `high` (the high-priority reserve), `normal` (the work queue's) and, with teams,
+ * `team:<name>` (each team's queue, at its share). From the clock's now, the leased slots a
  * container holds, the sends waiting in each lane and what the lanes' items were last found to hold,
  * {@link step} decides which sends go now, which give up, which lane items to lease or borrow slots
  * from, and when to look again; the functions after it say how a lease's answer, a store failure or a
@@ -7,18 +9,18 @@
  * written. shared-pacer.ts does what they say; the unit tests drive them on a virtual clock. The
  * pacer's tuning is named here, in one place.
  */
-import type { Lane } from '../../kernel/names';
+import { PACING_HEADROOM, type LaneId } from './lane-rates';
 
 // The tuning.
 
-/**
- * Each container paces a little under the rate: requests that leave evenly spaced can still arrive
- * bunched (network, scheduling), and SES counts their arrival. The shared lease uses 95 % of
- * maxSendRate, the static share 95 % of maxSendRate / maxConcurrency.
- */
-export const PACING_HEADROOM = 0.95;
 /** How far ahead a lane borrows the other's idle slots: the longest a high-priority send waits for them. */
 export const BORROW_PERIOD_MS = 800;
+/**
+ * How long after the end of a lane's own last lease its slots may be borrowed: longer than the
+ * pause between two batches of a queue with mail waiting (delete, receive, claims), so the lane of a
+ * team whose mail is waiting is never taken in such a pause.
+ */
+export const OWNER_GRACE_MS = 1000;
 /** High-priority sends whose slots (leased for bulk mail) are further off than this lease their own. */
 export const BORROW_THRESHOLD_MS = 100;
 /**
@@ -59,23 +61,15 @@ export const MAX_SLOT_LAG_MS = 500;
 /** Of SES's one second of burst, what is left for requests that arrive bunched (see {@link slotLagMs}). */
 export const BUNCHING_MS = 100;
 
-const OTHER: Record<Lane, Lane> = { normal: 'high', high: 'normal' };
-
-/** The lanes' rates (recipients per second): 95 % of maxSendRate, split by the high lane's share. */
-export function laneRates(maxSendRate: number, highShare: number): Record<Lane, number> {
-  const rate = maxSendRate * PACING_HEADROOM;
-  const high = (rate * highShare) / 100;
-  return { normal: rate - high, high };
-}
-
 /**
  * How far in the past a slot may still be used: a send at a stale slot joins the sends of the slots
- * after it, and SES allows a burst of one second of its rate. Two lanes and rounding take two
- * recipients of it, and BUNCHING_MS is left for requests that arrive bunched; at most MAX_SLOT_LAG_MS.
+ * after it, and SES allows a burst of one second of its rate. Rounding takes one recipient of it per
+ * lane (`lanes`, two without teams), and BUNCHING_MS is left for requests that arrive bunched; at
+ * most MAX_SLOT_LAG_MS.
  */
-export function slotLagMs(maxSendRate: number): number {
+export function slotLagMs(maxSendRate: number, lanes = 2): number {
   const rate = maxSendRate * PACING_HEADROOM;
-  return Math.max(0, Math.min(MAX_SLOT_LAG_MS, ((maxSendRate - 2) / rate) * 1000 - BUNCHING_MS));
+  return Math.max(0, Math.min(MAX_SLOT_LAG_MS, ((maxSendRate - lanes) / rate) * 1000 - BUNCHING_MS));
 }
 
 /**
@@ -113,7 +107,7 @@ function describe(value: unknown): string {
 
 /** A send waiting for slots. */
 export interface WaitingSend {
-  readonly lane: Lane;
+  readonly lane: LaneId;
   readonly recipients: number;
   /** Epoch ms: past it, a send still without a due slot gives up. */
   readonly deadline: number;
@@ -122,34 +116,34 @@ export interface WaitingSend {
 /** What a container knows when it looks: the input of {@link step}. */
 export interface PacerState<W extends WaitingSend = WaitingSend> {
   readonly now: number;
-  /** The lanes' rates ({@link laneRates}). */
-  readonly rates: Readonly<Record<Lane, number>>;
+  /** The lanes' rates ({@link laneRates}): every lane there is. */
+  readonly rates: Readonly<Partial<Record<LaneId, number>>>;
   /** {@link slotLagMs} */
   readonly lagMs: number;
   /** Leased slot times not yet given to a send, ascending. */
   readonly pool: readonly number[];
   /** Sends waiting for slots, each lane's in arrival order. */
-  readonly waiting: Readonly<Record<Lane, readonly W[]>>;
+  readonly waiting: Readonly<Partial<Record<LaneId, readonly W[]>>>;
   /** No send goes before this (a throttle). */
   readonly pausedUntil: number;
   /** Sends pace to the static share until this (a store failure, an implausible item). */
   readonly fallbackUntil: number;
-  /** A lane's item is taken up to here (as a lease or borrow last found it). */
-  readonly busyUntil: Readonly<Record<Lane, number>>;
+  /** A lane's item is taken up to here (as a lease or borrow last found it; absent: not known). */
+  readonly busyUntil: Readonly<Partial<Record<LaneId, number>>>;
   /** A lease for the lane's sends is on its way. */
-  readonly leasing: Readonly<Record<Lane, boolean>>;
-  /** A borrow is on its way (one at a time, for either lane). */
+  readonly leasing: Readonly<Partial<Record<LaneId, boolean>>>;
+  /** A borrow is on its way (one at a time, for any lane). */
   readonly borrowing: boolean;
 }
 
 /** A lease to start: `count` slots of `item`'s lane for `lane`'s sends. */
 export interface SlotRequest {
-  /** `lease`: the lane's own slots (or the other's when its share is 0); `borrow`: the other lane's idle ones. */
+  /** `lease`: the lane's own slots (the normal lane's when its share is 0); `borrow`: another lane's idle ones. */
   readonly kind: 'lease' | 'borrow';
   /** The lane whose sends the slots are for. */
-  readonly lane: Lane;
+  readonly lane: LaneId;
   /** The lane whose item the slots are taken from. */
-  readonly item: Lane;
+  readonly item: LaneId;
   readonly count: number;
   /** Milliseconds between two slots of `item`. */
   readonly intervalMs: number;
@@ -177,12 +171,44 @@ export type Decision<W extends WaitingSend = WaitingSend> =
       readonly lookAgainAt: number;
     };
 
+/** Every lane of the state: high first, then the others in the order of the rates. */
+function lanesOf(s: PacerState): LaneId[] {
+  return ['high', ...(Object.keys(s.rates) as LaneId[]).filter((lane) => lane !== 'high')];
+}
+
+const rateOf = (s: PacerState, lane: LaneId): number => s.rates[lane] ?? 0;
+const busyOf = (s: PacerState, lane: LaneId): number => s.busyUntil[lane] ?? 0;
+
+/**
+ * The lane whose item `lane`'s sends lease from: its own; the normal lane's for a lane without a
+ * share (high with a share of 0); none when neither has one (its sends borrow idle slots only).
+ */
+function homeOf(s: PacerState, lane: LaneId): LaneId | undefined {
+  if (rateOf(s, lane) > 0) return lane;
+  return rateOf(s, 'normal') > 0 ? 'normal' : undefined;
+}
+
+/**
+ * The lane `lane` borrows from: one with a rate, not known to be taken beyond now; of those, the
+ * one known idle the longest (an item not yet looked at first), so that a busy one found by a
+ * failed borrow is not asked again before it may be idle.
+ */
+function idleLane(s: PacerState, lane: LaneId): LaneId | undefined {
+  let idle: LaneId | undefined;
+  for (const other of lanesOf(s)) {
+    if (other === lane || rateOf(s, other) <= 0 || s.now < busyOf(s, other)) continue;
+    if (idle === undefined || busyOf(s, other) < busyOf(s, idle)) idle = other;
+  }
+  return idle;
+}
+
 /** What a lane may borrow for `wanted` recipients, or undefined when it may not. */
-function borrowRequest(s: PacerState, lane: Lane, wanted: number, leasing: boolean, borrowing: boolean) {
-  const other = OTHER[lane];
-  // One borrow at a time; not while the lane's own lease is on its way; only while the other is idle.
-  if (borrowing || leasing || s.rates[other] <= 0 || s.now < s.busyUntil[other]) return undefined;
-  const intervalMs = 1000 / s.rates[other];
+function borrowRequest(s: PacerState, lane: LaneId, wanted: number, leasing: boolean, borrowing: boolean) {
+  // One borrow at a time; not while the lane's own lease is on its way; only from an idle lane.
+  if (borrowing || leasing) return undefined;
+  const other = idleLane(s, lane);
+  if (other === undefined) return undefined;
+  const intervalMs = 1000 / rateOf(s, other);
   const count = Math.max(1, Math.min(wanted, Math.floor(BORROW_PERIOD_MS / intervalMs)));
   const request: SlotRequest = {
     kind: 'borrow',
@@ -197,17 +223,19 @@ function borrowRequest(s: PacerState, lane: Lane, wanted: number, leasing: boole
 }
 
 /** What a lane may lease for `count` recipients of its `waiting` sends, or undefined when it may not. */
-function leaseRequest(s: PacerState, lane: Lane, count: number, waiting: readonly WaitingSend[], leasing: boolean) {
-  // A lane without a reserve (a share of 0) takes its slots from the other lane's item.
-  const item = s.rates[lane] > 0 ? lane : OTHER[lane];
-  if (leasing || count <= 0 || waiting.length === 0) return undefined;
+function leaseRequest(s: PacerState, lane: LaneId, count: number, waiting: readonly WaitingSend[], leasing: boolean) {
+  const item = homeOf(s, lane);
+  if (item === undefined || leasing || count <= 0 || waiting.length === 0) return undefined;
   const deadline = Math.min(s.now + MAX_LEASE_DEADLINE_MS, ...waiting.map((w) => w.deadline));
-  const intervalMs = 1000 / s.rates[item];
-  const wanted = Math.min(MAX_LEASE, count);
+  const intervalMs = 1000 / rateOf(s, item);
+  // No more than the lane can give before the deadline: a slow lane (a small share) leases for the
+  // first sends, and the rest wait for the next lease or give up, rather than none ever leasing.
+  const fits = Math.floor((deadline - s.now) / intervalMs);
+  const wanted = Math.max(1, Math.min(MAX_LEASE, count, fits));
   // Never further ahead than the deadline allows, nor than LEASE_HORIZON_MS. The lane is leased
   // beyond that: wait until it is not (or the sends' deadline passes).
   const latestStart = Math.min(deadline - wanted * intervalMs, s.now + LEASE_HORIZON_MS);
-  if (s.busyUntil[item] > latestStart) return undefined;
+  if (busyOf(s, item) > latestStart) return undefined;
   const request: SlotRequest = {
     kind: 'lease',
     lane,
@@ -225,11 +253,11 @@ function leaseRequest(s: PacerState, lane: Lane, count: number, waiting: readonl
  * the pool's slots in order, high-priority sends first; a send of n recipients takes n slots and goes
  * at the last (SES counts recipients on arrival), once that is due and no throttle pauses the
  * container. Slots older than the lag are dropped. Then four rules, in this order:
- * 1. sends without slots borrow the other lane's idle slots (nothing leased beyond now) for at most
+ * 1. sends without slots borrow an idle lane's slots (nothing leased beyond now) for at most
  *    BORROW_PERIOD_MS ahead, or, when they cannot and no borrow is on its way, lease their own lane's;
  * 2. high-priority sends whose slots are all further off than BORROW_THRESHOLD_MS (slots leased for
  *    bulk mail) lease their own lane's as well;
- * 3. sends whose own slots are all further off than FAR_SLOT_MS borrow the other lane's idle ones too,
+ * 3. sends whose own slots are all further off than FAR_SLOT_MS borrow an idle lane's too,
  *    while the container holds no slots beyond what its sends wait for (this rule was removed in
  *    df5b13d and brought back in 060ed74: without it, one or two containers at 10/s used 0.84 of the
  *    rate, every container's sends holding slots while the high lane's reserve idled);
@@ -238,15 +266,16 @@ function leaseRequest(s: PacerState, lane: Lane, count: number, waiting: readonl
 export function step<W extends WaitingSend>(s: PacerState<W>): Decision<W> {
   const t = s.now;
   if (t < s.fallbackUntil) return { kind: 'static', lookAgainAt: t + POLL_MS };
+  const lanes = lanesOf(s);
   const pool = s.pool.filter((slot) => slot >= t - s.lagMs);
   let wakeAt = Infinity;
   let index = 0;
-  const unfunded: Record<Lane, number> = { normal: 0, high: 0 };
+  const unfunded: Partial<Record<LaneId, number>> = {};
   const due: W[] = [];
   const expired: W[] = [];
   /** When each lane's last send waiting would go (Infinity: one has no slots yet). */
-  const lastAt: Record<Lane, number> = { normal: -Infinity, high: -Infinity };
-  for (const waiting of [...s.waiting.high, ...s.waiting.normal]) {
+  const lastAt: Partial<Record<LaneId, number>> = {};
+  for (const waiting of lanes.flatMap((lane) => s.waiting[lane] ?? [])) {
     const funded = index + waiting.recipients <= pool.length;
     const last = funded ? pool[index + waiting.recipients - 1]! : Infinity;
     const isDue = last <= t && t >= s.pausedUntil;
@@ -260,53 +289,54 @@ export function step<W extends WaitingSend>(s: PacerState<W>): Decision<W> {
       if (isDue) due.push(waiting);
       else {
         wakeAt = Math.min(wakeAt, Math.max(last, s.pausedUntil));
-        lastAt[waiting.lane] = Math.max(lastAt[waiting.lane], last);
+        lastAt[waiting.lane] = Math.max(lastAt[waiting.lane] ?? -Infinity, last);
       }
       index += waiting.recipients;
     } else {
       lastAt[waiting.lane] = Infinity;
-      unfunded[waiting.lane] += index + waiting.recipients - Math.max(index, pool.length);
+      unfunded[waiting.lane] =
+        (unfunded[waiting.lane] ?? 0) + index + waiting.recipients - Math.max(index, pool.length);
       index = Math.max(index, pool.length) + waiting.recipients;
     }
   }
   // Due sends take the earliest slots, from the front of the ordered pool in turn.
   const rest = pool.slice(due.reduce((sum, waiting) => sum + waiting.recipients, 0));
   const gone = new Set<W>([...expired, ...due]);
-  const remaining: Record<Lane, W[]> = {
-    high: s.waiting.high.filter((w) => !gone.has(w)),
-    normal: s.waiting.normal.filter((w) => !gone.has(w)),
-  };
-  const leasing = { ...s.leasing };
+  const remaining = (lane: LaneId): W[] => (s.waiting[lane] ?? []).filter((w) => !gone.has(w));
+  const leasing: Partial<Record<LaneId, boolean>> = { ...s.leasing };
   let borrowing = s.borrowing;
   const requests: SlotRequest[] = [];
-  const borrow = (lane: Lane, wanted: number): boolean => {
-    const request = borrowRequest(s, lane, wanted, leasing[lane], borrowing);
+  const borrow = (lane: LaneId, wanted: number): boolean => {
+    const request = borrowRequest(s, lane, wanted, leasing[lane] === true, borrowing);
     if (request === undefined) return false;
     borrowing = true;
     requests.push(request);
     return true;
   };
-  const lease = (lane: Lane, count: number): void => {
-    const request = leaseRequest(s, lane, count, remaining[lane], leasing[lane]);
+  const lease = (lane: LaneId, count: number): void => {
+    const request = leaseRequest(s, lane, count, remaining(lane), leasing[lane] === true);
     if (request === undefined) return;
     leasing[lane] = true;
     requests.push(request);
   };
-  // 1. Sends without slots take the other lane's idle ones first, then their own lane's.
-  for (const lane of ['high', 'normal'] as const) {
-    if (unfunded[lane] <= 0) continue;
-    if (!borrow(lane, unfunded[lane]) && !borrowing) lease(lane, unfunded[lane]);
+  // 1. Sends without slots take an idle lane's first, then their own lane's.
+  for (const lane of lanes) {
+    const wanted = unfunded[lane] ?? 0;
+    if (wanted <= 0) continue;
+    if (!borrow(lane, wanted) && !borrowing) lease(lane, wanted);
   }
   // 2. High-priority sends given slots leased for bulk mail far off lease their own lane's instead.
-  if (unfunded.high === 0 && lastAt.high > t + BORROW_THRESHOLD_MS) lease('high', remaining.high.length);
-  // 3. Sends whose own slots are all further off than FAR_SLOT_MS borrow too: otherwise the other lane's
-  // idle slots go unused while every container's sends hold slots (one or two containers, low rates).
+  if ((unfunded.high ?? 0) === 0 && (lastAt.high ?? -Infinity) > t + BORROW_THRESHOLD_MS) {
+    lease('high', remaining('high').length);
+  }
+  // 3. Sends whose own slots are all further off than FAR_SLOT_MS borrow too: otherwise the idle
+  // lanes' slots go unused while every container's sends hold slots (one or two containers, low rates).
   // The slots a borrow frees are taken by the container's next sends (leases skip them). Not while
   // the container holds slots no send waits for (a borrow's leftovers).
-  for (const lane of ['normal', 'high'] as const) {
-    if (unfunded[lane] === 0 && remaining[lane].length > 0 && lastAt[lane] > t + FAR_SLOT_MS && rest.length <= index) {
-      borrow(lane, remaining[lane].length);
-    }
+  for (const lane of [...lanes.slice(1), 'high' as const]) {
+    const waiting = remaining(lane).length;
+    const far = (unfunded[lane] ?? 0) === 0 && (lastAt[lane] ?? -Infinity) > t + FAR_SLOT_MS;
+    if (waiting > 0 && far && rest.length <= index) borrow(lane, waiting);
   }
   return { kind: 'slots', pool: rest, expired, due, requests, lookAgainAt: wakeAt };
 }

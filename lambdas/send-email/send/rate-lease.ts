@@ -1,14 +1,17 @@
 /**
  * The shared rate lease, the algorithm: send slots that every container of the pipeline takes from
  * one place, so that all of them together keep to maxSendRate however many run. Each lane (normal,
- * high) is one item of the idempotency table (slot-store.ts), whose `next` is the time (epoch ms)
+ * high, and each team's) is one item of the idempotency table (slot-store.ts), whose `next` is the time (epoch ms)
  * of the lane's next free slot; slots follow each other at the lane's interval (1000 / its rate).
  * A container leases n slots with one conditional UpdateItem, `ADD next n × interval` while `next`
  * is neither stale (older than the lag allowed) nor beyond what the waiting sends can use; a stale
  * or missing `next` starts again from now (SET, conditional too). Slots are handed out in order, so
  * the sends of all containers together are spaced evenly: no window boundary to burst at, and no
- * failed write while the lane is busy (an ADD never conflicts). Borrowing takes slots of the other
- * lane only while it is idle (nothing leased beyond now), never its future ones.
+ * failed write while the lane is busy (an ADD never conflicts). Borrowing takes slots of another
+ * lane only while it is idle (nothing leased beyond now), never its future ones, and only once its
+ * own sends have leased nothing for a while (`ownerGraceMs` after the end of their last lease): the
+ * pause between two batches of a lane whose mail is waiting is not idleness, so teams whose mail
+ * is all waiting each keep their lane's share.
  *
  * An item no lease could have written (a `next` further ahead than a lease reaches, below zero, or
  * not a number: written by hand, by a bug, by anyone the table lets write) would otherwise stop the
@@ -16,13 +19,13 @@
  * finds one replaces it at once, with a write conditioned on the very value it read (so a repair
  * never undoes another container's lease), and says so.
  */
-import type { Lane } from '../../kernel/names';
+import type { LaneId } from './lane-rates';
 import { implausibility } from './pacing-policy';
 import type { SlotStore } from './slot-store';
 
 /** What a lease asks for. */
 export interface LeaseRequest {
-  readonly lane: Lane;
+  readonly lane: LaneId;
   readonly count: number;
   /** Milliseconds between two slots of this lane. */
   readonly intervalMs: number;
@@ -37,6 +40,11 @@ export interface LeaseRequest {
    * number: the item is implausible, and repaired.
    */
   readonly maxAheadMs: number;
+  /**
+   * Set for a borrow (another lane's sends): the lane's own sends must have leased nothing ending
+   * later than this long ago. @default none: the lane's own lease
+   */
+  readonly ownerGraceMs?: number;
 }
 
 /** Slot times (epoch ms, ascending), or the lane's `next` when no slot could be had by `latestStart`. */
@@ -62,12 +70,14 @@ export async function leaseSlots(store: SlotStore, request: LeaseRequest): Promi
   const step = span / count;
   const lower = now - lagMs;
   const upper = Math.max(lower, request.latestStart);
+  const grace = request.ownerGraceMs;
+  const idleBefore = grace === undefined ? undefined : now - grace;
   let writes = 0;
   let found: Pick<LeaseResult, 'implausible' | 'repaired'> = {};
   // A few rounds: another container may restart the lane between the two writes.
   for (let round = 0; round < 3; round += 1) {
     writes += 1;
-    const advanced = await store.advance(lane, span, lower, upper);
+    const advanced = await store.advance(lane, span, lower, upper, idleBefore);
     if (advanced.ok) {
       return { slots: slotTimes(advanced.next - span, count, step), next: advanced.next, writes, ...found };
     }
@@ -82,12 +92,17 @@ export async function leaseSlots(store: SlotStore, request: LeaseRequest): Promi
       }
       continue;
     }
+    // A borrow from a lane whose own sends leased lately: taken until the grace after their lease.
+    const ownerAt = advanced.owner;
+    if (grace !== undefined && idleBefore !== undefined && ownerAt !== undefined && ownerAt >= idleBefore) {
+      return { slots: [], busyUntil: Math.max(advanced.next ?? 0, ownerAt + grace), writes, ...found };
+    }
     if (advanced.next !== undefined && advanced.next > upper) {
       return { slots: [], busyUntil: advanced.next, writes, ...found };
     }
     if (advanced.next === undefined || advanced.next < lower) {
       writes += 1;
-      const restarted = await store.restart(lane, Math.round(now) + span, lower);
+      const restarted = await store.restart(lane, Math.round(now) + span, lower, idleBefore);
       if (restarted.ok) {
         return { slots: slotTimes(Math.round(now), count, step), next: Math.round(now) + span, writes, ...found };
       }

@@ -1,9 +1,11 @@
 /**
  * The shared pacer: every container's sends wait for send slots leased from one item per lane on the
  * idempotency table, so that all containers together keep to 95 % of maxSendRate however many run.
- * The rate is split in two lanes, `high` holding highPriorityRateShare percent of it as a reserve and
- * `normal` the rest, and a lane borrows the other's slots while that one is idle, so bulk mail uses
- * the reserve only while no high-priority mail waits. A send of n recipients waits for n slots and
+ * The rate is split in lanes: `high` holding highPriorityRateShare percent of it as a reserve, each
+ * team's queue its share of the rest (`team:<name>`), and `normal` (the work queue) what the shares
+ * leave. A lane borrows another's slots while that one is idle, so bulk mail uses the reserve only
+ * while no high-priority mail waits, and a team with mail waiting gets at least its share while
+ * using what idle teams leave. A send of n recipients waits for n slots and
  * goes at the last; slots are leased at most a second ahead, may be used up to the lag late, and a
  * throttle pauses the container for a second. When the table cannot be reached the container paces
  * to its static share (token-bucket.ts) for 30 s, and a lane item no lease could have written is
@@ -12,12 +14,13 @@
  * leases (rate-lease.ts over slot-store.ts) and reports their writes, fallbacks and repairs.
  */
 import type { Lane } from '../../kernel/names';
+import { kindOf, laneRates, type LaneId } from './lane-rates';
 import type { Pacer } from './pacer';
 import {
   admission,
   afterLease,
   fallbackAfterStoreFailure,
-  laneRates,
+  OWNER_GRACE_MS,
   pausedAfterThrottle,
   sleepMs,
   slotLagMs,
@@ -33,6 +36,11 @@ export interface SharedPacerOptions {
   readonly maxSendRate: number;
   /** Percent of the rate reserved for the high lane. */
   readonly highShare: number;
+  /**
+   * Each team's share (percent) of what the high lane leaves, by team name: a lane each.
+   * @default none: the work queue's normal lane takes it all
+   */
+  readonly teamShares?: Readonly<Record<string, number>>;
   /** The static share, used while the store cannot be reached. */
   readonly fallback: Pacer;
   readonly now: () => number;
@@ -45,7 +53,7 @@ export interface SharedPacerOptions {
    * A lease found a lane's item implausible (`found` says how): `repaired` when its write replaced
    * it. Unrepaired with no slots, the container paces to its static share for IMPLAUSIBLE_FALLBACK_MS.
    */
-  readonly onImplausible?: (lane: Lane, found: string, repaired: boolean) => void;
+  readonly onImplausible?: (lane: LaneId, found: string, repaired: boolean) => void;
 }
 
 interface Waiting extends WaitingSend {
@@ -54,15 +62,15 @@ interface Waiting extends WaitingSend {
 
 export class SharedPacer {
   readonly #options: SharedPacerOptions;
-  readonly #rates: Record<Lane, number>;
+  readonly #rates: Record<LaneId, number>;
   readonly #lagMs: number;
   /** Leased slot times not yet given to a send, ascending. */
   #pool: number[] = [];
   /** Sends waiting for slots, each lane's in arrival order. */
-  readonly #waiting: Record<Lane, Waiting[]> = { normal: [], high: [] };
-  readonly #leasing: Record<Lane, boolean> = { normal: false, high: false };
+  readonly #waiting: Partial<Record<LaneId, Waiting[]>> = {};
+  readonly #leasing: Partial<Record<LaneId, boolean>> = {};
   /** A lane's item is taken up to here (from a lease or borrow that found it so). */
-  readonly #busyUntil: Record<Lane, number> = { normal: 0, high: 0 };
+  readonly #busyUntil: Partial<Record<LaneId, number>> = {};
   #borrowing = false;
   #running = false;
   #pausedUntil = 0;
@@ -72,14 +80,15 @@ export class SharedPacer {
 
   constructor(options: SharedPacerOptions) {
     this.#options = options;
-    this.#rates = laneRates(options.maxSendRate, options.highShare);
-    this.#lagMs = slotLagMs(options.maxSendRate);
+    this.#rates = laneRates(options.maxSendRate, options.highShare, options.teamShares);
+    this.#lagMs = slotLagMs(options.maxSendRate, Object.values(this.#rates).filter((rate) => rate > 0).length);
   }
 
-  /** The pacer a lane's sends use. */
-  lane(lane: Lane): Pacer {
+  /** The pacer a lane's sends use (a team without a lane of its own: the normal lane's). */
+  lane(lane: LaneId): Pacer {
+    const known: LaneId = this.#rates[lane] === undefined ? 'normal' : lane;
     return {
-      acquire: (recipients, deadline) => this.acquire(lane, recipients, deadline),
+      acquire: (recipients, deadline) => this.acquire(known, recipients, deadline),
       onThrottle: () => this.onThrottle(),
     };
   }
@@ -93,11 +102,11 @@ export class SharedPacer {
   }
 
   /** Waits for `recipients` slots of `lane`; false, with none taken, when none come before `deadline`. */
-  acquire(lane: Lane, recipients: number, deadline: number): Promise<boolean> {
+  acquire(lane: LaneId, recipients: number, deadline: number): Promise<boolean> {
     const asked = admission(this.#options.now(), recipients, deadline, this.#fallbackUntil);
     if (asked.kind === 'static') return this.#static(lane, asked.recipients, asked.deadline);
     return new Promise<boolean>((resolve) => {
-      this.#waiting[lane].push({ lane, recipients: asked.recipients, deadline: asked.deadline, resolve });
+      (this.#waiting[lane] ??= []).push({ lane, recipients: asked.recipients, deadline: asked.deadline, resolve });
       void this.#run();
     });
   }
@@ -108,9 +117,9 @@ export class SharedPacer {
     this.#options.fallback.onThrottle();
   }
 
-  async #static(lane: Lane, recipients: number, deadline: number): Promise<boolean> {
+  async #static(lane: LaneId, recipients: number, deadline: number): Promise<boolean> {
     const admitted = await this.#options.fallback.acquire(recipients, deadline);
-    if (admitted) this.#paced[lane] += recipients;
+    if (admitted) this.#paced[kindOf(lane)] += recipients;
     return admitted;
   }
 
@@ -120,7 +129,7 @@ export class SharedPacer {
     try {
       for (;;) {
         const lookAgainAt = this.#step();
-        if (this.#waiting.high.length + this.#waiting.normal.length === 0) return;
+        if (!Object.values(this.#waiting).some((waiting) => waiting !== undefined && waiting.length > 0)) return;
         await this.#options.sleep(sleepMs(lookAgainAt, this.#options.now()));
       }
     } finally {
@@ -144,9 +153,10 @@ export class SharedPacer {
       borrowing: this.#borrowing,
     });
     if (decision.kind === 'static') {
-      // Every waiting send paces to the static share instead.
-      for (const lane of ['high', 'normal'] as const) {
-        for (const waiting of this.#waiting[lane].splice(0)) {
+      // Every waiting send paces to the static share instead, high-priority ones first.
+      const lanes = Object.keys(this.#waiting).sort((a, b) => Number(b === 'high') - Number(a === 'high'));
+      for (const lane of lanes as LaneId[]) {
+        for (const waiting of this.#waiting[lane]?.splice(0) ?? []) {
           void this.#static(lane, waiting.recipients, waiting.deadline).then(waiting.resolve);
         }
       }
@@ -159,7 +169,7 @@ export class SharedPacer {
     }
     for (const waiting of decision.due) {
       this.#remove(waiting);
-      this.#paced[waiting.lane] += waiting.recipients;
+      this.#paced[kindOf(waiting.lane)] += waiting.recipients;
       waiting.resolve(true);
     }
     for (const request of decision.requests) this.#start(request, now);
@@ -167,7 +177,7 @@ export class SharedPacer {
   }
 
   #remove(waiting: Waiting): void {
-    const list = this.#waiting[waiting.lane];
+    const list = this.#waiting[waiting.lane] ?? [];
     const at = list.indexOf(waiting);
     if (at >= 0) list.splice(at, 1);
   }
@@ -184,6 +194,7 @@ export class SharedPacer {
       lagMs: this.#lagMs,
       latestStart: request.latestStart,
       maxAheadMs: request.maxAheadMs,
+      ...(request.kind === 'borrow' ? { ownerGraceMs: OWNER_GRACE_MS } : {}),
     });
     void this.#take(lease, request.item).finally(() => {
       if (request.kind === 'borrow') this.#borrowing = false;
@@ -192,7 +203,7 @@ export class SharedPacer {
   }
 
   /** Takes a lease's answer into the state, or falls back to the static share when the store failed. */
-  async #take(lease: ReturnType<typeof leaseSlots>, item: Lane): Promise<void> {
+  async #take(lease: ReturnType<typeof leaseSlots>, item: LaneId): Promise<void> {
     try {
       const result = await lease;
       this.#options.onWrites?.(result.writes);

@@ -1,34 +1,42 @@
 /**
  * The shared rate lease's store: a lane's item on the idempotency table (id `rate#<key prefix>#<lane>`,
- * its `next` the time, epoch ms, of the lane's next free slot; TTL on `expiration`) and the three
+ * the lane `high`, `normal` or `team:<name>`; its `next` the time, epoch ms, of the lane's next free
+ * slot, its `owner` the end of the last lease its own sends made; TTL on `expiration`) and the three
  * conditional UpdateItem writes a lease makes on it (rate-lease.ts says when): advance `next` while
  * it lies within bounds, restart a stale or missing one, and repair an implausible one, conditioned
- * on the very value read. A failed condition answers what the item held, not an error.
+ * on the very value read. A borrow (another lane's sends) writes only while the owner has leased
+ * nothing for a while, and leaves `owner` as it is. A failed condition answers what the item held,
+ * not an error.
  */
 import { ConditionalCheckFailedException, UpdateItemCommand, type AttributeValue } from '@aws-sdk/client-dynamodb';
-import type { Lane } from '../../kernel/names';
+import type { LaneId } from './lane-rates';
 
 /**
  * What one conditional write answered: the new `next`, or what it found. `next` is the value found
  * when it is a number (undefined: none, or not a number); `found` is the stored value as it is,
- * whatever its type (undefined: the item has none), for a repair to name exactly.
+ * whatever its type (undefined: the item has none), for a repair to name exactly; `owner` the end
+ * of the owner's last lease, when a number.
  */
 export type SlotWrite =
   | { readonly ok: true; readonly next: number }
-  | { readonly ok: false; readonly next?: number; readonly found?: unknown };
+  | { readonly ok: false; readonly next?: number; readonly found?: unknown; readonly owner?: number };
 
-/** The writes a lease makes, on a lane's item. */
+/**
+ * The writes a lease makes, on a lane's item. Without `idleBefore` the write is the owner's (the
+ * lane's own sends): it records the new `next` as `owner`. With it, the write is a borrow: it
+ * succeeds only while `owner` is absent or before `idleBefore`, and leaves it.
+ */
 export interface SlotStore {
   /** `next += span` if `lower <= next <= upper`; the new `next`, or the `next` found. */
-  advance(lane: Lane, span: number, lower: number, upper: number): Promise<SlotWrite>;
+  advance(lane: LaneId, span: number, lower: number, upper: number, idleBefore?: number): Promise<SlotWrite>;
   /** `next = value` if the item has no `next` or `next < before`; the `next` found when not. */
-  restart(lane: Lane, value: number, before: number): Promise<SlotWrite>;
+  restart(lane: LaneId, value: number, before: number, idleBefore?: number): Promise<SlotWrite>;
   /** `next = value` if `next` is still exactly `found` (a stored value as a failed write returned it). */
-  repair(lane: Lane, found: unknown, value: number): Promise<SlotWrite>;
+  repair(lane: LaneId, found: unknown, value: number): Promise<SlotWrite>;
 }
 
 /** The item of a lane: distinct from Powertools' `<prefix>#<hash>` records. */
-export function laneItemId(keyPrefix: string, lane: Lane): string {
+export function laneItemId(keyPrefix: string, lane: LaneId): string {
   return `rate#${keyPrefix}#${lane}`;
 }
 
@@ -49,7 +57,7 @@ export function dynamoDbSlotStore(options: {
 }): SlotStore {
   const now = options.now ?? Date.now;
   const write = async (
-    lane: Lane,
+    lane: LaneId,
     update: string,
     condition: string,
     values: Record<string, number>,
@@ -67,7 +75,11 @@ export function dynamoDbSlotStore(options: {
           Key: { id: { S: laneItemId(options.keyPrefix, lane) } },
           UpdateExpression: update,
           ConditionExpression: condition,
-          ExpressionAttributeNames: { '#next': 'next', '#exp': 'expiration' },
+          ExpressionAttributeNames: {
+            '#next': 'next',
+            '#exp': 'expiration',
+            ...(update.includes('#owner') || condition.includes('#owner') ? { '#owner': 'owner' } : {}),
+          },
           ExpressionAttributeValues: expressionValues,
           ReturnValues: 'UPDATED_NEW',
           ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
@@ -80,23 +92,47 @@ export function dynamoDbSlotStore(options: {
         (error as Error).name !== 'ConditionalCheckFailedException'
       )
         throw error;
-      const old = (error as ConditionalCheckFailedException).Item?.next;
-      if (old === undefined) return { ok: false };
-      return old.N !== undefined ? { ok: false, next: Number(old.N), found: old } : { ok: false, found: old };
+      const item = (error as ConditionalCheckFailedException).Item;
+      const old = item?.next;
+      const owner = item?.owner?.N !== undefined ? { owner: Number(item.owner.N) } : {};
+      if (old === undefined) return { ok: false, ...owner };
+      return old.N !== undefined
+        ? { ok: false, next: Number(old.N), found: old, ...owner }
+        : { ok: false, found: old, ...owner };
     }
   };
+  /** A borrow's condition: the owner has leased nothing since before `idleBefore`. */
+  const ownerIdle = '(attribute_not_exists(#owner) OR #owner < :idle)';
   return {
-    advance: (lane, span, lower, upper) =>
-      write(lane, 'ADD #next :span SET #exp = :exp', '#next BETWEEN :lower AND :upper', {
-        ':span': span,
-        ':lower': lower,
-        ':upper': upper,
-      }),
-    restart: (lane, value, before) =>
-      write(lane, 'SET #next = :value, #exp = :exp', 'attribute_not_exists(#next) OR #next < :before', {
-        ':value': value,
-        ':before': before,
-      }),
+    advance: (lane, span, lower, upper, idleBefore) =>
+      idleBefore === undefined
+        ? // The owner's: `next` and `owner` both become the old `next` plus the span.
+          write(
+            lane,
+            'SET #next = #next + :span, #owner = #next + :span, #exp = :exp',
+            '#next BETWEEN :lower AND :upper',
+            { ':span': span, ':lower': lower, ':upper': upper },
+          )
+        : write(lane, 'ADD #next :span SET #exp = :exp', `#next BETWEEN :lower AND :upper AND ${ownerIdle}`, {
+            ':span': span,
+            ':lower': lower,
+            ':upper': upper,
+            ':idle': idleBefore,
+          }),
+    restart: (lane, value, before, idleBefore) =>
+      idleBefore === undefined
+        ? write(
+            lane,
+            'SET #next = :value, #owner = :value, #exp = :exp',
+            'attribute_not_exists(#next) OR #next < :before',
+            { ':value': value, ':before': before },
+          )
+        : write(
+            lane,
+            'SET #next = :value, #exp = :exp',
+            `(attribute_not_exists(#next) OR #next < :before) AND ${ownerIdle}`,
+            { ':value': value, ':before': before, ':idle': idleBefore },
+          ),
     repair: (lane, found, value) =>
       write(
         lane,

@@ -11,7 +11,7 @@
  */
 import type { HandlerSettings } from '../../kernel/environment';
 import type { Pacer } from './pacer';
-import { PACING_HEADROOM } from './pacing-policy';
+import { PACING_HEADROOM } from './lane-rates';
 
 export interface PacerOptions {
   /** Recipients per second for this container. */

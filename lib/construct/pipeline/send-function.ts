@@ -111,7 +111,8 @@ export function buildSendFunction(
       reportBatchItemFailures: true,
     }),
   );
-  // A team's queue: its own mapping, as the work queue's, given the team's part of maxConcurrency.
+  // A team's queue: its own mapping, as the work queue's, given the team's part of maxConcurrency (its
+  // share of the rate is kept by its lane of the rate lease, send/pacing-policy.ts).
   for (const [team, queue] of Object.entries(props.teamQueues ?? {})) {
     sendFunction.addEventSource(
       new SqsEventSource(queue, {

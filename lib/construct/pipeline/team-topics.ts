@@ -16,7 +16,7 @@ import { SqsSubscription } from 'aws-cdk-lib/aws-sns-subscriptions';
 import type * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
 import type { TeamRoutes } from '../../../lambdas/kernel/teams';
-import type { ResolvedTeam } from '../../settings';
+import { effectiveSharePercent, type ResolvedTeam } from '../../settings';
 import { principalsFromStrings } from './principals';
 import { restrictPublishers } from './resource-policies';
 
@@ -115,8 +115,9 @@ export function restrictTeamPublishers(
 }
 
 /**
- * What the send function and the endpoints know of the teams: each team's topic ARNs, queue and senders,
- * and its SES tenant's name for a team with one (`tenants`, by team: team-tenants.ts).
+ * What the send function and the endpoints know of the teams: each team's topic ARNs, queue, senders
+ * and share of the rate (for a team with a queue), and its SES tenant's name for a team with one
+ * (`tenants`, by team: team-tenants.ts).
  */
 export function teamRoutes(
   topics: Readonly<Record<string, TeamTopics>>,
@@ -135,6 +136,7 @@ export function teamRoutes(
           ...(own.highPriorityTopic ? { highPriorityTopicArn: own.highPriorityTopic.topicArn } : {}),
           senders: teams[name]?.senders ?? [],
           ...(tenantName !== undefined ? { tenantName } : {}),
+          ...(queues[name] ? { rateSharePercent: effectiveSharePercent(teams, name) } : {}),
         },
       ];
     }),

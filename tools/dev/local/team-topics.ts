@@ -11,7 +11,7 @@ import { CreateTopicCommand, SubscribeCommand, type SNSClient } from '@aws-sdk/c
 import { CreateTenantCommand, CreateTenantResourceAssociationCommand, type SESv2Client } from '@aws-sdk/client-sesv2';
 import { LOCAL_ACCOUNT_ID } from '../../../lib/cli/target';
 import type { TeamRoutes } from '../../../lambdas/kernel/teams';
-import type { ResolvedTeam } from '../../../lib/settings';
+import { effectiveSharePercent, type ResolvedTeam } from '../../../lib/settings';
 
 /**
  * outputs.json's `Teams`: each team's topic and, with high priority, its high-priority topic; for a
@@ -68,6 +68,7 @@ export async function createTeamTopics(
       queueUrl: queue.url,
       ...(highPriorityTopicArn ? { highPriorityTopicArn } : {}),
       senders: settings.senders,
+      rateSharePercent: effectiveSharePercent(teams, team),
     };
   }
   return routes;

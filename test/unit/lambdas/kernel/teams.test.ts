@@ -11,7 +11,12 @@ import {
 } from '../../../../lambdas/kernel/teams';
 
 const ROUTES = {
-  billing: { topicArn: 'arn:billing', senders: ['billing@example.com', 'invoices@example.com'] },
+  billing: {
+    topicArn: 'arn:billing',
+    queueUrl: 'https://sqs/pipe-t-billing',
+    senders: ['billing@example.com', 'invoices@example.com'],
+    rateSharePercent: 62.5,
+  },
   security: { topicArn: 'arn:security', highPriorityTopicArn: 'arn:security-high', senders: ['security@example.com'] },
 };
 
@@ -32,6 +37,14 @@ test.each([
   [JSON.stringify({ billing: { topicArn: 'arn:b', senders: [] } }), 'team billing needs a non-empty list of senders'],
   [JSON.stringify({ billing: { topicArn: 'arn:b', highPriorityTopicArn: '', senders: ['b@example.com'] } }), 'empty'],
   [JSON.stringify({ billing: { topicArn: 'arn:b', queueUrl: '', senders: ['b@example.com'] } }), 'empty queueUrl'],
+  [
+    JSON.stringify({ billing: { topicArn: 'arn:b', senders: ['b@example.com'], rateSharePercent: '50' } }),
+    'rateSharePercent that is not a number from 0 to 100',
+  ],
+  [
+    JSON.stringify({ billing: { topicArn: 'arn:b', senders: ['b@example.com'], rateSharePercent: 101 } }),
+    'rateSharePercent that is not a number from 0 to 100',
+  ],
 ])('%s is refused, naming the variable: %s', (raw, reason) => {
   expect(() => parseTeamRoutes(raw, 'TEAMS')).toThrow(/^Environment variable TEAMS/);
   expect(() => parseTeamRoutes(raw, 'TEAMS')).toThrow(reason);

@@ -174,13 +174,15 @@ test('a team with no publishers: nobody may publish (the Deny exempts only the s
   expect(JSON.stringify(statements)).toContain('SendFunctionRole');
 });
 
-test('the send and schedule functions are told each team: its topics, queue and senders', () => {
+test('the send and schedule functions are told each team: its topics, queue, senders and share of the rate', () => {
   const fn = Object.values(template.findResources('AWS::Lambda::Function')).find(
     (f) => f.Properties.Environment?.Variables?.[TEAMS_ENV] !== undefined,
   );
   const text = JSON.stringify(fn?.Properties.Environment.Variables[TEAMS_ENV]);
   for (const id of [billingTopic, securityTopic, securityHigh, billingQueue, securityQueue]) expect(text).toContain(id);
   expect(text).toContain('invoices@example.com');
+  // Each team's share: its lane of the rate lease (a JSON string inside an Fn::Join).
+  expect(text.match(/\\"rateSharePercent\\":50/g)).toHaveLength(2);
   const schedule = Object.values(template.findResources('AWS::Lambda::Function')).find((f) =>
     JSON.stringify(f.Properties.Role).includes('ScheduleFunctionRole'),
   );

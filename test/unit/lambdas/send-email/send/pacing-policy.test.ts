@@ -4,7 +4,6 @@
  * found to hold) and the decision expected. Times are written relative to T; the pipeline is
  * `npm start`'s: maxSendRate 14, 20 % for the high lane (normal slots 94 ms apart, high 376 ms).
  */
-import type { Lane } from '../../../../../lambdas/kernel/names';
 import {
   admission,
   afterLease,
@@ -14,7 +13,6 @@ import {
   FAR_SLOT_MS,
   IMPLAUSIBLE_FALLBACK_MS,
   implausibility,
-  laneRates,
   LEASE_HORIZON_MS,
   MAX_LEASE,
   maxLeaseAheadMs,
@@ -29,6 +27,7 @@ import {
   type PacerState,
   type WaitingSend,
 } from '../../../../../lambdas/send-email/send/pacing-policy';
+import { laneRates, type LaneId } from '../../../../../lambdas/send-email/send/lane-rates';
 
 const T = 1_000_000;
 const RATES = laneRates(14, 20);
@@ -38,9 +37,14 @@ interface Send extends WaitingSend {
   readonly name: string;
 }
 
-/** A send waiting: `n3` is normal, `h1` high; `recipients` and `deadline` (relative to T) as given. */
+const LANE_OF: Record<string, LaneId> = { h: 'high', b: 'team:billing', s: 'team:security' };
+
+/**
+ * A send waiting: `n3` is normal, `h1` high, `b1` billing's and `s1` security's (teams); `recipients`
+ * and `deadline` (relative to T) as given.
+ */
 function send(name: string, recipients = 1, deadline = 24_000): Send {
-  return { name, lane: name.startsWith('h') ? 'high' : 'normal', recipients, deadline: T + deadline };
+  return { name, lane: LANE_OF[name[0]!] ?? 'normal', recipients, deadline: T + deadline };
 }
 
 /** `count` normal sends of one recipient each. */
@@ -50,13 +54,13 @@ function bulk(count: number): Send[] {
 
 interface Situation {
   readonly now?: number;
-  readonly rates?: Record<Lane, number>;
+  readonly rates?: Partial<Record<LaneId, number>>;
   readonly pool?: number[];
   readonly sends?: Send[];
   readonly pausedUntil?: number;
   readonly fallbackUntil?: number;
-  readonly busyUntil?: Partial<Record<Lane, number>>;
-  readonly leasing?: Partial<Record<Lane, boolean>>;
+  readonly busyUntil?: Partial<Record<LaneId, number>>;
+  readonly leasing?: Partial<Record<LaneId, boolean>>;
   readonly borrowing?: boolean;
 }
 
@@ -69,11 +73,13 @@ function state(s: Situation): PacerState<Send> {
     rates: s.rates ?? RATES,
     lagMs: LAG,
     pool: (s.pool ?? []).map(at),
-    waiting: { high: sends.filter((w) => w.lane === 'high'), normal: sends.filter((w) => w.lane === 'normal') },
+    waiting: Object.fromEntries(
+      [...new Set(sends.map((w) => w.lane))].map((lane) => [lane, sends.filter((w) => w.lane === lane)]),
+    ),
     pausedUntil: at(s.pausedUntil ?? -T),
     fallbackUntil: at(s.fallbackUntil ?? -T),
-    busyUntil: { normal: at(s.busyUntil?.normal ?? -T), high: at(s.busyUntil?.high ?? -T) },
-    leasing: { normal: s.leasing?.normal ?? false, high: s.leasing?.high ?? false },
+    busyUntil: Object.fromEntries(Object.entries(s.busyUntil ?? {}).map(([lane, until]) => [lane, at(until ?? -T)])),
+    leasing: s.leasing ?? {},
     borrowing: s.borrowing ?? false,
   };
 }
@@ -283,6 +289,83 @@ describe('step: which sends go now, what to lease, when to look again', () => {
   });
 });
 
+/** Issue 34's teams: billing 70 % and security 30 % of what the high lane's 20 % leaves. */
+const TEAM_RATES = laneRates(14, 20, { billing: 70, security: 30 });
+const securityInterval = 1000 / TEAM_RATES['team:security']!;
+
+describe('step with teams: a lane each', () => {
+  test.each<[string, Situation, Partial<ReturnType<typeof summary>>]>([
+    [
+      "a team's burst without slots borrows an idle lane first: high's reserve before the work queue's",
+      { rates: TEAM_RATES, sends: [send('b1'), send('b2')] },
+      { requests: ['borrow 2 of high for team:billing'] },
+    ],
+    [
+      '... then the lane found idle the longest: security, never looked at, before high, found busy a while ago',
+      { rates: TEAM_RATES, sends: [send('b1'), send('b2')], busyUntil: { high: -10 } },
+      { requests: ['borrow 2 of team:security for team:billing'] },
+    ],
+    [
+      '... and, every other lane busy, its own lane',
+      { rates: TEAM_RATES, sends: [send('b1'), send('b2')], busyUntil: { high: 400, 'team:security': 300 } },
+      { requests: [`lease 2 of team:billing for team:billing from ${LEASE_HORIZON_MS}`] },
+    ],
+    [
+      "a team's lease is on its own lane, at its own interval: a team never leases another team's future slots",
+      { rates: TEAM_RATES, sends: [send('s1', 1, 500)], busyUntil: { high: 400, 'team:billing': 300 } },
+      {
+        requests: [
+          `lease 1 of team:security for team:security from ${Math.round(500 - 1000 / TEAM_RATES['team:security']!)}`,
+        ],
+      },
+    ],
+    [
+      'a lane too slow for all its sends before their deadline leases what fits, for the first of them',
+      {
+        rates: TEAM_RATES,
+        sends: Array.from({ length: 10 }, (_, i) => send(`s${i + 1}`, 1, 2000)),
+        busyUntil: { high: 400, 'team:billing': 300 },
+      },
+      {
+        requests: [
+          `lease ${Math.floor(2000 / securityInterval)} of team:security for team:security from ${Math.round(
+            2000 - Math.floor(2000 / securityInterval) * securityInterval,
+          )}`,
+        ],
+      },
+    ],
+    [
+      "the work queue's lane with no share left (the teams' shares sum to 100) borrows only: no lease of another's slots",
+      { rates: TEAM_RATES, sends: [send('n1')], busyUntil: { high: 400, 'team:billing': 300, 'team:security': 300 } },
+      {},
+    ],
+    [
+      '... and takes an idle lane when there is one',
+      { rates: TEAM_RATES, sends: [send('n1')], busyUntil: { high: 400, 'team:billing': 300 } },
+      { requests: ['borrow 1 of team:security for normal'] },
+    ],
+    [
+      "a team's sends with their own slots far off borrow an idle lane too",
+      {
+        rates: TEAM_RATES,
+        pool: [100, FAR_SLOT_MS + 1],
+        sends: [send('b1'), send('b2')],
+        busyUntil: { high: 400, 'team:billing': FAR_SLOT_MS + 1 },
+      },
+      { requests: ['borrow 2 of team:security for team:billing'], lookAgainAt: 100, pool: [100, FAR_SLOT_MS + 1] },
+    ],
+  ])('%s', (_, situation, expected) => {
+    expect(summary(step(state(situation)))).toEqual(decided(expected));
+  });
+
+  test('the lag allows one recipient of rounding per lane', () => {
+    // 6/s: two lanes may lag MAX_SLOT_LAG_MS, four only (6 - 4) / 5.7 s less BUNCHING_MS.
+    expect(slotLagMs(6, 2)).toBe(500);
+    expect(Math.round(slotLagMs(6, 4))).toBe(251);
+    expect(slotLagMs(4, 4)).toBe(0);
+  });
+});
+
 describe('sending, throttles and fallbacks', () => {
   test.each<[string, number, number]>([
     ['a slot ahead: until then', T + 10, 10],
@@ -382,12 +465,6 @@ describe('implausible lane items', () => {
 });
 
 describe('the rates', () => {
-  test('95 % of maxSendRate, the high lane its share of it', () => {
-    expect(laneRates(14, 20).high + laneRates(14, 20).normal).toBeCloseTo(14 * 0.95);
-    expect(laneRates(14, 20).high).toBeCloseTo(14 * 0.95 * 0.2);
-    expect(laneRates(14, 0).high).toBe(0);
-  });
-
   test.each([
     [14, 500],
     [2, 0],

@@ -4,14 +4,13 @@
  * allows, to the end of a burst; the high lane's reserve; deadlines; the fallback to the static share
  * when the table cannot be reached; and implausible lane items repaired while sends go on.
  */
-import type { Lane } from '../../../../../lambdas/kernel/names';
 import {
   BORROW_PERIOD_MS,
   IMPLAUSIBLE_FALLBACK_MS,
-  laneRates,
   maxLeaseAheadMs,
   THROTTLE_PAUSE_MS,
 } from '../../../../../lambdas/send-email/send/pacing-policy';
+import { laneRates, type LaneId } from '../../../../../lambdas/send-email/send/lane-rates';
 import { SharedPacer } from '../../../../../lambdas/send-email/send/shared-pacer';
 import type { SlotStore } from '../../../../../lambdas/send-email/send/slot-store';
 import { SendPacer } from '../../../../../lambdas/send-email/send/token-bucket';
@@ -45,7 +44,7 @@ function pacer(store: SlotStore, clock: VirtualClock, maxSendRate: number, highS
 }
 
 /** A container working through batches of 10 single-recipient sends, as the event source feeds it. */
-async function container(clock: VirtualClock, p: SharedPacer, lane: Lane, emails: number, sentAt: number[]) {
+async function container(clock: VirtualClock, p: SharedPacer, lane: LaneId, emails: number, sentAt: number[]) {
   for (let done = 0; done < emails; done += 10) {
     const batch = Math.min(10, emails - done);
     await Promise.all(
@@ -243,7 +242,7 @@ describe('a lease that heals', () => {
     const store = new FakeStore();
     store.next.set('normal', YEAR_33658);
     store.next.set('high', YEAR_33658);
-    const found: { lane: Lane; repaired: boolean }[] = [];
+    const found: { lane: LaneId; repaired: boolean }[] = [];
     const p = new SharedPacer({
       store,
       maxSendRate: 14,
@@ -299,5 +298,136 @@ describe('a lease that heals', () => {
     // The static share, 2 per second: about 9 s for 20 after the first bucket of 2; never faster.
     expect(Math.max(...sentAt) - start).toBeGreaterThanOrEqual(8000);
     expect(IMPLAUSIBLE_FALLBACK_MS).toBeLessThanOrEqual(5000);
+  });
+});
+
+describe('teams: a lane each, at its share of the rate', () => {
+  function teamPacer(store: SlotStore, clock: VirtualClock, teamShares: Record<string, number>, highShare = 20) {
+    return new SharedPacer({
+      store,
+      maxSendRate: 14,
+      highShare,
+      teamShares,
+      fallback: SendPacer.forSettings({ maxSendRate: 14, maxConcurrency: 10 }, clock),
+      now: clock.now,
+      sleep: clock.sleep,
+    });
+  }
+
+  /** A container taking batches of 10 of `lane`'s sends from its queue until it is empty. */
+  async function teamPuller(
+    clock: VirtualClock,
+    p: SharedPacer,
+    lane: LaneId,
+    queue: { left: number },
+    sentAt: number[],
+  ) {
+    while (queue.left > 0) {
+      const batch = Math.min(10, queue.left);
+      queue.left -= batch;
+      await Promise.all(
+        Array.from({ length: batch }, async () => {
+          if (await p.lane(lane).acquire(1, clock.now() + 24_000)) sentAt.push(clock.now());
+          else queue.left += 1;
+        }),
+      );
+      await clock.sleep(60);
+    }
+  }
+
+  /** Both teams' sends while both had mail waiting: up to the moment the first queue ran dry. */
+  async function bothBusy(shares: Record<string, number>, containers: Record<string, number>, highShare: number) {
+    const clock = new VirtualClock();
+    const store = new FakeStore();
+    const sent: Record<string, number[]> = { billing: [], security: [] };
+    const queues: Record<string, { left: number }> = { billing: { left: 400 }, security: { left: 400 } };
+    let firstDry = Infinity;
+    const work = Object.keys(queues).flatMap((team) =>
+      Array.from({ length: containers[team]! }, (_, i) =>
+        clock
+          .sleep(i * 29)
+          .then(() =>
+            teamPuller(clock, teamPacer(store, clock, shares, highShare), `team:${team}`, queues[team]!, sent[team]!),
+          )
+          .then(() => {
+            firstDry = Math.min(firstDry, clock.now());
+          }),
+      ),
+    );
+    await clock.run(Promise.all(work));
+    const before = (team: string) => sent[team]!.filter((t) => t < firstDry - 1000).length;
+    const all = [...sent.billing!, ...sent.security!].sort((a, b) => a - b);
+    const ses = sesBucket(14);
+    for (const t of all) ses.arrive(t);
+    return { billing: before('billing'), security: before('security'), throttled: ses.throttled(), all };
+  }
+
+  test.each([[{ billing: 1, security: 1 }], [{ billing: 1, security: 4 }], [{ billing: 3, security: 2 }]])(
+    'shares 90/10 with containers %j: billing gets 0.9 of the rate while both wait, whatever the containers',
+    async (containers) => {
+      // No high reserve: the two teams' lanes are the whole rate.
+      const { billing, security, throttled, all } = await bothBusy({ billing: 90, security: 10 }, containers, 0);
+      expect(all).toHaveLength(800);
+      expect(billing / (billing + security)).toBeGreaterThanOrEqual(0.87);
+      expect(billing / (billing + security)).toBeLessThanOrEqual(0.93);
+      expect(throttled).toBe(0);
+    },
+  );
+
+  test('with a high reserve idle, each team keeps at least its share of what the reserve leaves, and the reserve is used', async () => {
+    const { billing, security, throttled } = await bothBusy(
+      { billing: 70, security: 30 },
+      { billing: 1, security: 1 },
+      20,
+    );
+    const rates = laneRates(14, 20, { billing: 70, security: 30 });
+    const whole = 14 * 0.95;
+    const total = billing + security;
+    // At least its lane's part of the rate (0.56 and 0.24); the idle reserve goes to whoever borrows it.
+    expect(billing / total).toBeGreaterThanOrEqual(rates['team:billing']! / whole - 0.03);
+    expect(security / total).toBeGreaterThanOrEqual(rates['team:security']! / whole - 0.03);
+    expect(throttled).toBe(0);
+  });
+
+  test('a team alone borrows the idle lanes: a 10 % team with two containers uses at least 0.9 of the rate', async () => {
+    const clock = new VirtualClock();
+    const store = new FakeStore();
+    const sentAt: number[] = [];
+    const queue = { left: 400 };
+    const shares = { billing: 90, security: 10 };
+    await clock.run(
+      Promise.all(
+        [0, 1].map((i) =>
+          clock
+            .sleep(i * 37)
+            .then(() => teamPuller(clock, teamPacer(store, clock, shares), 'team:security', queue, sentAt)),
+        ),
+      ),
+    );
+    const sorted = [...sentAt].sort((a, b) => a - b);
+    expect(sorted).toHaveLength(400);
+    expect((sorted.length - 1) / ((sorted[sorted.length - 1]! - sorted[0]!) / 1000) / 14).toBeGreaterThanOrEqual(0.9);
+    const ses = sesBucket(14);
+    for (const t of sorted) ses.arrive(t);
+    expect(ses.throttled()).toBe(0);
+    // Borrowing asks each idle lane in turn, not every lane at every look.
+    expect(store.writes / 400).toBeLessThan(1);
+  });
+
+  test("a team without a lane of its own (not in the shares) paces on the normal lane, and RecipientsPaced counts teams' sends as normal", async () => {
+    const clock = new VirtualClock();
+    const store = new FakeStore();
+    const p = teamPacer(store, clock, { billing: 50 });
+    const sentAt: number[] = [];
+    await clock.run(
+      Promise.all([
+        teamPuller(clock, p, 'team:other', { left: 5 }, sentAt),
+        teamPuller(clock, p, 'team:billing', { left: 5 }, sentAt),
+      ]),
+    );
+    expect(sentAt).toHaveLength(10);
+    expect(p.takePaced()).toEqual({ normal: 10, high: 0 });
+    expect([...store.next.keys()]).not.toContain('team:other');
+    expect([...store.next.keys()]).toContain('team:billing');
   });
 });

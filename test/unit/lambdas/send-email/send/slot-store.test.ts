@@ -1,6 +1,6 @@
 /**
  * The rate lease's store (send/slot-store.ts) on a recorded client: the item each lane writes, the
- * three conditional UpdateItem writes as DynamoDB receives them, and what a failed condition answers
+ * three conditional UpdateItem writes as DynamoDB receives them (an owner's and a borrow's), and what a failed condition answers
  * (the value found, whatever its type). Their semantics on DynamoDB Local:
  * test/integration/rate-lease.dynamodb.test.ts.
  */
@@ -37,18 +37,19 @@ function conditionFailed(next?: AttributeValue): never {
 test("lanes have items of their own, apart from Powertools' records", () => {
   expect(laneItemId('email-pipeline', 'high')).toBe('rate#email-pipeline#high');
   expect(laneItemId('email-pipeline', 'normal')).toBe('rate#email-pipeline#normal');
+  expect(laneItemId('email-pipeline', 'team:billing')).toBe('rate#email-pipeline#team:billing');
 });
 
-test('advance: ADD to next while it lies within bounds, whole milliseconds, the TTL renewed', async () => {
+test("advance, the owner's: next and owner both move on by the span while next lies within bounds, whole milliseconds, the TTL renewed", async () => {
   const { sent, store } = recorded(() => ({ Attributes: { next: { N: String(NOW + 1200) } } }));
   expect(await store.advance('high', 200, NOW - 500.4, NOW + 999.6)).toEqual({ ok: true, next: NOW + 1200 });
   expect(sent.map((c) => c.input)).toEqual([
     {
       TableName: 'idempotency',
       Key: { id: { S: 'rate#email-pipeline#high' } },
-      UpdateExpression: 'ADD #next :span SET #exp = :exp',
+      UpdateExpression: 'SET #next = #next + :span, #owner = #next + :span, #exp = :exp',
       ConditionExpression: '#next BETWEEN :lower AND :upper',
-      ExpressionAttributeNames: { '#next': 'next', '#exp': 'expiration' },
+      ExpressionAttributeNames: { '#next': 'next', '#exp': 'expiration', '#owner': 'owner' },
       ExpressionAttributeValues: {
         ':exp': { N: EXPIRATION },
         ':span': { N: '200' },
@@ -61,12 +62,32 @@ test('advance: ADD to next while it lies within bounds, whole milliseconds, the 
   ]);
 });
 
-test('restart: SET next when the item has none or a stale one', async () => {
+test('a borrow: ADD to next only while the owner has leased nothing since idleBefore, owner left as it is', async () => {
+  const { sent, store } = recorded(() => ({ Attributes: { next: { N: String(NOW + 300) } } }));
+  expect(await store.advance('team:billing', 300, NOW - 500, NOW, NOW - 1000)).toEqual({ ok: true, next: NOW + 300 });
+  expect(await store.restart('team:billing', NOW + 300, NOW - 500, NOW - 1000)).toEqual({ ok: true, next: NOW + 300 });
+  expect(sent.map((c) => c.input)).toMatchObject([
+    {
+      Key: { id: { S: 'rate#email-pipeline#team:billing' } },
+      UpdateExpression: 'ADD #next :span SET #exp = :exp',
+      ConditionExpression: '#next BETWEEN :lower AND :upper AND (attribute_not_exists(#owner) OR #owner < :idle)',
+      ExpressionAttributeNames: { '#next': 'next', '#exp': 'expiration', '#owner': 'owner' },
+      ExpressionAttributeValues: { ':idle': { N: String(NOW - 1000) } },
+    },
+    {
+      UpdateExpression: 'SET #next = :value, #exp = :exp',
+      ConditionExpression:
+        '(attribute_not_exists(#next) OR #next < :before) AND (attribute_not_exists(#owner) OR #owner < :idle)',
+    },
+  ]);
+});
+
+test("restart, the owner's: SET next and owner when the item has none or a stale one", async () => {
   const { sent, store } = recorded(() => ({ Attributes: { next: { N: String(NOW + 94) } } }));
   expect(await store.restart('normal', NOW + 94, NOW - 500)).toEqual({ ok: true, next: NOW + 94 });
   expect(sent[0]!.input).toMatchObject({
     Key: { id: { S: 'rate#email-pipeline#normal' } },
-    UpdateExpression: 'SET #next = :value, #exp = :exp',
+    UpdateExpression: 'SET #next = :value, #owner = :value, #exp = :exp',
     ConditionExpression: 'attribute_not_exists(#next) OR #next < :before',
     ExpressionAttributeValues: { ':value': { N: String(NOW + 94) }, ':before': { N: String(NOW - 500) } },
   });
@@ -96,6 +117,22 @@ test.each<[string, AttributeValue | undefined, object]>([
 ])('a failed condition answers what the item held, not an error (%s)', async (_, held, expected) => {
   const { store } = recorded(() => conditionFailed(held));
   expect(await store.advance('normal', 100, NOW - 500, NOW + 1000)).toEqual(expected);
+});
+
+test("a failed borrow answers the end of the owner's last lease too", async () => {
+  const { store } = recorded(() => {
+    throw new ConditionalCheckFailedException({
+      message: 'The conditional request failed',
+      $metadata: {},
+      Item: { next: { N: String(NOW - 50) }, owner: { N: String(NOW - 50) } },
+    });
+  });
+  expect(await store.advance('team:billing', 100, NOW - 500, NOW, NOW - 1000)).toEqual({
+    ok: false,
+    next: NOW - 50,
+    found: { N: String(NOW - 50) },
+    owner: NOW - 50,
+  });
 });
 
 test('any other error is thrown: the pacer falls back to its static share', async () => {
