@@ -1,7 +1,8 @@
 /**
- * The local AWS stack, all offline: DynamoDB Local (AWS's own, on Java), fauxqs for SNS and
- * SQS, aws-ses-v2-local for SES v2. Each runs as a child process that cannot outlive this
- * one (see processes.ts), and each start resolves only once the service answers a real request.
+ * The local AWS stack, all offline: DynamoDB Local (AWS's own, on Java, with the JVM options of
+ * dynamodb-local-java.ts), fauxqs for SNS and SQS, aws-ses-v2-local for SES v2. Each runs as a
+ * child process that cannot outlive this one (see processes.ts), and each start resolves only
+ * once the service answers a real request.
  *
  * Endpoints use 127.0.0.1, not "localhost": Node may resolve "localhost" to ::1 first.
  *
@@ -27,6 +28,7 @@ import { S3Client } from '@aws-sdk/client-s3';
 import { SESv2Client } from '@aws-sdk/client-sesv2';
 import { SNSClient } from '@aws-sdk/client-sns';
 import { ListQueuesCommand, SQSClient } from '@aws-sdk/client-sqs';
+import { dynamoDbLocalJavaOptions } from './dynamodb-local-java';
 import { emulatorConfig } from './emulator-config';
 import { LOCAL_DIR, REPO_ROOT } from './paths';
 import { startSesRateLimit } from './ses-rate-limit';
@@ -175,6 +177,8 @@ export interface EmulatorOptions {
 export interface DynamoDbLocalOptions extends EmulatorOptions {
   /** Folder with DynamoDBLocal.jar. @default the result of {@link ensureDynamoDbLocal} */
   readonly dir?: string;
+  /** The JVM's options, given before `-jar`. @default {@link dynamoDbLocalJavaOptions}() (dynamodb-local-java.ts) */
+  readonly javaOptions?: readonly string[];
 }
 
 function endpointOf(port: number): string {
@@ -242,7 +246,11 @@ export async function startDynamoDbLocal(options: DynamoDbLocalOptions = {}): Pr
   }
 }
 
-async function startDynamoDbLocalOn(dir: string, port: number, options: EmulatorOptions): Promise<RunningEmulator> {
+async function startDynamoDbLocalOn(
+  dir: string,
+  port: number,
+  options: DynamoDbLocalOptions,
+): Promise<RunningEmulator> {
   // A failed start (port taken, say) prints a stack trace but leaves the JVM running
   // (Jetty's threads keep it alive), so watch for it instead of waiting for an exit.
   let reportFatal: (reason: string) => void = () => undefined;
@@ -253,6 +261,7 @@ async function startDynamoDbLocalOn(dir: string, port: number, options: Emulator
     name: 'DynamoDB Local',
     command: 'java',
     args: [
+      ...(options.javaOptions ?? dynamoDbLocalJavaOptions()),
       `-Djava.library.path=${join(dir, 'DynamoDBLocal_lib')}`,
       '-jar',
       join(dir, 'DynamoDBLocal.jar'),
