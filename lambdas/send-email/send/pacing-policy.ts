@@ -4,8 +4,8 @@
  * `team:<name>` (each team's queue, at its share). From the clock's now, the leased slots a
  * container holds, the sends waiting in each lane and what the lanes' items were last found to hold,
  * {@link step} decides which sends go now, which give up, which lane items to lease or borrow slots
- * from, and when to look again; the functions after it say how a lease's answer, a store failure or a
- * throttle changes that, and whether a value read from a lane's item is one no lease could have
+ * from, and when to look again; the functions after it say how a store failure or a throttle
+ * changes that, and whether a value read from a lane's item is one no lease could have
  * written. shared-pacer.ts does what they say; the unit tests drive them on a virtual clock. The
  * pacer's tuning is named here, in one place.
  */
@@ -366,35 +366,4 @@ export function pausedAfterThrottle(now: number): number {
 /** Until when a container keeps to its static share after the store failed at `now`. */
 export function fallbackAfterStoreFailure(now: number): number {
   return now + FALLBACK_MS;
-}
-
-/** What a lease answered (rate-lease.ts's LeaseResult, as far as the policy reads it). */
-export interface LeaseAnswer {
-  readonly slots: readonly number[];
-  readonly busyUntil?: number;
-  readonly next?: number;
-  readonly implausible?: string;
-  readonly repaired?: boolean;
-}
-
-/** How a lease's answer changes the state: each field set is the new value. */
-export interface AfterLease {
-  /** The pool with the lease's slots added, in order. */
-  readonly pool: number[];
-  /** How far the item's lane is taken now. */
-  readonly busyUntil?: number;
-  /** An implausible item is not repaired yet (no slots): the static share until this. */
-  readonly fallbackUntil?: number;
-}
-
-/** The state after a lease of `answer`, taken into a pool of `pool` at `now`. */
-export function afterLease(pool: readonly number[], answer: LeaseAnswer, now: number): AfterLease {
-  // Not repaired yet (it keeps coming back, or cannot be replaced): the static share meanwhile.
-  const fallbackUntil =
-    answer.implausible !== undefined && answer.slots.length === 0 ? now + IMPLAUSIBLE_FALLBACK_MS : undefined;
-  return {
-    pool: answer.slots.length > 0 ? [...pool, ...answer.slots].sort((a, b) => a - b) : [...pool],
-    busyUntil: answer.busyUntil ?? answer.next,
-    fallbackUntil,
-  };
 }

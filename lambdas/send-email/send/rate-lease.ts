@@ -17,10 +17,11 @@
  * not a number: written by hand, by a bug, by anyone the table lets write) would otherwise stop the
  * lane: every ADD fails its condition and no restart replaces a value in the future. A lease that
  * finds one replaces it at once, with a write conditioned on the very value it read (so a repair
- * never undoes another container's lease), and says so.
+ * never undoes another container's lease), and says so. {@link afterLease} says how a lease's
+ * answer changes the pacer's state.
  */
 import type { LaneId } from './lane-rates';
-import { implausibility } from './pacing-policy';
+import { IMPLAUSIBLE_FALLBACK_MS, implausibility } from './pacing-policy';
 import type { SlotStore } from './slot-store';
 
 /** What a lease asks for. */
@@ -113,4 +114,35 @@ export async function leaseSlots(store: SlotStore, request: LeaseRequest): Promi
 
 function slotTimes(first: number, count: number, intervalMs: number): number[] {
   return Array.from({ length: count }, (_, i) => first + i * intervalMs);
+}
+
+/** What a lease answered ({@link LeaseResult}, as far as the pacer's state reads it). */
+export interface LeaseAnswer {
+  readonly slots: readonly number[];
+  readonly busyUntil?: number;
+  readonly next?: number;
+  readonly implausible?: string;
+  readonly repaired?: boolean;
+}
+
+/** How a lease's answer changes the state: each field set is the new value. */
+export interface AfterLease {
+  /** The pool with the lease's slots added, in order. */
+  readonly pool: number[];
+  /** How far the item's lane is taken now. */
+  readonly busyUntil?: number;
+  /** An implausible item is not repaired yet (no slots): the static share until this. */
+  readonly fallbackUntil?: number;
+}
+
+/** The state after a lease of `answer`, taken into a pool of `pool` at `now`. */
+export function afterLease(pool: readonly number[], answer: LeaseAnswer, now: number): AfterLease {
+  // Not repaired yet (it keeps coming back, or cannot be replaced): the static share meanwhile.
+  const fallbackUntil =
+    answer.implausible !== undefined && answer.slots.length === 0 ? now + IMPLAUSIBLE_FALLBACK_MS : undefined;
+  return {
+    pool: answer.slots.length > 0 ? [...pool, ...answer.slots].sort((a, b) => a - b) : [...pool],
+    busyUntil: answer.busyUntil ?? answer.next,
+    fallbackUntil,
+  };
 }

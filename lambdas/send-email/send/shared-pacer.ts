@@ -18,7 +18,6 @@ import { kindOf, laneRates, type LaneId } from './lane-rates';
 import type { Pacer } from './pacer';
 import {
   admission,
-  afterLease,
   fallbackAfterStoreFailure,
   OWNER_GRACE_MS,
   pausedAfterThrottle,
@@ -28,7 +27,7 @@ import {
   type SlotRequest,
   type WaitingSend,
 } from './pacing-policy';
-import { leaseSlots } from './rate-lease';
+import { afterLease, leaseSlots } from './rate-lease';
 import type { SlotStore } from './slot-store';
 
 export interface SharedPacerOptions {

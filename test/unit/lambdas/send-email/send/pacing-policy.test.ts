@@ -6,7 +6,6 @@
  */
 import {
   admission,
-  afterLease,
   BORROW_PERIOD_MS,
   FALLBACK_MS,
   fallbackAfterStoreFailure,
@@ -28,6 +27,7 @@ import {
   type WaitingSend,
 } from '../../../../../lambdas/send-email/send/pacing-policy';
 import { laneRates, type LaneId } from '../../../../../lambdas/send-email/send/lane-rates';
+import { afterLease } from '../../../../../lambdas/send-email/send/rate-lease';
 
 const T = 1_000_000;
 const RATES = laneRates(14, 20);
