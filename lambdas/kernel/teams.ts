@@ -36,8 +36,8 @@ export interface TeamRoute {
   /** The team's SES tenant: its sends name it (SendEmail's TenantName). @default none: no tenant */
   readonly tenantName?: string;
   /**
-   * The team's part (percent) of the rate the high-priority reserve leaves: its lane of the shared
-   * rate lease, which it borrows beyond while other lanes are idle.
+   * The team's part (percent) of the rate: its lanes of the shared rate lease (its high-priority
+   * mail's part of it, with a high-priority topic), which it borrows beyond while other lanes are idle.
    * @default none: the team's sends pace on the work queue's lane
    */
   readonly rateSharePercent?: number;

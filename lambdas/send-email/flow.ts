@@ -96,7 +96,7 @@ export class RecordFlow {
       // 1b. the email as the claim hashes it: with the ETags of the objects it attaches.
       parsed = { ...parsed, email: await this.#stages.sender.prepare(parsed.email) };
       // 2. claim the key; under the claim, 3. confirm and 4. send (#confirmAndSend).
-      const result = await this.#claims.claimAndSend({ key: parsed.key, email: parsed.email });
+      const result = await this.#claims.claimAndSend(sendRequestOf(parsed));
       // 5. outcome: sent, or a duplicate of an email already sent.
       if (!result.duplicate) {
         const confirmed = this.#answers.get(parsed.key)?.confirmedBySesEvent ? CONFIRMED_BY_SES_EVENT : {};
@@ -150,7 +150,7 @@ export class RecordFlow {
   async #sendUnprotected(record: SQSRecord, parsed: ParsedRecord, storeError: PipelineError): Promise<void> {
     let result: SendResult;
     try {
-      result = await this.#confirmAndSend({ key: parsed.key, email: parsed.email });
+      result = await this.#confirmAndSend(sendRequestOf(parsed));
     } catch (sendError) {
       await this.#stages.outcome.settle(record, classifySesError(sendError), parsed);
       return;
@@ -179,4 +179,10 @@ export class RecordFlow {
   #remainingMs(): number {
     return this.#context?.getRemainingTimeInMillis() ?? 0;
   }
+}
+
+/** What the send stage is given of a parsed record: its key, its email, and its team when it has one. */
+function sendRequestOf(parsed: ParsedRecord): SendRequest {
+  const team = parsed.team !== undefined ? { team: parsed.team } : {};
+  return { key: parsed.key, email: parsed.email, ...team };
 }

@@ -172,6 +172,7 @@ function createPacers(deps: PacerDeps): Pacers {
     maxSendRate: settings.maxSendRate,
     highShare: settings.highPriorityRateShare,
     teamShares: teamShares(settings.teams),
+    highTeams: Object.keys(teamShares(settings.teams)).filter((team) => settings.teams?.[team]?.highPriorityTopicArn),
     fallback: staticPacer,
     now,
     sleep,

@@ -137,7 +137,7 @@ export const SETTINGS = {
     default: 20,
     defaultNote: '%',
     notes:
-      'percent of `maxSendRate` reserved for `priority: high` mail; bulk mail borrows it while no high mail waits, never the other way round',
+      "percent of `maxSendRate` reserved for high-priority mail (with teams: of each `highPriority` team's share, and of what the shares leave); bulk mail borrows it a second after the last high-priority mail's lease, a team's bulk mail before any other's",
     contextKey: true,
     env: ENV.highPriorityRateShare,
     bounds: { min: 0, max: 50, unit: ' percent' },

@@ -206,10 +206,11 @@ export interface TeamSettings {
    */
   readonly highPriority?: boolean;
   /**
-   * Percent (1 to 100) of the send rate the team is promised (of what the high-priority reserve,
-   * `highPriorityRateShare`, leaves); all teams' shares sum to at most 100. The team's sends lease
-   * their slots from a lane of the shared rate lease of their own at this rate, and borrow the lanes
-   * other teams leave idle, so whenever the team has mail waiting it gets at least its share. Its
+   * Percent (1 to 100) of the send rate the team is promised; all teams' shares sum to at most 100.
+   * The team's sends lease their slots from a lane of the shared rate lease of their own at this
+   * rate (with `highPriority`, `highPriorityRateShare` percent of it is the team's high-priority
+   * reserve, a lane its bulk mail holds while it is idle), and borrow the lanes other teams leave
+   * idle, so whenever the team has mail waiting it gets at least its share. Its
    * queue runs this part of `maxConcurrency` (at least 2). Mail through the pipeline's own topic
    * gets what the shares leave, and idle slots. @default none: an equal part of what the other teams' shares leave
    */

@@ -2,8 +2,8 @@
  * The rate lease on DynamoDB Local, the real slot store (send/slot-store.ts): its repair finds a lane
  * item no lease could have written, whatever its type, and replaces it with a write conditioned on
  * the very value it read, so a repair never undoes another container's lease; and a borrow takes a
- * lane's slots only once the lane's own sends have leased nothing for the grace, as DynamoDB itself
- * evaluates the owner's write and the borrow's condition.
+ * lane's slots only once the lane's own sends have leased nothing for the grace, and a sibling's
+ * borrow holds the lane, as DynamoDB itself evaluates the owner's write and the borrows' conditions.
  */
 import { GetItemCommand, PutItemCommand, type AttributeValue } from '@aws-sdk/client-dynamodb';
 import { maxLeaseAheadMs } from '../../lambdas/send-email/send/pacing-policy';
@@ -112,4 +112,39 @@ test("the owner's lease records where it ended; a borrow waits the grace after i
   );
   expect(after.Item?.next).toEqual({ N: String(now + 2000) });
   expect(after.Item?.owner).toEqual({ N: String(now + 600) });
+});
+
+test("a sibling's borrow holds the lane: it borrows again at once, another lane waits the grace after it", async () => {
+  const lane = 'high:security';
+  const key = { id: { S: laneItemId(keyPrefix, lane) } };
+  const now = Date.now();
+  // security's high-priority mail leased last: its bulk mail (the sibling) waits the grace too.
+  await leaseSlots(store(), { ...request(now), lane });
+  const borrow = (at: number, holder?: 'team:security') =>
+    leaseSlots(store(), {
+      ...request(at),
+      lane,
+      latestStart: at,
+      ownerGraceMs: 1000,
+      ...(holder ? { holder } : {}),
+    });
+  expect(await borrow(now + 350, 'team:security')).toMatchObject({ slots: [], busyUntil: now + 1300 });
+  // Past the grace the sibling takes it and holds it: owner and holder are its.
+  const held = await borrow(now + 1400, 'team:security');
+  expect(held.slots).toEqual([now + 1400, now + 1500, now + 1600]);
+  const { Item } = await clients.dynamodb.send(
+    new GetItemCommand({ TableName: tableName, Key: key, ConsistentRead: true }),
+  );
+  expect(Item?.owner).toEqual({ N: String(now + 1700) });
+  expect(Item?.holder).toEqual({ S: 'team:security' });
+  // Another team's borrow is refused the grace after the holder's; the holder borrows again at once.
+  expect(await borrow(now + 1750)).toMatchObject({ slots: [], busyUntil: now + 2700 });
+  expect((await borrow(now + 1760, 'team:security')).slots).toEqual([now + 1700, now + 1800, now + 1900]);
+  // The lane's own mail leases whenever it comes, and takes the lane back from the holder.
+  expect((await leaseSlots(store(), { ...request(now + 1770), lane })).slots).toEqual([
+    now + 2000,
+    now + 2100,
+    now + 2200,
+  ]);
+  expect(await borrow(now + 2400, 'team:security')).toMatchObject({ slots: [] });
 });

@@ -1,7 +1,8 @@
 /**
  * Teams on the emulators, as `npm start` builds them: a topic per team feeding the team's queue, a
  * high-priority topic for the team with high priority feeding the high-priority queue. A message
- * is sent through its team's topic by the lane of that topic's queue; a topic that is neither the
+ * is sent through its team's topic by the lane of that topic's queue, a high-priority one paced within
+ * its team's share of the rate; a topic that is neither the
  * pipeline's nor a team's, subscribed to the queue behind the pipeline's back, is refused
  * (ForeignTopic) and never sent. Each team's keys are its own: the same key from two teams is two
  * emails, the status lookup answers for each team's key, a team with an SES tenant sends as it,
@@ -10,6 +11,7 @@
  * (bounced, dead-lettered) and no one else's, and a team with cancellers has its own status and
  * cancel URLs (`cancel --team` goes there) that refuse another team's keys.
  */
+import { ScanCommand } from '@aws-sdk/client-dynamodb';
 import { GetTenantCommand } from '@aws-sdk/client-sesv2';
 import { CreateTopicCommand, PublishCommand, SubscribeCommand } from '@aws-sdk/client-sns';
 import { CreateQueueCommand, GetQueueAttributesCommand, ReceiveMessageCommand } from '@aws-sdk/client-sqs';
@@ -22,6 +24,8 @@ import { ledgerKey, type DeliveryReport } from '../../lambdas/kernel/ledger/sche
 import { cancelDelivery } from '../../lambdas/status/cancel';
 import { tenantStatuses } from '../../lib/cli/verify-command';
 import { lookupDelivery } from '../../lambdas/status/lookup';
+import { teamHighLane } from '../../lambdas/send-email/send/lane-rates';
+import { laneItemId } from '../../lambdas/send-email/send/slot-store';
 import { loadLocalSettings } from '../../tools/dev/local/settings';
 import { drainQueue } from '../../tools/dev/local/queues';
 import { LOCAL_CANCELLER, startStatusEndpoint } from '../../tools/dev/local/status-endpoint';
@@ -170,6 +174,23 @@ test("a message on a team's topic is sent once by its team's queue's consumer; o
   for (const to of [p.address('billing'), p.address('security')]) {
     expect(mails.filter((e) => e.destination.to.includes(to))).toHaveLength(1);
   }
+  // Security's high-priority mail paced within security's share: on its own reserve, or its queue's
+  // lane held as that reserve's sibling; the pipeline's own reserve (none: the shares sum to 100) untouched.
+  const { Items = [] } = await p.pipeline.dynamodb.send(
+    new ScanCommand({
+      TableName: p.pipeline.resources.tableName,
+      FilterExpression: 'begins_with(id, :rate)',
+      ExpressionAttributeValues: { ':rate': { S: 'rate#' } },
+      ConsistentRead: true,
+    }),
+  );
+  const prefix = p.pipeline.options.settings.idempotencyKeyPrefix;
+  const leased = Items.map((item) => ({ id: item.id?.S, holder: item.holder?.S }));
+  expect(leased.map((item) => item.id)).not.toContain(laneItemId(prefix, 'high'));
+  expect(leased).toContainEqual({
+    id: expect.stringMatching(/#(high|team):security$/),
+    holder: teamHighLane('security'),
+  });
 });
 
 test('a topic that is not the pipeline’s or a team’s is refused at once and never sent, even subscribed to the queue', async () => {

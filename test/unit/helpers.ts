@@ -272,47 +272,70 @@ export class VirtualClock {
  */
 export class FakeSlotStore implements SlotStore {
   readonly next = new Map<LaneId, unknown>();
-  /** The end of each lane's own last lease. */
+  /** The end of each lane's own last lease (or its sibling's holding borrow). */
   readonly owner = new Map<LaneId, number>();
+  /** The lane that wrote `owner`. */
+  readonly holder = new Map<LaneId, LaneId>();
   writes = 0;
   repairs = 0;
   failing = false;
   /** What a failed write answers about a stored value: `next` only when it is a number. */
   private failed(lane: LaneId, current: unknown): SlotWrite {
-    const owner = this.owner.has(lane) ? { owner: this.owner.get(lane)! } : {};
+    const owner = {
+      ...(this.owner.has(lane) ? { owner: this.owner.get(lane)! } : {}),
+      ...(this.holder.has(lane) ? { holder: this.holder.get(lane)! } : {}),
+    };
     if (current === undefined) return { ok: false, ...owner };
     return typeof current === 'number'
       ? { ok: false, next: current, found: current, ...owner }
       : { ok: false, found: current, ...owner };
   }
-  /** A borrow (`idleBefore` set) while the owner leased since: refused. */
-  private ownerBusy(lane: LaneId, idleBefore: number | undefined): boolean {
+  /** A borrow (`idleBefore` set) while the owner leased since: refused, unless the borrower holds it. */
+  private ownerBusy(lane: LaneId, idleBefore: number | undefined, holder: LaneId | undefined): boolean {
     const owner = this.owner.get(lane);
+    if (holder !== undefined && this.holder.get(lane) === holder) return false;
     return idleBefore !== undefined && owner !== undefined && owner >= idleBefore;
   }
-  async advance(lane: LaneId, span: number, lower: number, upper: number, idleBefore?: number): Promise<SlotWrite> {
+  /** The owner's write, or a holding borrow's: records `owner` and `holder`. */
+  private own(lane: LaneId, next: number, idleBefore: number | undefined, holder: LaneId | undefined): void {
+    if (idleBefore !== undefined && holder === undefined) return;
+    this.owner.set(lane, next);
+    this.holder.set(lane, holder ?? lane);
+  }
+  async advance(
+    lane: LaneId,
+    span: number,
+    lower: number,
+    upper: number,
+    idleBefore?: number,
+    holder?: LaneId,
+  ): Promise<SlotWrite> {
     this.writes += 1;
     if (this.failing) throw new Error('DynamoDB unavailable');
     const current = this.next.get(lane);
-    if (typeof current !== 'number' || !(current >= lower && current <= upper) || this.ownerBusy(lane, idleBefore)) {
+    if (
+      typeof current !== 'number' ||
+      !(current >= lower && current <= upper) ||
+      this.ownerBusy(lane, idleBefore, holder)
+    ) {
       return this.failed(lane, current);
     }
     this.next.set(lane, current + span);
-    if (idleBefore === undefined) this.owner.set(lane, current + span);
+    this.own(lane, current + span, idleBefore, holder);
     return { ok: true, next: current + span };
   }
-  async restart(lane: LaneId, value: number, before: number, idleBefore?: number): Promise<SlotWrite> {
+  async restart(lane: LaneId, value: number, before: number, idleBefore?: number, holder?: LaneId): Promise<SlotWrite> {
     this.writes += 1;
     if (this.failing) throw new Error('DynamoDB unavailable');
     const current = this.next.get(lane);
     if (
       (current !== undefined && !(typeof current === 'number' && current < before)) ||
-      this.ownerBusy(lane, idleBefore)
+      this.ownerBusy(lane, idleBefore, holder)
     ) {
       return this.failed(lane, current);
     }
     this.next.set(lane, value);
-    if (idleBefore === undefined) this.owner.set(lane, value);
+    this.own(lane, value, idleBefore, holder);
     return { ok: true, next: value };
   }
   async repair(lane: LaneId, found: unknown, value: number): Promise<SlotWrite> {

@@ -6,8 +6,11 @@
 
 /** What the send stage asks of a pacer. */
 export interface Pacer {
-  /** Waits for `recipients` tokens; false, with nothing taken, when they would not come before `deadline`. */
-  acquire(recipients: number, deadline: number): Promise<boolean>;
+  /**
+   * Waits for `recipients` tokens; false, with nothing taken, when they would not come before
+   * `deadline`. `team`: the email's team, whose high-priority mail paces on its own lane.
+   */
+  acquire(recipients: number, deadline: number, team?: string): Promise<boolean>;
   /** SES throttled a send despite the pacing. */
   onThrottle(): void;
 }

@@ -1,15 +1,15 @@
 /**
  * The pacer's policy, pure: no timers, no I/O, no SDK. The rate is split in lanes, each one item of
  * the shared lease: `high` (the high-priority reserve), `normal` (the work queue's) and, with teams,
- * `team:<name>` (each team's queue, at its share). From the clock's now, the leased slots a
- * container holds, the sends waiting in each lane and what the lanes' items were last found to hold,
+ * `team:<name>` and `high:<name>` (each team's queue and high-priority mail, at its share). From the
+ * clock's now, the leased slots a container holds, the sends waiting in each lane and what the lanes' items were last found to hold,
  * {@link step} decides which sends go now, which give up, which lane items to lease or borrow slots
  * from, and when to look again; the functions after it say how a store failure or a throttle
  * changes that, and whether a value read from a lane's item is one no lease could have
  * written. shared-pacer.ts does what they say; the unit tests drive them on a virtual clock. The
  * pacer's tuning is named here, in one place.
  */
-import { PACING_HEADROOM, type LaneId } from './lane-rates';
+import { kindOf, PACING_HEADROOM, siblingOf, type LaneId } from './lane-rates';
 
 // The tuning.
 
@@ -144,6 +144,11 @@ export interface SlotRequest {
   readonly lane: LaneId;
   /** The lane whose item the slots are taken from. */
   readonly item: LaneId;
+  /**
+   * A borrow from the lane's sibling (lane-rates.ts `siblingOf`): it holds the item, so that other
+   * lanes may not borrow it while this one keeps borrowing (a team's idle reserve is the team's).
+   */
+  readonly holds?: boolean;
   readonly count: number;
   /** Milliseconds between two slots of `item`. */
   readonly intervalMs: number;
@@ -171,32 +176,35 @@ export type Decision<W extends WaitingSend = WaitingSend> =
       readonly lookAgainAt: number;
     };
 
-/** Every lane of the state: high first, then the others in the order of the rates. */
+/** Every lane of the state: the high-priority lanes first (`high` the first), then the others; each in the rates' order. */
 function lanesOf(s: PacerState): LaneId[] {
-  return ['high', ...(Object.keys(s.rates) as LaneId[]).filter((lane) => lane !== 'high')];
+  const lanes = ['high', ...(Object.keys(s.rates) as LaneId[]).filter((lane) => lane !== 'high')] as LaneId[];
+  return [...lanes.filter((lane) => kindOf(lane) === 'high'), ...lanes.filter((lane) => kindOf(lane) !== 'high')];
 }
 
 const rateOf = (s: PacerState, lane: LaneId): number => s.rates[lane] ?? 0;
 const busyOf = (s: PacerState, lane: LaneId): number => s.busyUntil[lane] ?? 0;
 
 /**
- * The lane whose item `lane`'s sends lease from: its own; the normal lane's for a lane without a
- * share (high with a share of 0); none when neither has one (its sends borrow idle slots only).
+ * The lane whose item `lane`'s sends lease from: its own; its sibling's for a lane without a rate
+ * (a high-priority share of 0), else the normal lane's; none when none has one (its sends borrow
+ * idle slots only).
  */
 function homeOf(s: PacerState, lane: LaneId): LaneId | undefined {
-  if (rateOf(s, lane) > 0) return lane;
-  return rateOf(s, 'normal') > 0 ? 'normal' : undefined;
+  return [lane, siblingOf(lane), 'normal' as const].find((home) => rateOf(s, home) > 0);
 }
 
 /**
- * The lane `lane` borrows from: one with a rate, not known to be taken beyond now; of those, the
- * one known idle the longest (an item not yet looked at first), so that a busy one found by a
- * failed borrow is not asked again before it may be idle.
+ * The lane `lane` borrows from: one with a rate, not known to be taken beyond now; its sibling
+ * first, then the one known idle the longest (an item not yet looked at first), so that a busy one
+ * found by a failed borrow is not asked again before it may be idle.
  */
 function idleLane(s: PacerState, lane: LaneId): LaneId | undefined {
+  const free = (other: LaneId) => other !== lane && rateOf(s, other) > 0 && s.now >= busyOf(s, other);
+  if (free(siblingOf(lane))) return siblingOf(lane);
   let idle: LaneId | undefined;
   for (const other of lanesOf(s)) {
-    if (other === lane || rateOf(s, other) <= 0 || s.now < busyOf(s, other)) continue;
+    if (!free(other)) continue;
     if (idle === undefined || busyOf(s, other) < busyOf(s, idle)) idle = other;
   }
   return idle;
@@ -214,6 +222,7 @@ function borrowRequest(s: PacerState, lane: LaneId, wanted: number, leasing: boo
     kind: 'borrow',
     lane,
     item: other,
+    ...(other === siblingOf(lane) ? { holds: true } : {}),
     count,
     intervalMs,
     latestStart: s.now,
@@ -253,8 +262,9 @@ function leaseRequest(s: PacerState, lane: LaneId, count: number, waiting: reado
  * the pool's slots in order, high-priority sends first; a send of n recipients takes n slots and goes
  * at the last (SES counts recipients on arrival), once that is due and no throttle pauses the
  * container. Slots older than the lag are dropped. Then four rules, in this order:
- * 1. sends without slots borrow an idle lane's slots (nothing leased beyond now) for at most
- *    BORROW_PERIOD_MS ahead, or, when they cannot and no borrow is on its way, lease their own lane's;
+ * 1. sends without slots borrow an idle lane's slots (nothing leased beyond now; their sibling's
+ *    first, holding it) for at most BORROW_PERIOD_MS ahead, or, when they cannot and no borrow is on
+ *    its way, lease their own lane's;
  * 2. high-priority sends whose slots are all further off than BORROW_THRESHOLD_MS (slots leased for
  *    bulk mail) lease their own lane's as well;
  * 3. sends whose own slots are all further off than FAR_SLOT_MS borrow an idle lane's too,
@@ -326,14 +336,17 @@ export function step<W extends WaitingSend>(s: PacerState<W>): Decision<W> {
     if (!borrow(lane, wanted) && !borrowing) lease(lane, wanted);
   }
   // 2. High-priority sends given slots leased for bulk mail far off lease their own lane's instead.
-  if ((unfunded.high ?? 0) === 0 && (lastAt.high ?? -Infinity) > t + BORROW_THRESHOLD_MS) {
-    lease('high', remaining('high').length);
+  const highLanes = lanes.filter((lane) => kindOf(lane) === 'high');
+  for (const lane of highLanes) {
+    if ((unfunded[lane] ?? 0) === 0 && (lastAt[lane] ?? -Infinity) > t + BORROW_THRESHOLD_MS) {
+      lease(lane, remaining(lane).length);
+    }
   }
   // 3. Sends whose own slots are all further off than FAR_SLOT_MS borrow too: otherwise the idle
   // lanes' slots go unused while every container's sends hold slots (one or two containers, low rates).
   // The slots a borrow frees are taken by the container's next sends (leases skip them). Not while
   // the container holds slots no send waits for (a borrow's leftovers).
-  for (const lane of [...lanes.slice(1), 'high' as const]) {
+  for (const lane of [...lanes.filter((lane) => kindOf(lane) !== 'high'), ...highLanes]) {
     const waiting = remaining(lane).length;
     const far = (unfunded[lane] ?? 0) === 0 && (lastAt[lane] ?? -Infinity) > t + FAR_SLOT_MS;
     if (waiting > 0 && far && rest.length <= index) borrow(lane, waiting);

@@ -11,7 +11,9 @@
  * lane only while it is idle (nothing leased beyond now), never its future ones, and only once its
  * own sends have leased nothing for a while (`ownerGraceMs` after the end of their last lease): the
  * pause between two batches of a lane whose mail is waiting is not idleness, so teams whose mail
- * is all waiting each keep their lane's share.
+ * is all waiting each keep their lane's share. A lane's sibling (a team's queue and its
+ * high-priority mail) borrows it as its holder, which other lanes' borrows respect as they do the
+ * owner, so a team keeps its own idle reserve.
  *
  * An item no lease could have written (a `next` further ahead than a lease reaches, below zero, or
  * not a number: written by hand, by a bug, by anyone the table lets write) would otherwise stop the
@@ -46,6 +48,12 @@ export interface LeaseRequest {
    * later than this long ago. @default none: the lane's own lease
    */
   readonly ownerGraceMs?: number;
+  /**
+   * A borrow by the lane's sibling (lane-rates.ts `siblingOf`), with `ownerGraceMs`: the borrowing
+   * lane. It may also write while it holds the item, and holds it: other lanes' borrows wait the
+   * grace after it, as after the owner's lease. @default none: a borrow that leaves the item as it is
+   */
+  readonly holder?: LaneId;
 }
 
 /** Slot times (epoch ms, ascending), or the lane's `next` when no slot could be had by `latestStart`. */
@@ -78,7 +86,7 @@ export async function leaseSlots(store: SlotStore, request: LeaseRequest): Promi
   // A few rounds: another container may restart the lane between the two writes.
   for (let round = 0; round < 3; round += 1) {
     writes += 1;
-    const advanced = await store.advance(lane, span, lower, upper, idleBefore);
+    const advanced = await store.advance(lane, span, lower, upper, idleBefore, request.holder);
     if (advanced.ok) {
       return { slots: slotTimes(advanced.next - span, count, step), next: advanced.next, writes, ...found };
     }
@@ -95,7 +103,8 @@ export async function leaseSlots(store: SlotStore, request: LeaseRequest): Promi
     }
     // A borrow from a lane whose own sends leased lately: taken until the grace after their lease.
     const ownerAt = advanced.owner;
-    if (grace !== undefined && idleBefore !== undefined && ownerAt !== undefined && ownerAt >= idleBefore) {
+    const held = request.holder !== undefined && advanced.holder === request.holder;
+    if (grace !== undefined && idleBefore !== undefined && ownerAt !== undefined && ownerAt >= idleBefore && !held) {
       return { slots: [], busyUntil: Math.max(advanced.next ?? 0, ownerAt + grace), writes, ...found };
     }
     if (advanced.next !== undefined && advanced.next > upper) {
@@ -103,7 +112,7 @@ export async function leaseSlots(store: SlotStore, request: LeaseRequest): Promi
     }
     if (advanced.next === undefined || advanced.next < lower) {
       writes += 1;
-      const restarted = await store.restart(lane, Math.round(now) + span, lower, idleBefore);
+      const restarted = await store.restart(lane, Math.round(now) + span, lower, idleBefore, request.holder);
       if (restarted.ok) {
         return { slots: slotTimes(Math.round(now), count, step), next: Math.round(now) + span, writes, ...found };
       }

@@ -23,6 +23,8 @@ export const SEND_DEADLINE_MARGIN_MS = 1000;
 export interface SendRequest {
   readonly key: string;
   readonly email: EmailMessage;
+  /** The team whose topic the email came through (its high-priority mail paces on the team's lane). */
+  readonly team?: string;
 }
 
 /** What SES said for an email, stored with the idempotency record and returned to duplicates. */
@@ -95,7 +97,7 @@ export function createSender(deps: SenderDeps): Sender {
       }
       const recipients = request.email.to.length + request.email.cc.length + request.email.bcc.length;
       const deadline = now() + remainingMs() - settings.sesTimeoutMs - SEND_DEADLINE_MARGIN_MS;
-      const paced = await pacer.acquire(recipients, deadline);
+      const paced = await pacer.acquire(recipients, deadline, request.team);
       if (!paced || (!permit.probe && breaker.current() === 'open')) {
         breaker.onAbandoned(permit.probe);
         metrics.addMetric(paced ? METRIC.sendsHeldByBreaker : METRIC.sendsPastDeadline, MetricUnit.Count, 1);

@@ -1,11 +1,13 @@
 /**
  * The shared pacer: every container's sends wait for send slots leased from one item per lane on the
  * idempotency table, so that all containers together keep to 95 % of maxSendRate however many run.
- * The rate is split in lanes: `high` holding highPriorityRateShare percent of it as a reserve, each
- * team's queue its share of the rest (`team:<name>`), and `normal` (the work queue) what the shares
- * leave. A lane borrows another's slots while that one is idle, so bulk mail uses the reserve only
- * while no high-priority mail waits, and a team with mail waiting gets at least its share while
- * using what idle teams leave. A send of n recipients waits for n slots and
+ * The rate is split in lanes: each team its share (`team:<name>`, and `high:<name>` holding
+ * highPriorityRateShare percent of it as the reserve of a team that may send high-priority mail),
+ * and what the shares leave `high` (the reserve, the same percent of it) and `normal` (the work
+ * queue). A lane borrows another's slots while that one is idle, its sibling's first (a team's
+ * reserve for its bulk mail, and back), so bulk mail uses the reserve only while no high-priority
+ * mail waits, and a team with mail waiting gets at least its share while using what idle teams
+ * leave. A send of n recipients waits for n slots and
  * goes at the last; slots are leased at most a second ahead, may be used up to the lag late, and a
  * throttle pauses the container for a second. When the table cannot be reached the container paces
  * to its static share (token-bucket.ts) for 30 s, and a lane item no lease could have written is
@@ -14,7 +16,7 @@
  * leases (rate-lease.ts over slot-store.ts) and reports their writes, fallbacks and repairs.
  */
 import type { Lane } from '../../kernel/names';
-import { kindOf, laneRates, type LaneId } from './lane-rates';
+import { kindOf, laneRates, teamHighLane, type LaneId } from './lane-rates';
 import type { Pacer } from './pacer';
 import {
   admission,
@@ -36,10 +38,15 @@ export interface SharedPacerOptions {
   /** Percent of the rate reserved for the high lane. */
   readonly highShare: number;
   /**
-   * Each team's share (percent) of what the high lane leaves, by team name: a lane each.
+   * Each team's share (percent) of the rate, by team name: a lane each (two with `highTeams`).
    * @default none: the work queue's normal lane takes it all
    */
   readonly teamShares?: Readonly<Record<string, number>>;
+  /**
+   * The teams of `teamShares` that may send high-priority mail: part of their share is their
+   * high-priority lane (`high:<name>`). @default none
+   */
+  readonly highTeams?: readonly string[];
   /** The static share, used while the store cannot be reached. */
   readonly fallback: Pacer;
   readonly now: () => number;
@@ -79,15 +86,22 @@ export class SharedPacer {
 
   constructor(options: SharedPacerOptions) {
     this.#options = options;
-    this.#rates = laneRates(options.maxSendRate, options.highShare, options.teamShares);
+    this.#rates = laneRates(options.maxSendRate, options.highShare, options.teamShares, options.highTeams);
     this.#lagMs = slotLagMs(options.maxSendRate, Object.values(this.#rates).filter((rate) => rate > 0).length);
   }
 
-  /** The pacer a lane's sends use (a team without a lane of its own: the normal lane's). */
+  /**
+   * The pacer a lane's sends use (a team without a lane of its own: the normal lane's). The high
+   * lane's sends of a team with a high-priority lane of its own take that lane (`high:<name>`).
+   */
   lane(lane: LaneId): Pacer {
     const known: LaneId = this.#rates[lane] === undefined ? 'normal' : lane;
+    const ofTeam = (team: string | undefined): LaneId => {
+      const own = team === undefined ? undefined : teamHighLane(team);
+      return known === 'high' && own !== undefined && this.#rates[own] !== undefined ? own : known;
+    };
     return {
-      acquire: (recipients, deadline) => this.acquire(known, recipients, deadline),
+      acquire: (recipients, deadline, team) => this.acquire(ofTeam(team), recipients, deadline),
       onThrottle: () => this.onThrottle(),
     };
   }
@@ -194,6 +208,7 @@ export class SharedPacer {
       latestStart: request.latestStart,
       maxAheadMs: request.maxAheadMs,
       ...(request.kind === 'borrow' ? { ownerGraceMs: OWNER_GRACE_MS } : {}),
+      ...(request.holds === true ? { holder: request.lane } : {}),
     });
     void this.#take(lease, request.item).finally(() => {
       if (request.kind === 'borrow') this.#borrowing = false;

@@ -1,12 +1,14 @@
 /**
  * The shared rate lease's store: a lane's item on the idempotency table (id `rate#<key prefix>#<lane>`,
  * the lane `high`, `normal` or `team:<name>`; its `next` the time, epoch ms, of the lane's next free
- * slot, its `owner` the end of the last lease its own sends made; TTL on `expiration`) and the three
+ * slot, its `owner` the end of the last lease its own sends made (or its sibling's holding borrow:
+ * lane-rates.ts `siblingOf`), `holder` the lane that wrote `owner`; TTL on `expiration`) and the three
  * conditional UpdateItem writes a lease makes on it (rate-lease.ts says when): advance `next` while
  * it lies within bounds, restart a stale or missing one, and repair an implausible one, conditioned
  * on the very value read. A borrow (another lane's sends) writes only while the owner has leased
- * nothing for a while, and leaves `owner` as it is. A failed condition answers what the item held,
- * not an error.
+ * nothing for a while, and leaves `owner` as it is; a holding borrow (the sibling's) writes also
+ * while it holds the item itself, and records itself as `holder`. A failed condition answers what
+ * the item held, not an error.
  */
 import { ConditionalCheckFailedException, UpdateItemCommand, type AttributeValue } from '@aws-sdk/client-dynamodb';
 import type { LaneId } from './lane-rates';
@@ -19,18 +21,34 @@ import type { LaneId } from './lane-rates';
  */
 export type SlotWrite =
   | { readonly ok: true; readonly next: number }
-  | { readonly ok: false; readonly next?: number; readonly found?: unknown; readonly owner?: number };
+  | {
+      readonly ok: false;
+      readonly next?: number;
+      readonly found?: unknown;
+      readonly owner?: number;
+      /** The lane that wrote `owner`, when recorded. */
+      readonly holder?: string;
+    };
 
 /**
  * The writes a lease makes, on a lane's item. Without `idleBefore` the write is the owner's (the
- * lane's own sends): it records the new `next` as `owner`. With it, the write is a borrow: it
- * succeeds only while `owner` is absent or before `idleBefore`, and leaves it.
+ * lane's own sends): it records the new `next` as `owner`, and the lane as `holder`. With it, the
+ * write is a borrow: it succeeds only while `owner` is absent or before `idleBefore`, and leaves it;
+ * with `holder` too (the sibling's borrow), also while `holder` is that lane, and it records
+ * `owner` and `holder` as the owner's write does.
  */
 export interface SlotStore {
   /** `next += span` if `lower <= next <= upper`; the new `next`, or the `next` found. */
-  advance(lane: LaneId, span: number, lower: number, upper: number, idleBefore?: number): Promise<SlotWrite>;
+  advance(
+    lane: LaneId,
+    span: number,
+    lower: number,
+    upper: number,
+    idleBefore?: number,
+    holder?: LaneId,
+  ): Promise<SlotWrite>;
   /** `next = value` if the item has no `next` or `next < before`; the `next` found when not. */
-  restart(lane: LaneId, value: number, before: number, idleBefore?: number): Promise<SlotWrite>;
+  restart(lane: LaneId, value: number, before: number, idleBefore?: number, holder?: LaneId): Promise<SlotWrite>;
   /** `next = value` if `next` is still exactly `found` (a stored value as a failed write returned it). */
   repair(lane: LaneId, found: unknown, value: number): Promise<SlotWrite>;
 }
@@ -79,6 +97,7 @@ export function dynamoDbSlotStore(options: {
             '#next': 'next',
             '#exp': 'expiration',
             ...(update.includes('#owner') || condition.includes('#owner') ? { '#owner': 'owner' } : {}),
+            ...(update.includes('#holder') || condition.includes('#holder') ? { '#holder': 'holder' } : {}),
           },
           ExpressionAttributeValues: expressionValues,
           ReturnValues: 'UPDATED_NEW',
@@ -94,7 +113,10 @@ export function dynamoDbSlotStore(options: {
         throw error;
       const item = (error as ConditionalCheckFailedException).Item;
       const old = item?.next;
-      const owner = item?.owner?.N !== undefined ? { owner: Number(item.owner.N) } : {};
+      const owner = {
+        ...(item?.owner?.N !== undefined ? { owner: Number(item.owner.N) } : {}),
+        ...(item?.holder?.S !== undefined ? { holder: item.holder.S } : {}),
+      };
       if (old === undefined) return { ok: false, ...owner };
       return old.N !== undefined
         ? { ok: false, next: Number(old.N), found: old, ...owner }
@@ -103,36 +125,42 @@ export function dynamoDbSlotStore(options: {
   };
   /** A borrow's condition: the owner has leased nothing since before `idleBefore`. */
   const ownerIdle = '(attribute_not_exists(#owner) OR #owner < :idle)';
+  /** A holding borrow's: that, or the borrowing lane holds the item already. */
+  const heldOrIdle = '(attribute_not_exists(#owner) OR #owner < :idle OR #holder = :holder)';
+  const holderValue = (lane: LaneId) => ({ ':holder': { S: lane } });
   return {
-    advance: (lane, span, lower, upper, idleBefore) =>
-      idleBefore === undefined
-        ? // The owner's: `next` and `owner` both become the old `next` plus the span.
-          write(
-            lane,
-            'SET #next = #next + :span, #owner = #next + :span, #exp = :exp',
-            '#next BETWEEN :lower AND :upper',
-            { ':span': span, ':lower': lower, ':upper': upper },
-          )
-        : write(lane, 'ADD #next :span SET #exp = :exp', `#next BETWEEN :lower AND :upper AND ${ownerIdle}`, {
-            ':span': span,
-            ':lower': lower,
-            ':upper': upper,
-            ':idle': idleBefore,
-          }),
-    restart: (lane, value, before, idleBefore) =>
-      idleBefore === undefined
-        ? write(
-            lane,
-            'SET #next = :value, #owner = :value, #exp = :exp',
-            'attribute_not_exists(#next) OR #next < :before',
-            { ':value': value, ':before': before },
-          )
-        : write(
-            lane,
-            'SET #next = :value, #exp = :exp',
-            `(attribute_not_exists(#next) OR #next < :before) AND ${ownerIdle}`,
-            { ':value': value, ':before': before, ':idle': idleBefore },
-          ),
+    advance: (lane, span, lower, upper, idleBefore, holder) => {
+      const bounds = { ':span': span, ':lower': lower, ':upper': upper };
+      // The owner's, or a holding borrow: `next` and `owner` both become the old `next` plus the span.
+      const owned = 'SET #next = #next + :span, #owner = #next + :span, #holder = :holder, #exp = :exp';
+      if (idleBefore === undefined)
+        return write(lane, owned, '#next BETWEEN :lower AND :upper', bounds, holderValue(lane));
+      if (holder !== undefined) {
+        const condition = `#next BETWEEN :lower AND :upper AND ${heldOrIdle}`;
+        return write(lane, owned, condition, { ...bounds, ':idle': idleBefore }, holderValue(holder));
+      }
+      const condition = `#next BETWEEN :lower AND :upper AND ${ownerIdle}`;
+      return write(lane, 'ADD #next :span SET #exp = :exp', condition, { ...bounds, ':idle': idleBefore });
+    },
+    restart: (lane, value, before, idleBefore, holder) => {
+      const stale = '(attribute_not_exists(#next) OR #next < :before)';
+      const owned = 'SET #next = :value, #owner = :value, #holder = :holder, #exp = :exp';
+      const values = { ':value': value, ':before': before };
+      if (idleBefore === undefined) return write(lane, owned, stale, values, holderValue(lane));
+      if (holder !== undefined) {
+        return write(
+          lane,
+          owned,
+          `${stale} AND ${heldOrIdle}`,
+          { ...values, ':idle': idleBefore },
+          holderValue(holder),
+        );
+      }
+      return write(lane, 'SET #next = :value, #exp = :exp', `${stale} AND ${ownerIdle}`, {
+        ...values,
+        ':idle': idleBefore,
+      });
+    },
     repair: (lane, found, value) =>
       write(
         lane,

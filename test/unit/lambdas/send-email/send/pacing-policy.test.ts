@@ -37,10 +37,11 @@ interface Send extends WaitingSend {
   readonly name: string;
 }
 
-const LANE_OF: Record<string, LaneId> = { h: 'high', b: 'team:billing', s: 'team:security' };
+const LANE_OF: Record<string, LaneId> = { h: 'high', b: 'team:billing', s: 'team:security', x: 'high:security' };
 
 /**
- * A send waiting: `n3` is normal, `h1` high, `b1` billing's and `s1` security's (teams); `recipients`
+ * A send waiting: `n3` is normal, `h1` high, `b1` billing's, `s1` security's and `x1` security's
+ * high-priority mail (teams); `recipients`
  * and `deadline` (relative to T) as given.
  */
 function send(name: string, recipients = 1, deadline = 24_000): Send {
@@ -94,7 +95,8 @@ function summary(decision: Decision<Send>) {
     requests: decision.requests.map(
       (r) =>
         `${r.kind} ${r.count} of ${r.item} for ${r.lane}` +
-        (r.kind === 'lease' ? ` from ${relative(r.latestStart)}` : ''),
+        (r.kind === 'lease' ? ` from ${relative(r.latestStart)}` : '') +
+        (r.holds === true ? ' (holding)' : ''),
     ),
     lookAgainAt: relative(decision.lookAgainAt),
     pool: decision.pool.map(relative),
@@ -138,7 +140,7 @@ describe('step: which sends go now, what to lease, when to look again', () => {
     [
       'a burst without slots borrows the idle high lane first, at most BORROW_PERIOD_MS of it',
       { sends: bulk(10) },
-      { requests: [`borrow ${HIGH_BORROW} of high for normal`] },
+      { requests: [`borrow ${HIGH_BORROW} of high for normal (holding)`] },
     ],
     [
       'a burst while the high lane is leased ahead: its own lane, at most LEASE_HORIZON_MS ahead',
@@ -174,7 +176,7 @@ describe('step: which sends go now, what to lease, when to look again', () => {
     [
       'a high send without slots borrows the idle normal lane: no wait for its own lease',
       { sends: [send('h1')] },
-      { requests: ['borrow 1 of normal for high'] },
+      { requests: ['borrow 1 of normal for high (holding)'] },
     ],
     [
       "a high send with the normal lane busy leases the high lane's own slots",
@@ -210,7 +212,7 @@ describe('step: which sends go now, what to lease, when to look again', () => {
     [
       'high sends borrowing the normal lane take at most BORROW_PERIOD_MS of it',
       { sends: Array.from({ length: 20 }, (_, i) => send(`h${i + 1}`)) },
-      { requests: [`borrow ${NORMAL_BORROW} of normal for high`] },
+      { requests: [`borrow ${NORMAL_BORROW} of normal for high (holding)`] },
     ],
     // Throttle backoff.
     [
@@ -249,7 +251,7 @@ describe('step: which sends go now, what to lease, when to look again', () => {
     [
       "sends whose own slots are all further off than FAR_SLOT_MS borrow the other lane's idle ones",
       { pool: [100, FAR_SLOT_MS + 1], sends: bulk(2) },
-      { requests: [`borrow 2 of high for normal`], lookAgainAt: 100, pool: [100, FAR_SLOT_MS + 1] },
+      { requests: [`borrow 2 of high for normal (holding)`], lookAgainAt: 100, pool: [100, FAR_SLOT_MS + 1] },
     ],
     [
       '... not when their last slot is within FAR_SLOT_MS',
@@ -285,34 +287,49 @@ describe('step: which sends go now, what to lease, when to look again', () => {
     // n3 waits: its three slots are 10, 20 and one not leased yet.
     expect(decision.pool.map((t) => t - T)).toEqual([10, 20]);
     expect(decision.requests).toHaveLength(1);
-    expect(decision.requests[0]).toMatchObject({ kind: 'borrow', lane: 'normal', item: 'high', count: 1 });
+    expect(decision.requests[0]).toMatchObject({ kind: 'borrow', lane: 'normal', item: 'high', count: 1, holds: true });
   });
 });
 
-/** Issue 34's teams: billing 70 % and security 30 % of what the high lane's 20 % leaves. */
-const TEAM_RATES = laneRates(14, 20, { billing: 70, security: 30 });
+/**
+ * Issue 34's teams: billing 70 % and security 30 % of the rate, security's high-priority mail 20 % of
+ * its share; nothing is left for the pipeline's own lanes.
+ */
+const TEAM_RATES = laneRates(14, 20, { billing: 70, security: 30 }, ['security']);
 const securityInterval = 1000 / TEAM_RATES['team:security']!;
+/** billing 60 %, security 30 %: the pipeline's own lanes keep 10 %. */
+const SOME_RATES = laneRates(14, 20, { billing: 60, security: 30 }, ['security']);
 
 describe('step with teams: a lane each', () => {
   test.each<[string, Situation, Partial<ReturnType<typeof summary>>]>([
     [
-      "a team's burst without slots borrows an idle lane first: high's reserve before the work queue's",
-      { rates: TEAM_RATES, sends: [send('b1'), send('b2')] },
-      { requests: ['borrow 2 of high for team:billing'] },
+      "a team's burst without slots borrows its sibling first: its own high-priority reserve (a slot of it here), holding it",
+      { rates: TEAM_RATES, sends: [send('s1'), send('s2')] },
+      { requests: ['borrow 1 of high:security for team:security (holding)'] },
     ],
     [
-      '... then the lane found idle the longest: security, never looked at, before high, found busy a while ago',
-      { rates: TEAM_RATES, sends: [send('b1'), send('b2')], busyUntil: { high: -10 } },
+      "... and a team's high-priority mail its queue's lane",
+      { rates: TEAM_RATES, sends: [send('x1')] },
+      { requests: ['borrow 1 of team:security for high:security (holding)'] },
+    ],
+    [
+      'a team without a reserve borrows the lane found idle the longest: never looked at before found busy a while ago',
+      { rates: TEAM_RATES, sends: [send('b1'), send('b2')], busyUntil: { 'high:security': -10 } },
       { requests: ['borrow 2 of team:security for team:billing'] },
     ],
     [
       '... and, every other lane busy, its own lane',
-      { rates: TEAM_RATES, sends: [send('b1'), send('b2')], busyUntil: { high: 400, 'team:security': 300 } },
+      { rates: TEAM_RATES, sends: [send('b1'), send('b2')], busyUntil: { 'high:security': 400, 'team:security': 300 } },
       { requests: [`lease 2 of team:billing for team:billing from ${LEASE_HORIZON_MS}`] },
     ],
     [
+      "the pipeline's own lanes with some rate left: a burst on the work queue holds the pipeline's reserve first",
+      { rates: SOME_RATES, sends: [send('n1')] },
+      { requests: ['borrow 1 of high for normal (holding)'] },
+    ],
+    [
       "a team's lease is on its own lane, at its own interval: a team never leases another team's future slots",
-      { rates: TEAM_RATES, sends: [send('s1', 1, 500)], busyUntil: { high: 400, 'team:billing': 300 } },
+      { rates: TEAM_RATES, sends: [send('s1', 1, 500)], busyUntil: { 'high:security': 400, 'team:billing': 300 } },
       {
         requests: [
           `lease 1 of team:security for team:security from ${Math.round(500 - 1000 / TEAM_RATES['team:security']!)}`,
@@ -324,7 +341,7 @@ describe('step with teams: a lane each', () => {
       {
         rates: TEAM_RATES,
         sends: Array.from({ length: 10 }, (_, i) => send(`s${i + 1}`, 1, 2000)),
-        busyUntil: { high: 400, 'team:billing': 300 },
+        busyUntil: { 'high:security': 400, 'team:billing': 300 },
       },
       {
         requests: [
@@ -336,13 +353,26 @@ describe('step with teams: a lane each', () => {
     ],
     [
       "the work queue's lane with no share left (the teams' shares sum to 100) borrows only: no lease of another's slots",
-      { rates: TEAM_RATES, sends: [send('n1')], busyUntil: { high: 400, 'team:billing': 300, 'team:security': 300 } },
+      {
+        rates: TEAM_RATES,
+        sends: [send('n1')],
+        busyUntil: { 'high:security': 400, 'team:billing': 300, 'team:security': 300 },
+      },
       {},
     ],
     [
       '... and takes an idle lane when there is one',
-      { rates: TEAM_RATES, sends: [send('n1')], busyUntil: { high: 400, 'team:billing': 300 } },
+      { rates: TEAM_RATES, sends: [send('n1')], busyUntil: { 'high:security': 400, 'team:billing': 300 } },
       { requests: ['borrow 1 of team:security for normal'] },
+    ],
+    [
+      "a team's high-priority mail given its queue's slots far off leases its own reserve",
+      { rates: TEAM_RATES, pool: [200], sends: [send('x1')], busyUntil: { 'team:security': 200, 'team:billing': 300 } },
+      {
+        requests: [`lease 1 of high:security for high:security from ${LEASE_HORIZON_MS}`],
+        lookAgainAt: 200,
+        pool: [200],
+      },
     ],
     [
       "a team's sends with their own slots far off borrow an idle lane too",
@@ -350,7 +380,7 @@ describe('step with teams: a lane each', () => {
         rates: TEAM_RATES,
         pool: [100, FAR_SLOT_MS + 1],
         sends: [send('b1'), send('b2')],
-        busyUntil: { high: 400, 'team:billing': FAR_SLOT_MS + 1 },
+        busyUntil: { 'high:security': 400, 'team:billing': FAR_SLOT_MS + 1 },
       },
       { requests: ['borrow 2 of team:security for team:billing'], lookAgainAt: 100, pool: [100, FAR_SLOT_MS + 1] },
     ],

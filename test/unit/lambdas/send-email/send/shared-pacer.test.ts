@@ -302,32 +302,40 @@ describe('a lease that heals', () => {
 });
 
 describe('teams: a lane each, at its share of the rate', () => {
-  function teamPacer(store: SlotStore, clock: VirtualClock, teamShares: Record<string, number>, highShare = 20) {
+  function teamPacer(
+    store: SlotStore,
+    clock: VirtualClock,
+    teamShares: Record<string, number>,
+    highShare = 20,
+    highTeams: string[] = [],
+  ) {
     return new SharedPacer({
       store,
       maxSendRate: 14,
       highShare,
       teamShares,
+      highTeams,
       fallback: SendPacer.forSettings({ maxSendRate: 14, maxConcurrency: 10 }, clock),
       now: clock.now,
       sleep: clock.sleep,
     });
   }
 
-  /** A container taking batches of 10 of `lane`'s sends from its queue until it is empty. */
+  /** A container taking batches of 10 of `lane`'s sends (of `team`'s mail) from its queue until it is empty. */
   async function teamPuller(
     clock: VirtualClock,
     p: SharedPacer,
     lane: LaneId,
     queue: { left: number },
     sentAt: number[],
+    team?: string,
   ) {
     while (queue.left > 0) {
       const batch = Math.min(10, queue.left);
       queue.left -= batch;
       await Promise.all(
         Array.from({ length: batch }, async () => {
-          if (await p.lane(lane).acquire(1, clock.now() + 24_000)) sentAt.push(clock.now());
+          if (await p.lane(lane).acquire(1, clock.now() + 24_000, team)) sentAt.push(clock.now());
           else queue.left += 1;
         }),
       );
@@ -336,18 +344,35 @@ describe('teams: a lane each, at its share of the rate', () => {
   }
 
   /** Both teams' sends while both had mail waiting: up to the moment the first queue ran dry. */
-  async function bothBusy(shares: Record<string, number>, containers: Record<string, number>, highShare: number) {
+  async function bothBusy(
+    shares: Record<string, number>,
+    containers: Record<string, number>,
+    highShare: number,
+    options: { readonly highTeams?: string[]; readonly securityHigh?: number } = {},
+  ) {
     const clock = new VirtualClock();
     const store = new FakeStore();
-    const sent: Record<string, number[]> = { billing: [], security: [] };
-    const queues: Record<string, { left: number }> = { billing: { left: 400 }, security: { left: 400 } };
+    const sent: Record<string, number[]> = { billing: [], security: [], securityHigh: [] };
+    const queues: Record<string, { left: number }> = {
+      billing: { left: 400 },
+      security: { left: 400 },
+      securityHigh: { left: options.securityHigh ?? 0 },
+    };
+    const laneOf = (queue: string): LaneId => (queue === 'securityHigh' ? 'high' : `team:${queue}`);
     let firstDry = Infinity;
-    const work = Object.keys(queues).flatMap((team) =>
-      Array.from({ length: containers[team]! }, (_, i) =>
+    const work = Object.keys(queues).flatMap((queue) =>
+      Array.from({ length: queues[queue]!.left > 0 ? (containers[queue] ?? 1) : 0 }, (_, i) =>
         clock
           .sleep(i * 29)
           .then(() =>
-            teamPuller(clock, teamPacer(store, clock, shares, highShare), `team:${team}`, queues[team]!, sent[team]!),
+            teamPuller(
+              clock,
+              teamPacer(store, clock, shares, highShare, options.highTeams),
+              laneOf(queue),
+              queues[queue]!,
+              sent[queue]!,
+              queue === 'billing' ? 'billing' : 'security',
+            ),
           )
           .then(() => {
             firstDry = Math.min(firstDry, clock.now());
@@ -356,10 +381,16 @@ describe('teams: a lane each, at its share of the rate', () => {
     );
     await clock.run(Promise.all(work));
     const before = (team: string) => sent[team]!.filter((t) => t < firstDry - 1000).length;
-    const all = [...sent.billing!, ...sent.security!].sort((a, b) => a - b);
+    const all = [...sent.billing!, ...sent.security!, ...sent.securityHigh!].sort((a, b) => a - b);
     const ses = sesBucket(14);
     for (const t of all) ses.arrive(t);
-    return { billing: before('billing'), security: before('security'), throttled: ses.throttled(), all };
+    return {
+      billing: before('billing'),
+      security: before('security') + before('securityHigh'),
+      throttled: ses.throttled(),
+      all,
+      store,
+    };
   }
 
   test.each([[{ billing: 1, security: 1 }], [{ billing: 1, security: 4 }], [{ billing: 3, security: 2 }]])(
@@ -374,19 +405,35 @@ describe('teams: a lane each, at its share of the rate', () => {
     },
   );
 
-  test('with a high reserve idle, each team keeps at least its share of what the reserve leaves, and the reserve is used', async () => {
-    const { billing, security, throttled } = await bothBusy(
+  test("shares 70/30, security's reserve idle: each team keeps its share of the whole rate, security's bulk holding its own reserve", async () => {
+    const { billing, security, throttled, store } = await bothBusy(
       { billing: 70, security: 30 },
       { billing: 1, security: 1 },
       20,
+      { highTeams: ['security'] },
     );
-    const rates = laneRates(14, 20, { billing: 70, security: 30 });
-    const whole = 14 * 0.95;
     const total = billing + security;
-    // At least its lane's part of the rate (0.56 and 0.24); the idle reserve goes to whoever borrows it.
-    expect(billing / total).toBeGreaterThanOrEqual(rates['team:billing']! / whole - 0.03);
-    expect(security / total).toBeGreaterThanOrEqual(rates['team:security']! / whole - 0.03);
+    expect(billing / total).toBeGreaterThanOrEqual(0.69);
+    expect(security / total).toBeGreaterThanOrEqual(0.27);
     expect(throttled).toBe(0);
+    // The reserve was used, by security's bulk mail.
+    expect(store.holder.get('high:security')).toBe('team:security');
+  });
+
+  test("shares 70/30, security's high-priority mail busy too: it paces within security's share, never billing's", async () => {
+    const { billing, security, throttled, store, all } = await bothBusy(
+      { billing: 70, security: 30 },
+      { billing: 2, security: 1 },
+      20,
+      { highTeams: ['security'], securityHigh: 100 },
+    );
+    expect(all).toHaveLength(900);
+    // Its share less the start: before, security's high-priority mail took the whole reserve (0.2 of
+    // the rate) beside both teams' lanes, cut to 0.8 of it: billing's part was 0.56.
+    expect(billing / (billing + security)).toBeGreaterThanOrEqual(0.68);
+    expect(throttled).toBe(0);
+    expect(store.holder.get('high:security')).toBeDefined();
+    expect([...store.next.keys()]).not.toContain('high');
   });
 
   test('a team alone borrows the idle lanes: a 10 % team with two containers uses at least 0.9 of the rate', async () => {

@@ -40,18 +40,19 @@ test("lanes have items of their own, apart from Powertools' records", () => {
   expect(laneItemId('email-pipeline', 'team:billing')).toBe('rate#email-pipeline#team:billing');
 });
 
-test("advance, the owner's: next and owner both move on by the span while next lies within bounds, whole milliseconds, the TTL renewed", async () => {
+test("advance, the owner's: next and owner both move on by the span while next lies within bounds, whole milliseconds, the TTL renewed, the lane the holder", async () => {
   const { sent, store } = recorded(() => ({ Attributes: { next: { N: String(NOW + 1200) } } }));
   expect(await store.advance('high', 200, NOW - 500.4, NOW + 999.6)).toEqual({ ok: true, next: NOW + 1200 });
   expect(sent.map((c) => c.input)).toEqual([
     {
       TableName: 'idempotency',
       Key: { id: { S: 'rate#email-pipeline#high' } },
-      UpdateExpression: 'SET #next = #next + :span, #owner = #next + :span, #exp = :exp',
+      UpdateExpression: 'SET #next = #next + :span, #owner = #next + :span, #holder = :holder, #exp = :exp',
       ConditionExpression: '#next BETWEEN :lower AND :upper',
-      ExpressionAttributeNames: { '#next': 'next', '#exp': 'expiration', '#owner': 'owner' },
+      ExpressionAttributeNames: { '#next': 'next', '#exp': 'expiration', '#owner': 'owner', '#holder': 'holder' },
       ExpressionAttributeValues: {
         ':exp': { N: EXPIRATION },
+        ':holder': { S: 'high' },
         ':span': { N: '200' },
         ':lower': { N: String(NOW - 500) },
         ':upper': { N: String(NOW + 1000) },
@@ -87,10 +88,41 @@ test("restart, the owner's: SET next and owner when the item has none or a stale
   expect(await store.restart('normal', NOW + 94, NOW - 500)).toEqual({ ok: true, next: NOW + 94 });
   expect(sent[0]!.input).toMatchObject({
     Key: { id: { S: 'rate#email-pipeline#normal' } },
-    UpdateExpression: 'SET #next = :value, #owner = :value, #exp = :exp',
-    ConditionExpression: 'attribute_not_exists(#next) OR #next < :before',
-    ExpressionAttributeValues: { ':value': { N: String(NOW + 94) }, ':before': { N: String(NOW - 500) } },
+    UpdateExpression: 'SET #next = :value, #owner = :value, #holder = :holder, #exp = :exp',
+    ConditionExpression: '(attribute_not_exists(#next) OR #next < :before)',
+    ExpressionAttributeValues: {
+      ':value': { N: String(NOW + 94) },
+      ':before': { N: String(NOW - 500) },
+      ':holder': { S: 'normal' },
+    },
   });
+});
+
+test("a holding borrow (the lane's sibling): also while it holds the item itself, and it records owner and holder as the owner does", async () => {
+  const { sent, store } = recorded(() => ({ Attributes: { next: { N: String(NOW + 300) } } }));
+  expect(await store.advance('high:security', 300, NOW - 500, NOW, NOW - 1000, 'team:security')).toEqual({
+    ok: true,
+    next: NOW + 300,
+  });
+  expect(await store.restart('high:security', NOW + 300, NOW - 500, NOW - 1000, 'team:security')).toEqual({
+    ok: true,
+    next: NOW + 300,
+  });
+  const held = '(attribute_not_exists(#owner) OR #owner < :idle OR #holder = :holder)';
+  expect(sent.map((c) => c.input)).toMatchObject([
+    {
+      Key: { id: { S: 'rate#email-pipeline#high:security' } },
+      UpdateExpression: 'SET #next = #next + :span, #owner = #next + :span, #holder = :holder, #exp = :exp',
+      ConditionExpression: `#next BETWEEN :lower AND :upper AND ${held}`,
+      ExpressionAttributeNames: { '#next': 'next', '#exp': 'expiration', '#owner': 'owner', '#holder': 'holder' },
+      ExpressionAttributeValues: { ':idle': { N: String(NOW - 1000) }, ':holder': { S: 'team:security' } },
+    },
+    {
+      UpdateExpression: 'SET #next = :value, #owner = :value, #holder = :holder, #exp = :exp',
+      ConditionExpression: `(attribute_not_exists(#next) OR #next < :before) AND ${held}`,
+      ExpressionAttributeValues: { ':holder': { S: 'team:security' } },
+    },
+  ]);
 });
 
 test.each<[string, unknown, AttributeValue]>([
@@ -119,12 +151,12 @@ test.each<[string, AttributeValue | undefined, object]>([
   expect(await store.advance('normal', 100, NOW - 500, NOW + 1000)).toEqual(expected);
 });
 
-test("a failed borrow answers the end of the owner's last lease too", async () => {
+test("a failed borrow answers the end of the owner's last lease too, and who wrote it", async () => {
   const { store } = recorded(() => {
     throw new ConditionalCheckFailedException({
       message: 'The conditional request failed',
       $metadata: {},
-      Item: { next: { N: String(NOW - 50) }, owner: { N: String(NOW - 50) } },
+      Item: { next: { N: String(NOW - 50) }, owner: { N: String(NOW - 50) }, holder: { S: 'team:billing' } },
     });
   });
   expect(await store.advance('team:billing', 100, NOW - 500, NOW, NOW - 1000)).toEqual({
@@ -132,6 +164,7 @@ test("a failed borrow answers the end of the owner's last lease too", async () =
     next: NOW - 50,
     found: { N: String(NOW - 50) },
     owner: NOW - 50,
+    holder: 'team:billing',
   });
 });
 
