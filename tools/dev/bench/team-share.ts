@@ -8,11 +8,13 @@
  * same driver (`--tree`), so two trees compare in one sitting (BENCHMARKS.md, "Teams: a fair share").
  *
  *   node --import tsx tools/dev/bench/team-share.ts [--tree DIR] [--burst 300] [--late 10]
- *     [--after 2] [--lane normal|high] [--shares B,S] [--both N] [--base-port N] [--out FILE]
+ *     [--after 2] [--lane normal|high] [--shares B,S] [--both N [--high M]] [--base-port N] [--out FILE]
  *
  * `--shares B,S` gives billing and security those rateSharePercents instead of 50 and 50. `--both N`
  * measures the split instead: N emails of each team published at once, and each team's part of the
- * emails sent while both still had mail waiting (until the first team's last send).
+ * emails sent while both still had mail waiting (until the first team's last send), from the publish and
+ * from 2 s after both teams were sending (each had its first email sent). `--high M` adds M security
+ * emails on its high-priority topic, published with the others (they count as security's).
  *
  * The teams come in CDK_CONTEXT_JSON (npm start reads it over cdk.json's context, as the CDK CLI
  * passes context to an app); every other setting is the tree's cdk.json. SES_MAX_SEND_RATE and
@@ -32,6 +34,9 @@ export const ISSUE_TEAMS = {
   security: { senders: ['security@example.com'], highPriority: true, rateSharePercent: 50, sesTenant: true },
 };
 
+/** How long after both teams were sending the steady window starts: a borrow's reach and a lease's horizon. */
+const STEADY_AFTER_MS = 2000;
+
 interface Options {
   readonly tree: string;
   readonly burst: number;
@@ -42,6 +47,7 @@ interface Options {
   readonly out?: string;
   readonly shares: readonly [number, number];
   readonly both: number;
+  readonly high: number;
 }
 
 function readOptions(argv: readonly string[]): Options {
@@ -64,6 +70,7 @@ function readOptions(argv: readonly string[]): Options {
   return {
     shares: [shares[0]!, shares[1]!],
     both: whole('--both', 0),
+    high: whole('--high', 0),
     tree: path.resolve(value('--tree') ?? path.join(__dirname, '..', '..', '..')),
     burst: whole('--burst', 300),
     late: whole('--late', 10),
@@ -186,29 +193,55 @@ async function main(): Promise<void> {
   };
   const t0 = performance.now();
   if (options.both > 0) {
+    const securityHigh = outputs.Teams!.security!.HighPriorityTopicArn;
+    if (options.high > 0 && !securityHigh) throw new Error('--high: security has no high-priority topic');
     await Promise.all([
       publishBurst(billing, 'billing', 'b', options.both),
       publishBurst(outputs.Teams!.security!.TopicArn, 'security', 's', options.both),
+      ...(options.high > 0 ? [publishBurst(securityHigh!, 'security', 'h', options.high)] : []),
     ]);
-    const keysOf = (team: string, prefix: string) =>
-      [...Array(options.both).keys()].map((i) => `${team}#${prefix}-${run}-${i}`);
-    const teams = { billing: keysOf('billing', 'b'), security: keysOf('security', 's') };
+    const keysOf = (team: string, prefix: string, count = options.both) =>
+      [...Array(count).keys()].map((i) => `${team}#${prefix}-${run}-${i}`);
+    const teams = {
+      billing: keysOf('billing', 'b'),
+      security: [...keysOf('security', 's'), ...keysOf('security', 'h', options.high)],
+    };
     await waitForSends([...teams.billing, ...teams.security], t0);
     const lastOf = (keys: readonly string[]) => Math.max(...keys.map((key) => sentAt.get(key)!));
     const window = Math.min(lastOf(teams.billing), lastOf(teams.security));
     const within = (keys: readonly string[]) => keys.filter((key) => sentAt.get(key)! <= window).length;
     const sent = { billing: within(teams.billing), security: within(teams.security) };
     const total = sent.billing + sent.security;
+    // The same, from STEADY_AFTER_MS after both teams were sending (each had its first email sent):
+    // what the lanes give once both teams' consumers run, without the start-up of either (a team
+    // that starts first borrows the other's lane, up to BORROW_PERIOD_MS ahead, before it leases).
+    const firstOf = (keys: readonly string[]) => Math.min(...keys.map((key) => sentAt.get(key)!));
+    const from = Math.max(firstOf(teams.billing), firstOf(teams.security)) + STEADY_AFTER_MS;
+    const between = (keys: readonly string[]) =>
+      keys.filter((key) => sentAt.get(key)! >= from && sentAt.get(key)! <= window).length;
+    const steady = { billing: between(teams.billing), security: between(teams.security) };
     const split = {
       tree: options.tree,
       shares: { billing: options.shares[0], security: options.shares[1] },
       each: options.both,
+      securityHigh: options.high,
       whileBothWaited: {
         seconds: (window - t0) / 1000,
         billing: sent.billing,
         security: sent.security,
         billingPart: sent.billing / total,
         securityPart: sent.security / total,
+      },
+      whileBothSentSteady: {
+        afterMs: STEADY_AFTER_MS,
+        seconds: (window - from) / 1000,
+        billing: steady.billing,
+        security: steady.security,
+        billingPart: steady.billing / (steady.billing + steady.security),
+        ratePerSecond: {
+          billing: steady.billing / ((window - from) / 1000),
+          security: steady.security / ((window - from) / 1000),
+        },
       },
       allSeconds: (Math.max(lastOf(teams.billing), lastOf(teams.security)) - t0) / 1000,
       at: new Date().toISOString(),
