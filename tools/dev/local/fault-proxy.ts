@@ -18,7 +18,8 @@
  * Every request is recorded with the behaviour applied, for assertions.
  */
 import { randomUUID } from 'node:crypto';
-import { Agent, createServer, request as httpRequest, type IncomingHttpHeaders, type IncomingMessage } from 'node:http';
+import { createServer, request as httpRequest, type IncomingHttpHeaders, type IncomingMessage } from 'node:http';
+import { loopbackAgent } from './loopback-agent';
 import { once } from 'node:events';
 import type { Socket } from 'node:net';
 
@@ -216,10 +217,8 @@ async function readBody(stream: IncomingMessage): Promise<Buffer> {
 export async function startFaultProxy(options: FaultProxyOptions): Promise<FaultProxy> {
   const target = new URL(options.target);
   if (target.protocol !== 'http:') throw new Error(`fault proxy: only http targets, got ${options.target}`);
-  // A new connection per forwarded request: a reused idle connection can be closed by the
-  // upstream server just as a request goes out ("socket hang up"), a loopback artefact that
-  // would look like an ambiguous send or a store error. Connections are cheap on loopback.
-  const agent = new Agent({ keepAlive: false });
+  // Pooled connections, each closed long before the upstream would close it (loopback-agent.ts).
+  const agent = loopbackAgent();
   let mode: Behaviour | Chooser = options.mode ?? pass();
   let nextIndex = 0;
   let entries: ProxyLogEntry[] = [];

@@ -33,6 +33,7 @@ import type { AddressInfo } from 'node:net';
 import { PublishCommand, SNSClient } from '@aws-sdk/client-sns';
 import { LOCAL_ACCOUNT_ID } from '../../../lib/cli/target';
 import { emulatorConfig } from './emulator-config';
+import { loopbackAgent } from './loopback-agent';
 import { eventBridgeEnvelope, LOCAL_DEFAULT_BUS_ARN, LocalEventBus } from './event-bus';
 import { contentRefusal, withHeadersShown, type SendContent } from './ses-content';
 import { LocalTenants } from './ses-tenants';
@@ -146,12 +147,8 @@ function json<T>(body: Buffer): T | undefined {
   }
 }
 
-/**
- * A new connection per forwarded request: a pooled idle connection can be closed by the
- * upstream server just as a request goes out ("socket hang up"), which the send function
- * would rightly take for an SES answer lost (ambiguous). A loopback artefact, not SES's.
- */
-const UPSTREAM_AGENT = new http.Agent({ keepAlive: false });
+/** Pooled connections to the emulator, each closed long before the upstream would (loopback-agent.ts). */
+const UPSTREAM_AGENT = loopbackAgent();
 
 /** How long the layer keeps an idle client connection open. */
 const KEEP_ALIVE_MS = 65_000;
@@ -169,7 +166,6 @@ function forward(
       {
         method: req.method,
         headers: { ...req.headers, host: target.host, 'content-length': body.length },
-        // No pooled connection (see UPSTREAM_AGENT).
         agent: UPSTREAM_AGENT,
       },
       (response) => {
